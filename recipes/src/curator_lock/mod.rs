@@ -1,0 +1,1 @@
+//! Curator-style re-entrant lock (InterProcessMutex, seeds 002 and 004), `original` and `fixed`.

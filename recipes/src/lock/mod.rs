@@ -1,0 +1,1 @@
+//! Exclusive lock: ZooKeeper's WriteLock recipe (seed 000), `original` and `fixed`.

@@ -1,0 +1,131 @@
+//! The contract between a recipe and whatever drives it (the synchronous
+//! stepper, the madsim simulator, the stateright model, a real ZooKeeper).
+//!
+//! A recipe is a sans-IO state machine: it never performs I/O, reads a clock
+//! or draws a random number. Everything it learns arrives as an [`Input`]
+//! through [`Recipe::handle`]; everything it wants done leaves through the
+//! [`Outbox`]. Because a recipe is plain data (`Clone + Eq + Hash`), the model
+//! checker can store, compare and branch on it.
+//!
+//! # How a driver calls a recipe
+//!
+//! 1. Construct the recipe with its configuration (lock path, unique id drawn
+//!    by the driver from the seed, ...).
+//! 2. When the session is established, deliver
+//!    `Input::Session(SessionEvent::Connected { session_id })`. No call is
+//!    delivered before the first `Connected`.
+//! 3. Deliver application calls (`Input::Call`) as the workload decides.
+//! 4. Send the requests the recipe emits in the order it emitted them, on its
+//!    session (ZooKeeper applies one session's requests in order). Deliver
+//!    every reply as `Input::Reply` with the request's tag, in the order the
+//!    requests were sent. A reply may be `Err(ConnectionLoss)`: the request
+//!    may or may not have been applied.
+//! 5. Deliver watch notifications as `Input::Watch` in the order the session
+//!    received them relative to replies (ZooKeeper delivers a watch event
+//!    before the reply of any later request that observes the change).
+//! 6. On a connection state change, deliver `Input::Session(..)` (the default
+//!    watcher) and, as the Java client does, one `Input::Watch` of type `None`
+//!    with that state for every watch the session has armed.
+//! 7. Fire timers the recipe set (`Input::Timer`) after their delay, unless
+//!    cancelled or set again (setting an id again replaces it).
+//!
+//! Outcomes are the recipe's answers to the application (Acquired, Released,
+//! Item, Entered, Failed, ...), collected by the driver in emission order.
+
+use crate::zk::{Request, SessionEvent, WatchedEvent, ZkResult};
+use serde::{Deserialize, Serialize};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A recipe-chosen label on a request, handed back with its reply. Tags need
+/// not be unique: replies come back in request order. Recipes usually name
+/// the step the request belongs to (`const CREATE: Tag = Tag(1)`), which
+/// keeps model-checker states small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Tag(pub u32);
+
+/// A recipe-chosen timer name. At most one timer per id is pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TimerId(pub u32);
+
+/// Everything a recipe can be told.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Input<C> {
+    /// An application call: lock, unlock, offer, take, enter, leave, ...
+    Call(C),
+    /// The answer to a request this recipe emitted with `tag`.
+    Reply { tag: Tag, result: ZkResult },
+    /// A watch notification (a node event, or a state event of type None).
+    Watch(WatchedEvent),
+    /// A session state change seen by the default watcher.
+    Session(SessionEvent),
+    /// A timer this recipe set has fired.
+    Timer(TimerId),
+}
+
+/// A timer command.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TimerCommand {
+    /// Fire `id` after `after_ms` of (simulated) time, replacing a pending one.
+    Set { id: TimerId, after_ms: u64 },
+    Cancel { id: TimerId },
+}
+
+/// What a recipe asks of its driver while handling one input.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Outbox<O> {
+    pub requests: Vec<(Tag, Request)>,
+    pub timers: Vec<TimerCommand>,
+    pub outcomes: Vec<O>,
+}
+
+impl<O> Default for Outbox<O> {
+    fn default() -> Self {
+        Outbox { requests: Vec::new(), timers: Vec::new(), outcomes: Vec::new() }
+    }
+}
+
+impl<O> Outbox<O> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn send(&mut self, tag: Tag, request: Request) {
+        self.requests.push((tag, request));
+    }
+
+    pub fn set_timer(&mut self, id: TimerId, after_ms: u64) {
+        self.timers.push(TimerCommand::Set { id, after_ms });
+    }
+
+    pub fn cancel_timer(&mut self, id: TimerId) {
+        self.timers.push(TimerCommand::Cancel { id });
+    }
+
+    pub fn emit(&mut self, outcome: O) {
+        self.outcomes.push(outcome);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty() && self.timers.is_empty() && self.outcomes.is_empty()
+    }
+}
+
+/// A coordination recipe as a deterministic state machine.
+pub trait Recipe: Clone + Debug + Eq + Hash {
+    /// Application calls (lock, unlock, offer(bytes), take, enter, leave, ...).
+    type Call: Clone + Debug + Eq + Hash;
+    /// Answers to the application (Acquired { token }, Released, Item, ...).
+    type Outcome: Clone + Debug + Eq + Hash;
+
+    /// Handle one input; push requests, timers and outcomes into `out`.
+    /// Must not panic on any input sequence a driver can produce: a recipe
+    /// that cannot go on emits a failure outcome instead.
+    fn handle(&mut self, input: Input<Self::Call>, out: &mut Outbox<Self::Outcome>);
+}
+
+/// A fencing token: increases with every acquisition of a lock, so a shared
+/// resource can reject a stale holder. Recipes use the creation zxid or the
+/// sequence number of the node they hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FencingToken(pub i64);

@@ -1,0 +1,1 @@
+//! Semaphore with leases (InterProcessSemaphoreV2 semantics, seed 002).

@@ -1,0 +1,1 @@
+//! Shared (read/write) lock as in the ZooKeeper recipes documentation.

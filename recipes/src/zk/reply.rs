@@ -1,0 +1,35 @@
+//! The server's successful answers; failures are [`super::ZkError`].
+
+use super::{Path, Stat};
+use serde::{Deserialize, Serialize};
+
+/// A successful reply, one variant per request kind.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Reply {
+    /// The actual path created (with the sequence suffix) and its stat.
+    Created { path: Path, stat: Stat },
+    Deleted,
+    /// `None` when the node does not exist (an exists watch is then armed
+    /// for NodeCreated).
+    Exists(Option<Stat>),
+    Data { data: Vec<u8>, stat: Stat },
+    DataSet(Stat),
+    /// Child names (not full paths) in an order the server chose: sort them.
+    Children(Vec<String>),
+    Children2 { children: Vec<String>, stat: Stat },
+    Checked,
+    /// One result per op, in order; only returned when every op succeeded.
+    Multi(Vec<OpResult>),
+    Synced { path: Path },
+}
+
+/// The result of one op of a successful multi.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpResult {
+    /// Note: ZooKeeper 3.8.0 returns an invalid stat for creates inside a
+    /// multi (ZOOKEEPER-4026); compare the path only.
+    Created { path: Path, stat: Stat },
+    Deleted,
+    DataSet(Stat),
+    Checked,
+}

@@ -1,0 +1,79 @@
+//! The requests a client sends to a ZooKeeper server.
+
+use super::{CreateMode, Path};
+use serde::{Deserialize, Serialize};
+
+/// The version that matches any version in delete / set_data / check.
+pub const ANY_VERSION: i32 = -1;
+
+/// One ZooKeeper request. A `watch` flag registers a one-shot watch for the
+/// session if the request succeeds (for `Exists`, also when the node is missing).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Request {
+    /// Create a node; a sequential mode appends a 10-digit counter to `path`.
+    Create { path: Path, data: Vec<u8>, mode: CreateMode },
+    /// Delete if the data version matches (`ANY_VERSION` for any).
+    Delete { path: Path, version: i32 },
+    Exists { path: Path, watch: bool },
+    GetData { path: Path, watch: bool },
+    SetData { path: Path, data: Vec<u8>, version: i32 },
+    GetChildren { path: Path, watch: bool },
+    /// getChildren2: the children and the parent's stat.
+    GetChildren2 { path: Path, watch: bool },
+    /// Fails with BadVersion unless the data version matches.
+    Check { path: Path, version: i32 },
+    /// All ops or none.
+    Multi(Vec<MultiOp>),
+    Sync { path: Path },
+}
+
+/// An operation inside a multi.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MultiOp {
+    Create { path: Path, data: Vec<u8>, mode: CreateMode },
+    Delete { path: Path, version: i32 },
+    SetData { path: Path, data: Vec<u8>, version: i32 },
+    Check { path: Path, version: i32 },
+}
+
+impl Request {
+    /// True for requests that change the tree (and consume a zxid).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Request::Create { .. }
+                | Request::Delete { .. }
+                | Request::SetData { .. }
+                | Request::Check { .. }
+                | Request::Multi(_)
+        )
+    }
+
+    /// The path the request is about (`None` for a multi).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Request::Create { path, .. }
+            | Request::Delete { path, .. }
+            | Request::Exists { path, .. }
+            | Request::GetData { path, .. }
+            | Request::SetData { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::GetChildren2 { path, .. }
+            | Request::Check { path, .. }
+            | Request::Sync { path } => Some(path),
+            Request::Multi(_) => None,
+        }
+    }
+}
+
+impl MultiOp {
+    /// The same operation as a standalone request.
+    pub fn to_request(&self) -> Request {
+        match self.clone() {
+            MultiOp::Create { path, data, mode } => Request::Create { path, data, mode },
+            MultiOp::Delete { path, version } => Request::Delete { path, version },
+            MultiOp::SetData { path, data, version } => Request::SetData { path, data, version },
+            MultiOp::Check { path, version } => Request::Check { path, version },
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! `zkcheck`: the command line of the ZooKeeper recipe checker.
+
+fn main() {
+    println!("zkcheck");
+}
