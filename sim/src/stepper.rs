@@ -1,2 +1,304 @@
 //! A synchronous driver for unit tests: steps recipe machines against the
-//! in-memory server in an order the test chooses, with faults at chosen steps.
+//! in-memory server in an order the test chooses, and injects faults (a reply
+//! lost after the server applied the request, a disconnect, a reconnect, an
+//! expiry) at chosen steps. Known bugs are pinned here with explicit step
+//! orders before the simulator and the model checker rediscover them.
+//!
+//! The network is collapsed: `send` applies a client's next request on the
+//! server at once and queues the reply in that client's inbox, behind any
+//! notification already queued for it; `deliver` hands the inbox's head to
+//! the client. A dropped connection loses the whole inbox, as a TCP
+//! connection would; lost notifications come back through watch
+//! re-registration on reconnect.
+
+use crate::client::{ClientSession, ConnectionState};
+use crate::server::{ChildOrder, Notification, ServerConfig, ShuffledOrder, ZkServer};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use zk_recipes::zk::{Request, SessionId, WatchedEvent, ZkResult, Zxid};
+use zk_recipes::Recipe;
+
+/// Index of a client in the stepper.
+pub type ClientId = usize;
+
+/// Session timeout the stepper's sessions are opened with (expiry is only
+/// ever explicit in the stepper).
+pub const STEPPER_SESSION_TIMEOUT_MS: u64 = 10_000;
+
+/// Something on its way from the server to a client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Inbound {
+    Reply { result: ZkResult, zxid: Zxid },
+    Event(WatchedEvent),
+}
+
+struct SteppedClient<R: Recipe> {
+    session: ClientSession<R>,
+    inbox: VecDeque<Inbound>,
+}
+
+/// Steps recipe machines of one type against one in-memory server.
+pub struct Stepper<R: Recipe> {
+    server: ZkServer,
+    clients: Vec<SteppedClient<R>>,
+    child_order: SmallRng,
+    now_ms: u64,
+    trace: String,
+}
+
+impl<R: Recipe> Default for Stepper<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<R: Recipe> Stepper<R> {
+    /// A stepper whose getChildren results are shuffled with a fixed seed.
+    pub fn new() -> Self {
+        Self::with_child_order_seed(0)
+    }
+
+    /// A stepper whose getChildren results are shuffled with `seed`.
+    pub fn with_child_order_seed(seed: u64) -> Self {
+        Stepper {
+            server: ZkServer::new(ServerConfig::default()),
+            clients: Vec::new(),
+            child_order: SmallRng::seed_from_u64(seed),
+            now_ms: 0,
+            trace: String::new(),
+        }
+    }
+
+    /// The server, e.g. to create parent nodes or set a sequence counter
+    /// before the test starts.
+    pub fn server_mut(&mut self) -> &mut ZkServer {
+        &mut self.server
+    }
+
+    pub fn server(&self) -> &ZkServer {
+        &self.server
+    }
+
+    /// Applies a request on the server for a helper session outside any
+    /// recipe (setup and inspection); notifications go to the clients.
+    pub fn admin(&mut self, request: &Request) -> ZkResult {
+        const ADMIN: SessionId = SessionId(0x7fff_ffff_ffff_fff0);
+        if !self.server.is_session_alive(ADMIN) {
+            self.server.open_session(ADMIN, u64::MAX / 4).expect("admin session");
+        }
+        let applied = self.apply(ADMIN, request);
+        self.route(applied.notifications);
+        applied.result
+    }
+
+    /// Adds a client, opens its session with the given id and delivers Connected.
+    pub fn add_client(&mut self, recipe: R, session_id: i64) -> ClientId {
+        let id = self.clients.len();
+        self.clients.push(SteppedClient { session: ClientSession::new(recipe), inbox: VecDeque::new() });
+        self.open_session(id, SessionId(session_id));
+        id
+    }
+
+    /// After an expiry: the client gets a new handle with a new session id.
+    pub fn new_session(&mut self, client: ClientId, session_id: i64) {
+        assert_eq!(self.state(client), ConnectionState::Expired, "new_session after expiry only");
+        self.open_session(client, SessionId(session_id));
+    }
+
+    /// Delivers an application call.
+    pub fn call(&mut self, client: ClientId, call: R::Call) {
+        self.log(client, &format!("call {call:?}"));
+        self.clients[client].session.call(call);
+    }
+
+    /// The server applies the client's next outgoing request; the reply waits
+    /// in the client's inbox. False if there was nothing to send.
+    pub fn send(&mut self, client: ClientId) -> bool {
+        let Some((tag, request)) = self.clients[client].session.next_to_send() else {
+            return false;
+        };
+        let session = self.session_id(client);
+        let applied = self.apply(session, &request);
+        self.log(client, &format!("send {tag:?} {request:?} -> {:?}", applied.result));
+        self.clients[client].inbox.push_back(Inbound::Reply { result: applied.result, zxid: applied.zxid });
+        self.route(applied.notifications);
+        true
+    }
+
+    /// The client handles the head of its inbox. False if it was empty.
+    pub fn deliver(&mut self, client: ClientId) -> bool {
+        let Some(inbound) = self.clients[client].inbox.pop_front() else {
+            return false;
+        };
+        self.log(client, &format!("deliver {inbound:?}"));
+        let session = &mut self.clients[client].session;
+        match inbound {
+            Inbound::Reply { result, zxid } => session.reply(result, zxid),
+            Inbound::Event(event) => session.notification(event),
+        }
+        true
+    }
+
+    /// Sends if the client has something to send, else delivers.
+    pub fn step(&mut self, client: ClientId) -> bool {
+        self.send(client) || self.deliver(client)
+    }
+
+    /// Steps only this client until it has nothing to send or deliver.
+    pub fn run_client(&mut self, client: ClientId) {
+        while self.step(client) {}
+    }
+
+    /// Steps all clients round-robin until none can move. Timers do not fire.
+    pub fn run(&mut self) {
+        loop {
+            let mut moved = false;
+            for client in 0..self.clients.len() {
+                moved |= self.step(client);
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Advances the clock to the client's earliest timer and fires it.
+    /// False if it has none pending.
+    pub fn fire_next_timer(&mut self, client: ClientId) -> bool {
+        let Some((due_ms, id)) = self.clients[client].session.next_timer() else {
+            return false;
+        };
+        self.now_ms = self.now_ms.max(due_ms);
+        self.sync_clocks();
+        self.log(client, &format!("timer {id:?}"));
+        self.clients[client].session.fire_timer(id)
+    }
+
+    // ---- faults ----
+
+    /// The server applies the client's next request, but the reply is lost
+    /// because the connection drops: every request in flight fails with
+    /// ConnectionLoss. False if there was nothing to send.
+    pub fn apply_then_disconnect(&mut self, client: ClientId) -> bool {
+        let sent = self.send(client);
+        self.disconnect(client);
+        sent
+    }
+
+    /// The connection drops: queued replies and notifications are lost,
+    /// in-flight requests fail with ConnectionLoss, the server forgets the
+    /// session's watches. The session lives on.
+    pub fn disconnect(&mut self, client: ClientId) {
+        self.log(client, "fault: disconnect");
+        let session = self.session_id(client);
+        self.clients[client].inbox.clear();
+        self.server.disconnect(session);
+        self.clients[client].session.disconnected();
+    }
+
+    /// Reconnects into the same session and re-registers its watches.
+    pub fn reconnect(&mut self, client: ClientId) {
+        self.log(client, "fault-heal: reconnect");
+        let session = self.session_id(client);
+        let (watches, last_zxid) = self.clients[client].session.reconnected();
+        let notifications = self.server.set_watches(session, last_zxid, &watches);
+        self.route(notifications);
+    }
+
+    /// The server expires the session (its ephemerals go, watches fire) and
+    /// the client learns it at once.
+    pub fn expire(&mut self, client: ClientId) {
+        self.expire_on_server(client);
+        self.clients[client].inbox.clear();
+        self.clients[client].session.expired();
+    }
+
+    /// The server expires the session but the client does not know yet (it
+    /// is paused, or partitioned): it keeps acting on what it believes.
+    pub fn expire_on_server(&mut self, client: ClientId) {
+        self.log(client, "fault: session expired on the server");
+        let session = self.session_id(client);
+        let notifications = self.server.close_session(session).expect("session alive");
+        self.route(notifications);
+    }
+
+    /// Runs the server's container / TTL reaper.
+    pub fn reap(&mut self) {
+        let notifications = self.server.reap();
+        self.route(notifications);
+    }
+
+    // ---- inspection ----
+
+    pub fn recipe(&self, client: ClientId) -> &R {
+        &self.clients[client].session.recipe
+    }
+
+    pub fn client(&self, client: ClientId) -> &ClientSession<R> {
+        &self.clients[client].session
+    }
+
+    pub fn outcomes(&self, client: ClientId) -> &[R::Outcome] {
+        &self.clients[client].session.outcomes
+    }
+
+    pub fn take_outcomes(&mut self, client: ClientId) -> Vec<R::Outcome> {
+        std::mem::take(&mut self.clients[client].session.outcomes)
+    }
+
+    pub fn state(&self, client: ClientId) -> ConnectionState {
+        self.clients[client].session.state
+    }
+
+    pub fn session_id(&self, client: ClientId) -> SessionId {
+        self.clients[client].session.session_id.expect("client has a session")
+    }
+
+    /// One line per step so far: print it when a test fails.
+    pub fn trace(&self) -> &str {
+        &self.trace
+    }
+
+    // ---- internals ----
+
+    fn open_session(&mut self, client: ClientId, session_id: SessionId) {
+        self.server
+            .open_session(session_id, STEPPER_SESSION_TIMEOUT_MS)
+            .expect("stepper session ids must be unique");
+        self.log(client, &format!("session {session_id:?} opened"));
+        self.clients[client].session.connected(session_id);
+    }
+
+    fn apply(&mut self, session: SessionId, request: &Request) -> crate::server::Applied {
+        let mut order = ShuffledOrder(&mut self.child_order);
+        let order: &mut dyn ChildOrder = &mut order;
+        self.server.apply(session, request, order)
+    }
+
+    fn route(&mut self, notifications: Vec<Notification>) {
+        for notification in notifications {
+            let target = self
+                .clients
+                .iter_mut()
+                .find(|c| c.session.session_id == Some(notification.session));
+            if let Some(target) = target {
+                if target.session.state == ConnectionState::Connected {
+                    target.inbox.push_back(Inbound::Event(notification.event));
+                }
+            }
+        }
+    }
+
+    fn sync_clocks(&mut self) {
+        self.server.set_time_ms(self.now_ms as i64);
+        for client in &mut self.clients {
+            client.session.now_ms = self.now_ms;
+        }
+    }
+
+    fn log(&mut self, client: ClientId, line: &str) {
+        let _ = writeln!(self.trace, "[{:>6} ms] c{client}: {line}", self.now_ms);
+    }
+}
