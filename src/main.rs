@@ -1,5 +1,40 @@
 //! `zkcheck`: the command line of the ZooKeeper recipe checker.
+//!
+//! Exit status: 0 when every property holds, 1 on a violation, 2 on bad input.
 
-fn main() {
-    println!("zkcheck");
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "zkcheck", version, about = "Deterministic simulation and model checking of ZooKeeper recipes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seeded simulation of a scenario.
+    Sim(commands::sim::SimArgs),
+    /// Run a scenario over a range of seeds on all cores.
+    Sweep(commands::sweep::SweepArgs),
+    /// Print the full trace of one seeded run.
+    Replay(commands::replay::ReplayArgs),
+    /// Model-check a recipe exhaustively with stateright.
+    Check(commands::check::CheckArgs),
+    /// Serve stateright's explorer for a recipe model on 127.0.0.1.
+    Explore(commands::explore::ExploreArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Sim(args) => commands::sim::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Replay(args) => commands::replay::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Explore(args) => commands::explore::run(args),
+    }
 }

@@ -5,6 +5,7 @@
 //! Invariant: nothing here depends on an async runtime, a clock, a random
 //! source or I/O. Drivers live in `zk-sim`, `zk-models` and `zk-live`.
 
+pub mod observe;
 pub mod recipe;
 pub mod zk;
 
@@ -16,4 +17,5 @@ pub mod queue;
 pub mod semaphore;
 pub mod shared_lock;
 
+pub use observe::{Hold, Observation, Observe};
 pub use recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId};

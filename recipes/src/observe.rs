@@ -1,0 +1,50 @@
+//! What the oracles see of a recipe: every outcome type maps its values onto a
+//! few recipe-independent observations, so the simulator's oracles and the
+//! model checker's properties are written once for all recipes of a kind.
+//!
+//! A recipe's `Outcome` type implements [`Observe`] next to its definition.
+
+use crate::recipe::FencingToken;
+use serde::{Deserialize, Serialize};
+
+/// What kind of hold an acquisition grants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Hold {
+    /// A lock or a leadership: nobody else may hold anything at the same time.
+    Exclusive,
+    /// A read lock: other shared holders are fine, an exclusive one is not.
+    Shared,
+    /// `n` leases of a semaphore.
+    Leases(u32),
+}
+
+/// One outcome as the oracles understand it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Observation {
+    /// The client now holds the resource (lock, leadership, leases).
+    Acquired { hold: Hold, token: FencingToken },
+    /// The client gave up what it held, on request.
+    Released,
+    /// The client learned it no longer holds what it held (e.g. its session
+    /// expired); it was possibly not the holder for a while before.
+    Lost,
+    /// A timed acquisition gave up.
+    TimedOut,
+    /// A queue accepted an item.
+    Offered { item: Vec<u8> },
+    /// A queue delivered an item to this client.
+    Taken { item: Vec<u8> },
+    /// A non-blocking take found the queue empty.
+    Empty,
+    /// The client passed a barrier's entry.
+    Entered,
+    /// The client passed a barrier's exit.
+    Left,
+    /// The recipe gave up on a call (an error escaped to the application).
+    Failed { reason: String },
+}
+
+/// Implemented by every recipe's `Outcome` type.
+pub trait Observe {
+    fn observe(&self) -> Observation;
+}

@@ -1,0 +1,7 @@
+//! One module per subcommand: its arguments and its `run`.
+
+pub mod check;
+pub mod explore;
+pub mod replay;
+pub mod sim;
+pub mod sweep;
