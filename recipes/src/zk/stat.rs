@@ -30,9 +30,10 @@ pub struct Stat {
     pub cversion: i32,
     /// ACL version; always 0 here (ACLs are not modelled).
     pub aversion: i32,
-    /// The owning session for an ephemeral; 0 for a persistent node;
-    /// `i64::MIN` for a container; `0xFF << 56 | ttl` for a TTL node — the
-    /// encodings ZooKeeper's `EphemeralType` uses.
+    /// The owning session for an ephemeral; 0 otherwise. Containers and TTL
+    /// nodes also show 0: the server encodes their kind in this field
+    /// internally (`EphemeralType`) but hides it from clients
+    /// (`DataNode.getClientEphemeralOwner`), as measured on 3.8.0.
     pub ephemeral_owner: i64,
     pub data_length: i32,
     pub num_children: i32,

@@ -7,9 +7,39 @@
 //! [`ChildOrder`]), ordered collections only. It follows ZooKeeper 3.8
 //! (DataTree, PrepRequestProcessor, WatchManager) and is checked against a
 //! real 3.8 server by the conformance suite in `live/tests/`.
+//!
+//! Layout: `node` (a znode and its stat), `tree` (the nodes and their
+//! indexes; changes and their undo), `writes` (PrepRequestProcessor's checks
+//! for create / delete / set_data / check), `multi`, `watches` (WatchManager
+//! and setWatches), `sessions`, `reaper` (ContainerManager) and `requests`
+//! (one request end to end).
+//!
+//! Two 3.8.0 behaviours that surprise (both probed on the real server):
+//! - a client sees `ephemeralOwner = 0` for containers and TTL nodes
+//!   ([`NodeKind::client_ephemeral_owner`]); [`ZkServer::node_kind`] tells them apart;
+//! - the sequence counter does not wrap between requests: once a parent's
+//!   counter reaches `i32::MAX`, DataTree refuses to move it (its
+//!   `parentCVersion > cversion` guard), so every later sequential create
+//!   under that parent is named `...2147483647` again (NodeExists while that
+//!   node exists). Only inside one multi do later ops see the wrapped
+//!   counter (`-2147483648`, Java's `%010d`).
+
+mod multi;
+mod node;
+mod reaper;
+mod requests;
+mod sessions;
+mod tree;
+mod watches;
+mod writes;
+
+pub use node::{NodeKind, MAX_TTL_MS};
 
 use serde::{Deserialize, Serialize};
-use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent, ZkResult, Zxid};
+use sessions::SessionTable;
+use tree::DataTree;
+use watches::WatchTable;
+use zk_recipes::zk::{Path, Request, SessionId, Stat, WatchedEvent, ZkError, ZkResult, Zxid};
 
 /// Server settings that change behaviour.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -20,7 +50,9 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { extended_types_enabled: true }
+        ServerConfig {
+            extended_types_enabled: true,
+        }
     }
 }
 
@@ -86,101 +118,184 @@ pub enum SessionError {
 
 /// The in-memory ZooKeeper server.
 ///
-/// API contract (implementation: see the server issue):
-/// - `apply` on a session that is not alive answers `Err(SessionExpired)`.
+/// API contract:
+/// - `apply` on a session that is not alive answers `Err(SessionExpired)`;
+///   on a live one it also counts as hearing from the session (as a real
+///   server touches a session on every request).
 /// - Every write request (create, delete, set_data, check, multi), whether
 ///   it succeeds or fails, and every session open / close consumes one zxid,
 ///   as ZooKeeper's error transactions do. Reads consume none.
 /// - Watches are per session and one-shot; `disconnect` drops a session's
 ///   server-side watches (the client keeps its own table and re-registers
 ///   them with `set_watches` on reconnect).
+/// - Within one trigger, notifications are ordered by session id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ZkServer {
-    _private: (),
+    config: ServerConfig,
+    now_ms: i64,
+    last_zxid: Zxid,
+    tree: DataTree,
+    watches: WatchTable,
+    sessions: SessionTable,
 }
 
-#[allow(unused_variables)]
 impl ZkServer {
+    /// A server holding only the root node `/`, at time 0 and zxid 0.
+    /// (A real server also has `/zookeeper`; it is not modelled.)
     pub fn new(config: ServerConfig) -> ZkServer {
-        todo!()
+        ZkServer {
+            config,
+            now_ms: 0,
+            last_zxid: 0,
+            tree: DataTree::new(),
+            watches: WatchTable::default(),
+            sessions: SessionTable::default(),
+        }
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
     }
 
     /// The server clock in ms (set by the driver, never read from the OS).
     pub fn now_ms(&self) -> i64 {
-        todo!()
+        self.now_ms
     }
 
     /// Advances the clock; time never goes backwards (assertion).
     pub fn set_time_ms(&mut self, now_ms: i64) {
-        todo!()
+        assert!(
+            now_ms >= self.now_ms,
+            "time goes backwards: {} -> {now_ms}",
+            self.now_ms
+        );
+        self.now_ms = now_ms;
     }
 
     /// The zxid of the last committed transaction.
     pub fn last_zxid(&self) -> Zxid {
-        todo!()
+        self.last_zxid
     }
 
     /// Opens a session with a caller-chosen id (drawn from the seed).
+    /// Consumes one zxid; the session was heard from now.
     pub fn open_session(&mut self, id: SessionId, timeout_ms: u64) -> Result<(), SessionError> {
-        todo!()
+        self.sessions.open(id, timeout_ms, self.now_ms)?;
+        self.next_zxid();
+        Ok(())
     }
 
     pub fn is_session_alive(&self, id: SessionId) -> bool {
-        todo!()
+        self.sessions.is_alive(id)
     }
 
     /// The session's ephemeral nodes, sorted.
     pub fn ephemerals_of(&self, id: SessionId) -> Vec<Path> {
-        todo!()
+        self.tree.ephemerals_of(id).cloned().collect()
     }
 
-    /// The server heard from the session now (request or ping).
+    /// The server heard from the session now (request or ping); ignored
+    /// for a session that is not alive.
     pub fn touch_session(&mut self, id: SessionId) {
-        todo!()
+        self.sessions.touch(id, self.now_ms);
     }
 
-    /// Closes (or expires) a session: deletes its ephemerals in path order,
-    /// firing their watches, and forgets the session's watches.
+    /// Closes (or expires) a session: one zxid; forgets the session's
+    /// watches, then deletes its ephemerals in path order, firing the other
+    /// sessions' watches.
     pub fn close_session(&mut self, id: SessionId) -> Result<Vec<Notification>, SessionError> {
-        todo!()
+        self.end_session(id)
     }
 
-    /// Expires every session not heard from within its timeout; returns the
-    /// expired ids and the notifications their ephemerals' deletion fired.
+    /// Expires, in id order, every session not heard from within its
+    /// timeout (`now >= last heard + timeout`); returns the expired ids and
+    /// the notifications their ephemerals' deletion fired.
     pub fn expire_due_sessions(&mut self) -> (Vec<SessionId>, Vec<Notification>) {
-        todo!()
+        self.expire_due()
     }
 
     /// Applies one request for one session.
-    pub fn apply(&mut self, session: SessionId, request: &Request, order: &mut dyn ChildOrder) -> Applied {
-        todo!()
+    pub fn apply(
+        &mut self,
+        session: SessionId,
+        request: &Request,
+        order: &mut dyn ChildOrder,
+    ) -> Applied {
+        self.apply_request(session, request, order)
     }
 
     /// The session's connection dropped: its server-side watches are dropped.
     pub fn disconnect(&mut self, session: SessionId) {
-        todo!()
+        self.watches.remove_session(session);
     }
 
     /// Re-registers watches after a reconnect (DataTree.setWatches): fires at
     /// once the watches whose node changed after `relative_zxid`, arms the rest.
-    pub fn set_watches(&mut self, session: SessionId, relative_zxid: Zxid, watches: &WatchSet) -> Vec<Notification> {
-        todo!()
+    /// Lists are handled in the order data, exist, child. Consumes no zxid;
+    /// counts as hearing from the session. A dead session gets nothing armed.
+    pub fn set_watches(
+        &mut self,
+        session: SessionId,
+        relative_zxid: Zxid,
+        watches: &WatchSet,
+    ) -> Vec<Notification> {
+        if !self.sessions.is_alive(session) {
+            return Vec::new();
+        }
+        self.sessions.touch(session, self.now_ms);
+        self.watches
+            .reregister(&self.tree, session, relative_zxid, watches)
     }
 
     /// Reaps containers that had children and have none left, and TTL nodes
     /// without children not modified for their TTL (ContainerManager).
+    /// Candidates are chosen first (so a container emptied by this pass is
+    /// reaped by the next), then deleted in path order, one zxid each.
     pub fn reap(&mut self) -> Vec<Notification> {
-        todo!()
+        self.reap_candidates()
     }
 
     /// Starts `parent`'s sequence counter at `next` (e.g. near i32::MAX, to
-    /// reproduce wrap-around). The parent must exist.
-    pub fn set_sequence_counter(&mut self, parent: &Path, next: i32) -> Result<(), zk_recipes::zk::ZkError> {
-        todo!()
+    /// reproduce the counter's end, see the module doc). The parent must
+    /// exist. The counter is DataTree's internal cversion, so the parent's
+    /// visible cversion becomes `2 * next - numChildren` (Java int arithmetic).
+    pub fn set_sequence_counter(&mut self, parent: &Path, next: i32) -> Result<(), ZkError> {
+        self.tree
+            .get_mut(parent)
+            .ok_or(ZkError::NoNode)?
+            .child_creates = next;
+        Ok(())
     }
 
-    /// Every node path in the tree, sorted (for leak checks and traces).
+    /// The number the next sequential create under `parent` gets.
+    pub fn sequence_counter(&self, parent: &Path) -> Option<i32> {
+        self.tree.get(parent).map(|node| node.child_creates)
+    }
+
+    /// Every node path in the tree, sorted, the root `/` included (for leak
+    /// checks and traces).
     pub fn paths(&self) -> Vec<Path> {
-        todo!()
+        self.tree.paths().cloned().collect()
+    }
+
+    /// The node's stat as a client would see it, without a session or a watch.
+    pub fn stat(&self, path: &Path) -> Option<Stat> {
+        self.tree.get(path).map(|node| node.stat())
+    }
+
+    /// The node's data, without a session or a watch.
+    pub fn data(&self, path: &Path) -> Option<&[u8]> {
+        self.tree.get(path).map(|node| node.data.as_slice())
+    }
+
+    /// What kind of node `path` is (the stat hides containers and TTL nodes).
+    pub fn node_kind(&self, path: &Path) -> Option<NodeKind> {
+        self.tree.get(path).map(|node| node.kind)
+    }
+
+    /// Starts a transaction: the next zxid becomes the last one.
+    fn next_zxid(&mut self) -> Zxid {
+        self.last_zxid += 1;
+        self.last_zxid
     }
 }

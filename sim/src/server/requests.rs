@@ -1,0 +1,131 @@
+//! Applying one client request: the session check, reads (which may arm a
+//! watch and consume no zxid), single writes and multis (one zxid each,
+//! whether they succeed or fail), and the watches a write fires.
+
+use super::writes::{self, WriteContext, WriteOp};
+use super::{multi, Applied, ChildOrder, Notification, ZkServer};
+use std::collections::BTreeMap;
+use zk_recipes::zk::{MultiOp, OpResult, Path, Reply, Request, SessionId, ZkError, ZkResult};
+
+impl ZkServer {
+    pub(super) fn apply_request(
+        &mut self,
+        session: SessionId,
+        request: &Request,
+        order: &mut dyn ChildOrder,
+    ) -> Applied {
+        if !self.sessions.is_alive(session) {
+            return Applied {
+                result: Err(ZkError::SessionExpired),
+                zxid: self.last_zxid,
+                notifications: Vec::new(),
+            };
+        }
+        self.sessions.touch(session, self.now_ms);
+        let mut notifications = Vec::new();
+        let result = match request {
+            Request::Exists { path, watch } => self.exists(session, path, *watch),
+            Request::GetData { path, watch } => self.get_data(session, path, *watch),
+            Request::GetChildren { path, watch } => self
+                .get_children(session, path, *watch, order)
+                .map(|(children, _)| Reply::Children(children)),
+            Request::GetChildren2 { path, watch } => self
+                .get_children(session, path, *watch, order)
+                .map(|(children, stat)| Reply::Children2 { children, stat }),
+            Request::Sync { path } => Ok(Reply::Synced { path: path.clone() }),
+            Request::Multi(ops) => self.multi(session, ops, &mut notifications),
+            write => {
+                let op = WriteOp::of_request(write).expect("every other request is a write");
+                self.write(session, op, &mut notifications)
+            }
+        };
+        Applied {
+            result,
+            zxid: self.last_zxid,
+            notifications,
+        }
+    }
+
+    /// exists arms a data watch whether or not the node exists.
+    fn exists(&mut self, session: SessionId, path: &Path, watch: bool) -> ZkResult {
+        if watch {
+            self.watches.watch_data(path, session);
+        }
+        Ok(Reply::Exists(self.tree.get(path).map(|node| node.stat())))
+    }
+
+    /// getData arms a data watch only if the node exists.
+    fn get_data(&mut self, session: SessionId, path: &Path, watch: bool) -> ZkResult {
+        let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        let reply = Reply::Data {
+            data: node.data.clone(),
+            stat: node.stat(),
+        };
+        if watch {
+            self.watches.watch_data(path, session);
+        }
+        Ok(reply)
+    }
+
+    /// getChildren arms a child watch only if the node exists.
+    fn get_children(
+        &mut self,
+        session: SessionId,
+        path: &Path,
+        watch: bool,
+        order: &mut dyn ChildOrder,
+    ) -> Result<(Vec<String>, zk_recipes::zk::Stat), ZkError> {
+        let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        let mut children: Vec<String> = node.children.iter().cloned().collect();
+        let stat = node.stat();
+        order.arrange(&mut children);
+        if watch {
+            self.watches.watch_children(path, session);
+        }
+        Ok((children, stat))
+    }
+
+    fn write(
+        &mut self,
+        session: SessionId,
+        op: WriteOp<'_>,
+        notifications: &mut Vec<Notification>,
+    ) -> ZkResult {
+        let mut ctx = self.write_context(session);
+        let (result, change) = writes::apply(&mut self.tree, op, &mut ctx)?;
+        if let Some(change) = change {
+            self.watches.fire(&change, notifications);
+        }
+        Ok(match result {
+            OpResult::Created { path, stat } => Reply::Created { path, stat },
+            OpResult::Deleted => Reply::Deleted,
+            OpResult::DataSet(stat) => Reply::DataSet(stat),
+            OpResult::Checked => Reply::Checked,
+        })
+    }
+
+    fn multi(
+        &mut self,
+        session: SessionId,
+        ops: &[MultiOp],
+        notifications: &mut Vec<Notification>,
+    ) -> ZkResult {
+        let mut ctx = self.write_context(session);
+        let (results, changes) = multi::apply_all(&mut self.tree, ops, &mut ctx)?;
+        for change in &changes {
+            self.watches.fire(change, notifications);
+        }
+        Ok(Reply::Multi(results))
+    }
+
+    /// Consumes the request's zxid.
+    fn write_context(&mut self, session: SessionId) -> WriteContext {
+        WriteContext {
+            session,
+            zxid: self.next_zxid(),
+            time_ms: self.now_ms,
+            extended_types_enabled: self.config.extended_types_enabled,
+            prepared_counters: BTreeMap::new(),
+        }
+    }
+}

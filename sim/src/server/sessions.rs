@@ -1,0 +1,102 @@
+//! Sessions: the live ones with their timeout and the last time the server
+//! heard from them, and what closing or expiring one does to the tree.
+
+use super::{Notification, SessionError, ZkServer};
+use std::collections::BTreeMap;
+use zk_recipes::zk::{Path, SessionId};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Session {
+    timeout_ms: u64,
+    last_heard_ms: i64,
+}
+
+impl Session {
+    /// Not heard from within the timeout (SessionTrackerImpl expires a
+    /// session once `now >= last touch + timeout`; ticks are not modelled).
+    fn is_due(&self, now_ms: i64) -> bool {
+        let silent_ms = i128::from(now_ms) - i128::from(self.last_heard_ms);
+        silent_ms >= i128::from(self.timeout_ms)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct SessionTable {
+    live: BTreeMap<SessionId, Session>,
+}
+
+impl SessionTable {
+    pub fn open(
+        &mut self,
+        id: SessionId,
+        timeout_ms: u64,
+        now_ms: i64,
+    ) -> Result<(), SessionError> {
+        if self.live.contains_key(&id) {
+            return Err(SessionError::Duplicate(id));
+        }
+        self.live.insert(
+            id,
+            Session {
+                timeout_ms,
+                last_heard_ms: now_ms,
+            },
+        );
+        Ok(())
+    }
+
+    pub fn is_alive(&self, id: SessionId) -> bool {
+        self.live.contains_key(&id)
+    }
+
+    /// Records that the server heard from the session; ignored for dead ones.
+    pub fn touch(&mut self, id: SessionId, now_ms: i64) {
+        if let Some(session) = self.live.get_mut(&id) {
+            session.last_heard_ms = now_ms;
+        }
+    }
+
+    pub fn remove(&mut self, id: SessionId) -> Result<(), SessionError> {
+        self.live
+            .remove(&id)
+            .map(|_| ())
+            .ok_or(SessionError::NotAlive(id))
+    }
+
+    /// The sessions due for expiry, in id order.
+    pub fn due(&self, now_ms: i64) -> Vec<SessionId> {
+        self.live
+            .iter()
+            .filter(|(_, session)| session.is_due(now_ms))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+}
+
+impl ZkServer {
+    /// The closeSession transaction: one zxid, the session's own watches
+    /// forgotten first (a dead session hears nothing), then its ephemerals
+    /// deleted in path order (DataTree.killSession), firing their watches.
+    pub(super) fn end_session(&mut self, id: SessionId) -> Result<Vec<Notification>, SessionError> {
+        self.sessions.remove(id)?;
+        let zxid = self.next_zxid();
+        self.watches.remove_session(id);
+        let doomed: Vec<Path> = self.tree.ephemerals_of(id).cloned().collect();
+        let mut notifications = Vec::new();
+        for path in &doomed {
+            let change = self.tree.delete_node(path, zxid);
+            self.watches.fire(&change, &mut notifications);
+        }
+        Ok(notifications)
+    }
+
+    /// Expires the due sessions in id order, one closeSession each.
+    pub(super) fn expire_due(&mut self) -> (Vec<SessionId>, Vec<Notification>) {
+        let due = self.sessions.due(self.now_ms);
+        let mut notifications = Vec::new();
+        for &id in &due {
+            notifications.extend(self.end_session(id).expect("a due session is alive"));
+        }
+        (due, notifications)
+    }
+}
