@@ -175,13 +175,23 @@ impl<R: Recipe> ClientSession<R> {
         }
     }
 
-    /// The connection dropped: in-flight requests fail with ConnectionLoss.
+    /// A watch event no armed watch asked for (opt-in robustness fault).
+    pub fn spurious_event(&mut self, event: WatchedEvent) {
+        self.deliver(Input::Watch(event));
+    }
+
+    /// The connection dropped: every request in flight (sent, maybe applied)
+    /// and every request queued but not yet sent (not applied) fails with
+    /// ConnectionLoss, in that order, as ClientCnxn's cleanup does. Requests
+    /// the recipe emits from now on wait for the reconnect.
     pub fn disconnected(&mut self) {
         if self.state != ConnectionState::Connected {
             return;
         }
         self.state = ConnectionState::Disconnected;
-        while let Some((tag, _)) = self.in_flight.pop_front() {
+        let mut lost = std::mem::take(&mut self.in_flight);
+        lost.append(&mut self.outgoing);
+        for (tag, _) in lost {
             self.deliver(Input::Reply { tag, result: Err(ZkError::ConnectionLoss) });
         }
         self.state_event(KeeperState::Disconnected, SessionEvent::Disconnected);

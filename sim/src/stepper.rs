@@ -187,8 +187,9 @@ impl<R: Recipe> Stepper<R> {
         sent
     }
 
-    /// The connection drops: queued replies and notifications are lost,
-    /// in-flight requests fail with ConnectionLoss, the server forgets the
+    /// The connection drops: queued replies and notifications are lost;
+    /// requests in flight (applied, reply lost) and requests not yet sent
+    /// (not applied) fail with ConnectionLoss; the server forgets the
     /// session's watches. The session lives on.
     pub fn disconnect(&mut self, client: ClientId) {
         self.log(client, "fault: disconnect");
@@ -211,6 +212,14 @@ impl<R: Recipe> Stepper<R> {
     /// the client learns it at once.
     pub fn expire(&mut self, client: ClientId) {
         self.expire_on_server(client);
+        self.notice_expiry(client);
+    }
+
+    /// The client learns that its session expired on the server earlier
+    /// (after `expire_on_server`: the pause is over, or the partition healed).
+    pub fn notice_expiry(&mut self, client: ClientId) {
+        assert!(!self.server.is_session_alive(self.session_id(client)), "session still alive");
+        self.log(client, "client learns its session expired");
         self.clients[client].inbox.clear();
         self.clients[client].session.expired();
     }
@@ -222,6 +231,13 @@ impl<R: Recipe> Stepper<R> {
         let session = self.session_id(client);
         let notifications = self.server.close_session(session).expect("session alive");
         self.route(notifications);
+    }
+
+    /// A spurious watch event (beyond ZooKeeper's guarantees, to test
+    /// robustness): handed to the recipe at once, armed watch or not.
+    pub fn inject_watch_event(&mut self, client: ClientId, event: WatchedEvent) {
+        self.log(client, &format!("fault: spurious {event:?}"));
+        self.clients[client].session.spurious_event(event);
     }
 
     /// Runs the server's container / TTL reaper.

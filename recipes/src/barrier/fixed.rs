@@ -1,0 +1,517 @@
+//! The double barrier of the ZooKeeper recipes documentation, made safe to
+//! retry and leak-free.
+//!
+//! Enter:
+//! 1. create `root/m-<unique id>` EPHEMERAL (a retry after a lost reply gets
+//!    NodeExists: the node is ours if its `ephemeral_owner` is our session);
+//! 2. read the children and count the member nodes (`ready` excluded);
+//! 3. if `size` are there, create `root/ready` (NodeExists is fine) and pass;
+//! 4. else exists(`ready`) with a watch: pass if it exists, otherwise wait for
+//!    the watch and ask again (a spurious wakeup cannot let anyone through).
+//!
+//! Leave (the documented algorithm; members ordered by node name):
+//! 1. read the children; no member node left: delete `ready`, done;
+//! 2. ours is the only one: delete it, delete `ready`, done;
+//! 3. ours is the lowest: wait for the highest to go (exists watch), go to 1;
+//! 4. else: delete ours (if still there), wait for the lowest to go, go to 1.
+//!
+//! Nobody passes the entry before `size` members have created their nodes:
+//! `ready` is only created by a member that counted them. Nobody waits for the
+//! count again after `ready` exists, so fast leavers strand no one. Every
+//! step is idempotent and retried on connection loss; after a session expiry
+//! a pending call starts over in the next session (an expired member's node
+//! is gone, which the leave protocol treats as having left). A root serves
+//! one round: `ready` is deleted by the members as they finish leaving.
+//!
+//! Limitation: a member whose session expires after the last member counted
+//! it but before it saw `ready`, and which returns only after everyone else
+//! has left (and deleted `ready`), waits in its new session for a round that
+//! is over.
+
+use super::{BarrierCall, BarrierError, BarrierOutcome};
+use crate::recipe::{Input, Outbox, Recipe, Tag};
+use crate::zk::{
+    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
+    ANY_VERSION,
+};
+
+/// Enter 1: create our member node.
+const CREATE_OWN: Tag = Tag(1);
+/// Enter 1, after NodeExists: is the node ours?
+const CHECK_OWNER: Tag = Tag(2);
+/// Enter 2: count the members.
+const COUNT: Tag = Tag(3);
+/// Enter 3: create `ready`.
+const CREATE_READY: Tag = Tag(4);
+/// Enter 4: exists(`ready`) with a watch.
+const CHECK_READY: Tag = Tag(5);
+/// Leave 1: list the members.
+const LIST: Tag = Tag(6);
+/// Leave 2 and 4: delete our node.
+const DELETE_OWN: Tag = Tag(7);
+/// Leave 3 and 4: exists with a watch on the member we wait for.
+const WATCH_MEMBER: Tag = Tag(8);
+/// Leave 1 and 2: delete `ready`.
+const DELETE_READY: Tag = Tag(9);
+
+/// The name of the node that opens the barrier.
+pub const READY: &str = "ready";
+
+/// What to do once our node is deleted during leave.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum AfterDelete {
+    /// We were the last member: delete `ready` and finish.
+    Finish,
+    /// Wait for this (lowest) member to go.
+    WaitFor(Path),
+}
+
+/// Where the member is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    Idle,
+    CreatingOwn,
+    CheckingOwner,
+    Counting,
+    CreatingReady,
+    /// exists(`ready`) with a watch in flight or armed.
+    AwaitingReady,
+    Entered,
+    Listing,
+    DeletingOwn {
+        then: AfterDelete,
+    },
+    /// exists on `member` with a watch in flight or armed.
+    AwaitingMember {
+        member: Path,
+    },
+    DeletingReady,
+    /// The session expired during `call`: start it over in the next session.
+    AwaitingSession {
+        call: BarrierCall,
+    },
+}
+
+/// A member of the double barrier.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FixedBarrier {
+    root: Path,
+    size: usize,
+    /// Drawn by the driver from the seed; unique among members.
+    unique_id: u64,
+    session: Option<SessionId>,
+    phase: Phase,
+}
+
+impl FixedBarrier {
+    /// A member of the barrier at `root` (which must exist) for `size` members.
+    pub fn new(root: Path, size: usize, unique_id: u64) -> FixedBarrier {
+        FixedBarrier {
+            root,
+            size,
+            unique_id,
+            session: None,
+            phase: Phase::Idle,
+        }
+    }
+
+    /// This member's node name: `m-<16 hex digits>`.
+    pub fn node_name(&self) -> String {
+        member_name(self.unique_id)
+    }
+
+    fn own_node(&self) -> Path {
+        self.root
+            .child(&self.node_name())
+            .expect("member names are valid")
+    }
+
+    fn ready_node(&self) -> Path {
+        self.root.child(READY).expect("`ready` is a valid name")
+    }
+
+    fn on_call(&mut self, call: BarrierCall, out: &mut Outbox<BarrierOutcome>) {
+        match (call, &self.phase) {
+            (BarrierCall::Enter, Phase::Idle) => self.create_own(out),
+            (BarrierCall::Leave, Phase::Entered) => self.list(out),
+            _ => out.emit(BarrierOutcome::Failed(BarrierError::CallOutOfTurn(call))),
+        }
+    }
+
+    fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        if result == Err(ZkError::SessionExpired) {
+            return self.session_expired();
+        }
+        if result.as_ref().is_err_and(ZkError::is_connection_error) {
+            return self.retry(tag, out);
+        }
+        match (tag, self.phase.clone()) {
+            (CREATE_OWN, Phase::CreatingOwn) => self.on_own_created(result, out),
+            (CHECK_OWNER, Phase::CheckingOwner) => self.on_owner(result, out),
+            (COUNT, Phase::Counting) => self.on_counted(result, out),
+            (CREATE_READY, Phase::CreatingReady) => match result {
+                Ok(_) | Err(ZkError::NodeExists) => self.entered(out),
+                Err(error) => self.fail(error, out),
+            },
+            (CHECK_READY, Phase::AwaitingReady) => match result {
+                Ok(Reply::Exists(Some(_))) => self.entered(out),
+                // The watch is armed: wait for NodeCreated.
+                Ok(Reply::Exists(None)) => {}
+                Err(error) => self.fail(error, out),
+                Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+            },
+            (LIST, Phase::Listing) => self.on_listed(result, out),
+            (DELETE_OWN, Phase::DeletingOwn { then }) => match (result, then) {
+                (Ok(_) | Err(ZkError::NoNode), AfterDelete::Finish) => self.delete_ready(out),
+                (Ok(_) | Err(ZkError::NoNode), AfterDelete::WaitFor(member)) => {
+                    self.watch_member(member, out)
+                }
+                (Err(error), _) => self.fail(error, out),
+            },
+            (WATCH_MEMBER, Phase::AwaitingMember { .. }) => match result {
+                // The watch is armed: wait for NodeDeleted.
+                Ok(Reply::Exists(Some(_))) => {}
+                Ok(Reply::Exists(None)) => self.list(out),
+                Err(error) => self.fail(error, out),
+                Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+            },
+            (DELETE_READY, Phase::DeletingReady) => match result {
+                Ok(_) | Err(ZkError::NoNode) => {
+                    self.phase = Phase::Idle;
+                    out.emit(BarrierOutcome::Left);
+                }
+                Err(error) => self.fail(error, out),
+            },
+            // The reply of a step left behind (a watch event moved us on
+            // first): the current step has its own request in flight.
+            _ => {}
+        }
+    }
+
+    /// A connection loss: the request may or may not have been applied; every
+    /// step is idempotent, so it is sent again.
+    fn retry(&mut self, tag: Tag, out: &mut Outbox<BarrierOutcome>) {
+        match (tag, self.phase.clone()) {
+            (CREATE_OWN, Phase::CreatingOwn) => self.create_own(out),
+            (CHECK_OWNER, Phase::CheckingOwner) => self.check_owner(out),
+            (COUNT, Phase::Counting) => self.count(out),
+            (CREATE_READY, Phase::CreatingReady) => self.create_ready(out),
+            (CHECK_READY, Phase::AwaitingReady) => self.check_ready(out),
+            (LIST, Phase::Listing) => self.list(out),
+            (DELETE_OWN, Phase::DeletingOwn { then }) => self.delete_own(then, out),
+            (WATCH_MEMBER, Phase::AwaitingMember { member }) => self.watch_member(member, out),
+            (DELETE_READY, Phase::DeletingReady) => self.delete_ready(out),
+            _ => {}
+        }
+    }
+
+    fn on_own_created(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        match result {
+            Ok(_) => self.count(out),
+            // Our earlier create was applied and its reply lost, or the id is
+            // someone else's: check the owner.
+            Err(ZkError::NodeExists) => self.check_owner(out),
+            Err(error) => self.fail(error, out),
+        }
+    }
+
+    fn on_owner(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        match result {
+            Ok(Reply::Exists(Some(stat)))
+                if Some(SessionId(stat.ephemeral_owner)) == self.session =>
+            {
+                self.count(out)
+            }
+            Ok(Reply::Exists(Some(_))) => {
+                self.phase = Phase::Idle;
+                out.emit(BarrierOutcome::Failed(BarrierError::NodeNotOwned));
+            }
+            // Gone meanwhile: create it again.
+            Ok(Reply::Exists(None)) => self.create_own(out),
+            Err(error) => self.fail(error, out),
+            Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+        }
+    }
+
+    fn on_counted(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        match result {
+            Ok(Reply::Children(children)) if members(&children).len() >= self.size => {
+                self.create_ready(out)
+            }
+            Ok(Reply::Children(_)) => self.check_ready(out),
+            Err(error) => self.fail(error, out),
+            Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+        }
+    }
+
+    /// The documented leave step: decide from the members still present.
+    fn on_listed(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        let children = match result {
+            Ok(Reply::Children(children)) => children,
+            Err(error) => return self.fail(error, out),
+            Ok(_) => return self.fail(ZkError::RuntimeInconsistency, out),
+        };
+        let members = members(&children);
+        let own = self.node_name();
+        let (Some(lowest), Some(highest)) = (members.first(), members.last()) else {
+            return self.delete_ready(out);
+        };
+        let is_present = members.contains(&own.as_str());
+        if members.len() == 1 && is_present {
+            self.delete_own(AfterDelete::Finish, out);
+        } else if *lowest == own {
+            let highest = self.root.child(highest).expect("member names are valid");
+            self.watch_member(highest, out);
+        } else {
+            let lowest = self.root.child(lowest).expect("member names are valid");
+            if is_present {
+                self.delete_own(AfterDelete::WaitFor(lowest), out);
+            } else {
+                self.watch_member(lowest, out);
+            }
+        }
+    }
+
+    /// `ready` appeared (ask again: the event may be spurious) or the member
+    /// we wait for went away (list again). Accepted even before the reply
+    /// that armed the watch, in case events overtake replies; the replies of
+    /// the step left behind are then ignored, or answer a repeated question.
+    fn on_watch(
+        &mut self,
+        event_type: EventType,
+        path: Option<Path>,
+        out: &mut Outbox<BarrierOutcome>,
+    ) {
+        match &self.phase {
+            Phase::AwaitingReady
+                if event_type == EventType::NodeCreated && path == Some(self.ready_node()) =>
+            {
+                self.check_ready(out)
+            }
+            Phase::AwaitingMember { member }
+                if event_type == EventType::NodeDeleted && path.as_ref() == Some(member) =>
+            {
+                self.list(out)
+            }
+            // State events repeat `Input::Session`; other node events come
+            // from watches of steps left behind.
+            _ => {}
+        }
+    }
+
+    fn on_session(&mut self, event: SessionEvent, out: &mut Outbox<BarrierOutcome>) {
+        match event {
+            SessionEvent::Connected { session_id } if self.session != Some(session_id) => {
+                if self.session.is_some() {
+                    // A new handle without an Expired first: the old one is dead.
+                    self.session_expired();
+                }
+                self.session = Some(session_id);
+                match self.phase {
+                    Phase::AwaitingSession {
+                        call: BarrierCall::Enter,
+                    } => self.create_own(out),
+                    Phase::AwaitingSession {
+                        call: BarrierCall::Leave,
+                    } => self.list(out),
+                    _ => {}
+                }
+            }
+            SessionEvent::Expired => self.session_expired(),
+            // Reconnected into the same session, or disconnected: requests in
+            // flight were answered with ConnectionLoss and are being retried,
+            // armed watches are re-registered by the client.
+            SessionEvent::Connected { .. } | SessionEvent::Disconnected => {}
+        }
+    }
+
+    /// Our node is gone with the session: a pending call starts over in the
+    /// next session. A member between Entered and Leave stays entered: its
+    /// Leave works without the node.
+    fn session_expired(&mut self) {
+        self.phase = match &self.phase {
+            Phase::Idle => Phase::Idle,
+            Phase::Entered => Phase::Entered,
+            Phase::AwaitingSession { call } => Phase::AwaitingSession { call: *call },
+            Phase::CreatingOwn
+            | Phase::CheckingOwner
+            | Phase::Counting
+            | Phase::CreatingReady
+            | Phase::AwaitingReady => Phase::AwaitingSession {
+                call: BarrierCall::Enter,
+            },
+            Phase::Listing
+            | Phase::DeletingOwn { .. }
+            | Phase::AwaitingMember { .. }
+            | Phase::DeletingReady => Phase::AwaitingSession {
+                call: BarrierCall::Leave,
+            },
+        };
+    }
+
+    fn create_own(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::CreatingOwn;
+        let request = Request::Create {
+            path: self.own_node(),
+            data: Vec::new(),
+            mode: CreateMode::Ephemeral,
+        };
+        out.send(CREATE_OWN, request);
+    }
+
+    fn check_owner(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::CheckingOwner;
+        out.send(
+            CHECK_OWNER,
+            Request::Exists {
+                path: self.own_node(),
+                watch: false,
+            },
+        );
+    }
+
+    fn count(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::Counting;
+        out.send(
+            COUNT,
+            Request::GetChildren {
+                path: self.root.clone(),
+                watch: false,
+            },
+        );
+    }
+
+    fn create_ready(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::CreatingReady;
+        let request = Request::Create {
+            path: self.ready_node(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        out.send(CREATE_READY, request);
+    }
+
+    fn check_ready(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::AwaitingReady;
+        out.send(
+            CHECK_READY,
+            Request::Exists {
+                path: self.ready_node(),
+                watch: true,
+            },
+        );
+    }
+
+    fn list(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::Listing;
+        out.send(
+            LIST,
+            Request::GetChildren {
+                path: self.root.clone(),
+                watch: false,
+            },
+        );
+    }
+
+    fn delete_own(&mut self, then: AfterDelete, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::DeletingOwn { then };
+        out.send(
+            DELETE_OWN,
+            Request::Delete {
+                path: self.own_node(),
+                version: ANY_VERSION,
+            },
+        );
+    }
+
+    fn watch_member(&mut self, member: Path, out: &mut Outbox<BarrierOutcome>) {
+        out.send(
+            WATCH_MEMBER,
+            Request::Exists {
+                path: member.clone(),
+                watch: true,
+            },
+        );
+        self.phase = Phase::AwaitingMember { member };
+    }
+
+    fn delete_ready(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::DeletingReady;
+        out.send(
+            DELETE_READY,
+            Request::Delete {
+                path: self.ready_node(),
+                version: ANY_VERSION,
+            },
+        );
+    }
+
+    fn entered(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::Entered;
+        out.emit(BarrierOutcome::Entered);
+    }
+
+    fn fail(&mut self, error: ZkError, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::Idle;
+        out.emit(BarrierOutcome::Failed(BarrierError::Zk(error)));
+    }
+}
+
+/// The node name of the member with `unique_id`.
+pub fn member_name(unique_id: u64) -> String {
+    format!("m-{unique_id:016x}")
+}
+
+/// The member node names among `children`, sorted (`ready` and foreign
+/// nodes excluded).
+fn members(children: &[String]) -> Vec<&str> {
+    let mut members: Vec<&str> = children
+        .iter()
+        .map(String::as_str)
+        .filter(|name| is_member_name(name))
+        .collect();
+    members.sort_unstable();
+    members
+}
+
+fn is_member_name(name: &str) -> bool {
+    name.strip_prefix("m-")
+        .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+impl Recipe for FixedBarrier {
+    type Call = BarrierCall;
+    type Outcome = BarrierOutcome;
+
+    fn handle(&mut self, input: Input<BarrierCall>, out: &mut Outbox<BarrierOutcome>) {
+        match input {
+            Input::Call(call) => self.on_call(call, out),
+            Input::Reply { tag, result } => self.on_reply(tag, result, out),
+            Input::Watch(event) => self.on_watch(event.event_type, event.path, out),
+            Input::Session(event) => self.on_session(event, out),
+            // This recipe sets no timers.
+            Input::Timer(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_exclude_ready_and_foreign_nodes_and_sort() {
+        let children: Vec<String> = [
+            member_name(9),
+            READY.to_string(),
+            "x".to_string(),
+            member_name(2),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            members(&children),
+            vec![member_name(2).as_str(), member_name(9).as_str()]
+        );
+    }
+}

@@ -1,0 +1,541 @@
+//! The fixed queue: every item is delivered exactly once, in FIFO order,
+//! under every fault of the fault model (connection loss with the request
+//! applied or not, reconnect, session expiry noticed late, spurious wakeups).
+//!
+//! Protocol (paths for a queue `/q`, a client with unique id `u`):
+//! - Every write that must not happen twice goes in one multi with the
+//!   creation of a receipt, `/q-receipts/p-<u>` (producer) or
+//!   `/q-receipts/c-<u>` (consumer, holding the claimed item's name). After
+//!   a ConnectionLoss the client asks `exists(receipt)`: present means the
+//!   write was applied, absent means it was not (a multi is all or nothing).
+//!   The receipt is deleted before the call is answered, so a receipt never
+//!   outlives its call and none is left behind. (Looking for the item
+//!   itself would not do: a consumer may take it before the producer looks.)
+//! - offer: multi[create `/q/qn-` PERSISTENT_SEQUENTIAL, create `p-<u>`],
+//!   then delete `p-<u>` and answer `Offered`.
+//! - take/poll: getChildren (take: with a watch), order by the sequence
+//!   suffix, then for each item in order: getData, multi[delete item, create
+//!   `c-<u>`]; NoNode on the item means another consumer has it: try the
+//!   next one. After the claim, delete `c-<u>` and answer `Item(data)`.
+//!   An empty take waits for a child event (state events and stale watches
+//!   are ignored; after a reconnect it lists again, to be safe).
+//! - Both directories are created at the first connection and again when
+//!   found missing: the queue directory persistent, the receipts directory a
+//!   container the server reaps when empty.
+//! - Nothing is tied to the session (items and receipts are persistent), so
+//!   after the session expires a running call is not failed: it waits for the
+//!   driver's new session and resumes, checking its receipt first.
+
+use super::naming::fifo_order;
+use super::{escaped, QueueCall, QueueFailure, QueueOutcome};
+use crate::zk::{
+    CreateMode, EventType, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError,
+    ZkResult, ANY_VERSION,
+};
+use crate::{Input, Outbox, Recipe, Tag};
+
+const CREATE_DIR: Tag = Tag(1);
+const CREATE_RECEIPTS_DIR: Tag = Tag(2);
+const OFFER_WRITE: Tag = Tag(3);
+const OFFER_VERIFY: Tag = Tag(4);
+const OFFER_CLEANUP: Tag = Tag(5);
+const LIST: Tag = Tag(6);
+const READ: Tag = Tag(7);
+const CLAIM: Tag = Tag(8);
+const CLAIM_VERIFY: Tag = Tag(9);
+const CLAIM_CLEANUP: Tag = Tag(10);
+
+/// The name prefix of queue items; the server appends the sequence number.
+pub const ITEM_PREFIX: &str = "qn-";
+
+/// The exactly-once FIFO queue.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FixedQueue {
+    dir: Path,
+    receipts_dir: Path,
+    producer_receipt: Path,
+    consumer_receipt: Path,
+    session: Option<SessionId>,
+    /// The session expired: send nothing until a new session connects.
+    expired: bool,
+    /// The tag of the one request awaiting its reply.
+    outstanding: Option<Tag>,
+    setup: Setup,
+    phase: Phase,
+}
+
+/// Which directory, if any, must be created before the phase can go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Setup {
+    NeedDir,
+    NeedReceiptsDir,
+    Ready,
+}
+
+/// Where the running call is. Each phase but `Idle` and `Wait` has exactly
+/// one request; resuming a phase (after a reconnect, a new session or a
+/// directory created) means sending that request again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    Idle,
+    /// multi[create item, create producer receipt].
+    OfferWrite(Vec<u8>),
+    /// exists(producer receipt) after the write's reply was lost.
+    OfferVerify(Vec<u8>),
+    /// delete(producer receipt); then `Offered`.
+    OfferCleanup,
+    /// getChildren(dir, watch = blocking): `blocking` is take vs poll.
+    List {
+        blocking: bool,
+    },
+    /// take: an empty queue; the child watch is armed.
+    Wait,
+    /// getData(head).
+    Read(Cursor),
+    /// multi[delete head, create consumer receipt] with the head's data.
+    Claim(Cursor, Vec<u8>),
+    /// exists(consumer receipt) after the claim's reply was lost.
+    ClaimVerify(Cursor, Vec<u8>),
+    /// delete(consumer receipt); then `Item(data)`.
+    ClaimCleanup(Vec<u8>),
+}
+
+impl Phase {
+    /// The phase to go on with when the last request's effect is unknown: a
+    /// write is verified by its receipt, and a wait lists again (after an
+    /// expiry the watch is gone); reads and cleanups are simply sent again.
+    fn in_doubt(self) -> Phase {
+        match self {
+            Phase::OfferWrite(data) => Phase::OfferVerify(data),
+            Phase::Claim(cursor, data) => Phase::ClaimVerify(cursor, data),
+            Phase::Wait => Phase::List { blocking: true },
+            other => other,
+        }
+    }
+}
+
+/// A take's or poll's place in the items it listed, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Cursor {
+    blocking: bool,
+    /// Never empty; the first is the head being read or claimed.
+    items: Vec<Path>,
+}
+
+impl Cursor {
+    fn head(&self) -> &Path {
+        &self.items[0]
+    }
+}
+
+impl FixedQueue {
+    /// A queue in `dir` whose receipts live in the sibling `<dir>-receipts`;
+    /// `uid` must be unique among the clients of the queue.
+    pub fn new(dir: Path, uid: u64) -> Self {
+        let receipts_dir =
+            Path::new(format!("{dir}-receipts")).expect("a valid path plus '-receipts' is valid");
+        Self::with_receipts_dir(dir, receipts_dir, uid)
+    }
+
+    /// A queue in `dir` with its receipts in `receipts_dir`.
+    pub fn with_receipts_dir(dir: Path, receipts_dir: Path, uid: u64) -> Self {
+        let receipt = |kind: &str| {
+            receipts_dir
+                .child(&format!("{kind}-{uid}"))
+                .expect("a decimal uid is a valid name")
+        };
+        FixedQueue {
+            producer_receipt: receipt("p"),
+            consumer_receipt: receipt("c"),
+            dir,
+            receipts_dir,
+            session: None,
+            expired: false,
+            outstanding: None,
+            setup: Setup::NeedDir,
+            phase: Phase::Idle,
+        }
+    }
+
+    pub fn receipts_dir(&self) -> &Path {
+        &self.receipts_dir
+    }
+
+    /// True while no call is running.
+    pub fn is_idle(&self) -> bool {
+        self.phase == Phase::Idle
+    }
+
+    /// True while a take waits for an item.
+    pub fn is_waiting(&self) -> bool {
+        self.phase == Phase::Wait
+    }
+
+    /// Sends the request of the current step, unless one is awaited already
+    /// or the session is dead.
+    fn drive(&mut self, out: &mut Outbox<QueueOutcome>) {
+        if self.expired || self.outstanding.is_some() {
+            return;
+        }
+        if let Some((tag, request)) = self.current_request() {
+            self.outstanding = Some(tag);
+            out.send(tag, request);
+        }
+    }
+
+    /// The request of the current step: a missing directory first, then the
+    /// phase's own request (none while idle or waiting).
+    fn current_request(&self) -> Option<(Tag, Request)> {
+        Some(match self.setup {
+            Setup::NeedDir => (
+                CREATE_DIR,
+                create(&self.dir, Vec::new(), CreateMode::Persistent),
+            ),
+            Setup::NeedReceiptsDir => (
+                CREATE_RECEIPTS_DIR,
+                create(&self.receipts_dir, Vec::new(), CreateMode::Container),
+            ),
+            Setup::Ready => return self.phase_request(),
+        })
+    }
+
+    fn phase_request(&self) -> Option<(Tag, Request)> {
+        Some(match &self.phase {
+            Phase::Idle | Phase::Wait => return None,
+            Phase::OfferWrite(data) => (OFFER_WRITE, self.offer_multi(data)),
+            Phase::OfferVerify(_) => (OFFER_VERIFY, exists(&self.producer_receipt)),
+            Phase::OfferCleanup => (OFFER_CLEANUP, delete(&self.producer_receipt)),
+            Phase::List { blocking } => {
+                let path = self.dir.clone();
+                (
+                    LIST,
+                    Request::GetChildren {
+                        path,
+                        watch: *blocking,
+                    },
+                )
+            }
+            Phase::Read(cursor) => {
+                let path = cursor.head().clone();
+                (READ, Request::GetData { path, watch: false })
+            }
+            Phase::Claim(cursor, _) => (CLAIM, self.claim_multi(cursor.head())),
+            Phase::ClaimVerify(..) => (CLAIM_VERIFY, exists(&self.consumer_receipt)),
+            Phase::ClaimCleanup(_) => (CLAIM_CLEANUP, delete(&self.consumer_receipt)),
+        })
+    }
+
+    /// Enqueue `data` and leave the producer receipt, all or nothing.
+    fn offer_multi(&self, data: &[u8]) -> Request {
+        let item = self
+            .dir
+            .child(ITEM_PREFIX)
+            .expect("the prefix is a valid name");
+        let mode = CreateMode::PersistentSequential;
+        Request::Multi(vec![
+            MultiOp::Create {
+                path: item,
+                data: data.to_vec(),
+                mode,
+            },
+            receipt_op(&self.producer_receipt, Vec::new()),
+        ])
+    }
+
+    /// Remove `head` and leave the consumer receipt naming it, all or nothing.
+    fn claim_multi(&self, head: &Path) -> Request {
+        let receipt_data = head.name().as_bytes().to_vec();
+        Request::Multi(vec![
+            MultiOp::Delete {
+                path: head.clone(),
+                version: ANY_VERSION,
+            },
+            receipt_op(&self.consumer_receipt, receipt_data),
+        ])
+    }
+
+    /// Moves to `phase` and sends its request.
+    fn enter(&mut self, phase: Phase, out: &mut Outbox<QueueOutcome>) {
+        self.phase = phase;
+        self.drive(out);
+    }
+
+    /// Answers the running call and goes idle.
+    fn finish(&mut self, outcome: QueueOutcome, out: &mut Outbox<QueueOutcome>) {
+        self.phase = Phase::Idle;
+        out.emit(outcome);
+    }
+
+    fn on_call(&mut self, call: QueueCall, out: &mut Outbox<QueueOutcome>) {
+        if self.phase != Phase::Idle {
+            return out.emit(QueueOutcome::Failed(QueueFailure::Busy));
+        }
+        let phase = match call {
+            QueueCall::Offer(data) => Phase::OfferWrite(data),
+            QueueCall::Take => Phase::List { blocking: true },
+            QueueCall::Poll => Phase::List { blocking: false },
+        };
+        self.enter(phase, out);
+    }
+
+    fn on_session(&mut self, event: SessionEvent, out: &mut Outbox<QueueOutcome>) {
+        match event {
+            SessionEvent::Connected { session_id } if self.session.is_none() => {
+                // First connection: create the directories right away (the
+                // originals' constructors do the same).
+                self.session = Some(session_id);
+                self.drive(out);
+            }
+            SessionEvent::Connected { session_id }
+                if self.expired || self.session != Some(session_id) =>
+            {
+                // A new session: resume the running call where it was.
+                self.session = Some(session_id);
+                self.expired = false;
+                self.outstanding = None; // the old handle answers nothing more
+                self.phase = std::mem::replace(&mut self.phase, Phase::Idle).in_doubt();
+                self.drive(out);
+            }
+            SessionEvent::Connected { .. } => {
+                // Reconnected into the same session: the watch was re-registered,
+                // but listing again costs one read and needs no trust in that.
+                if self.phase == Phase::Wait {
+                    self.enter(Phase::List { blocking: true }, out);
+                }
+            }
+            SessionEvent::Expired => self.on_expired(),
+            SessionEvent::Disconnected => {} // in-flight requests answer ConnectionLoss
+        }
+    }
+
+    /// The session is gone: wait for a new one; what was in flight is in doubt.
+    fn on_expired(&mut self) {
+        self.expired = true;
+        self.outstanding = None;
+        self.phase = std::mem::replace(&mut self.phase, Phase::Idle).in_doubt();
+    }
+
+    fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
+        if self.expired {
+            return; // the dead handle answering what was queued on it
+        }
+        if self.outstanding != Some(tag) {
+            return; // not the reply this step awaits
+        }
+        self.outstanding = None;
+        match result {
+            Err(ZkError::SessionExpired) => self.on_expired(),
+            // The request may or may not have been applied: the phase decides.
+            Err(error) if error.is_connection_error() => self.on_connection_error(out),
+            result if self.setup != Setup::Ready => self.on_setup_reply(result, out),
+            result => self.on_phase_reply(result, out),
+        }
+    }
+
+    /// Reads and cleanups are sent again; a write is verified by its receipt.
+    fn on_connection_error(&mut self, out: &mut Outbox<QueueOutcome>) {
+        let phase = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            phase if self.setup != Setup::Ready => phase,
+            phase => phase.in_doubt(),
+        };
+        self.enter(phase, out);
+    }
+
+    fn on_setup_reply(&mut self, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
+        match result {
+            Ok(_) | Err(ZkError::NodeExists) => {
+                self.setup = match self.setup {
+                    Setup::NeedDir => Setup::NeedReceiptsDir,
+                    _ => Setup::Ready,
+                };
+                self.drive(out);
+            }
+            // The directories are created again before the next call's request.
+            Err(_) if self.phase == Phase::Idle => {}
+            Err(error) => self.finish(QueueOutcome::keeper(&error), out),
+        }
+    }
+
+    fn on_phase_reply(&mut self, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
+        match std::mem::replace(&mut self.phase, Phase::Idle) {
+            // No request is outstanding in these phases: nothing to answer.
+            phase @ (Phase::Idle | Phase::Wait) => self.phase = phase,
+            Phase::OfferWrite(data) => self.on_offer_written(data, result, out),
+            Phase::OfferVerify(data) => match result {
+                Ok(Reply::Exists(Some(_))) => self.enter(Phase::OfferCleanup, out),
+                Ok(Reply::Exists(None)) => self.enter(Phase::OfferWrite(data), out),
+                other => self.finish(escaped(other), out),
+            },
+            Phase::OfferCleanup => match result {
+                Ok(_) | Err(ZkError::NoNode) => self.finish(QueueOutcome::Offered, out),
+                other => self.finish(escaped(other), out),
+            },
+            Phase::List { blocking } => match result {
+                Ok(
+                    Reply::Children(names)
+                    | Reply::Children2 {
+                        children: names, ..
+                    },
+                ) => self.on_children(blocking, &names, out),
+                Err(ZkError::NoNode) => {
+                    self.need_dir(Phase::List { blocking }, Setup::NeedDir, out)
+                }
+                other => self.finish(escaped(other), out),
+            },
+            Phase::Read(cursor) => match result {
+                Ok(Reply::Data { data, .. }) => self.enter(Phase::Claim(cursor, data), out),
+                // Another consumer has claimed it: try the next one.
+                Err(ZkError::NoNode) => self.try_next(cursor, out),
+                other => self.finish(escaped(other), out),
+            },
+            Phase::Claim(cursor, data) => self.on_claimed(cursor, data, result, out),
+            Phase::ClaimVerify(cursor, data) => match result {
+                Ok(Reply::Exists(Some(_))) => self.enter(Phase::ClaimCleanup(data), out),
+                Ok(Reply::Exists(None)) => self.enter(Phase::Claim(cursor, data), out),
+                other => self.finish(escaped(other), out),
+            },
+            Phase::ClaimCleanup(data) => match result {
+                Ok(_) | Err(ZkError::NoNode) => self.finish(QueueOutcome::Item(data), out),
+                other => self.finish(escaped(other), out),
+            },
+        }
+    }
+
+    fn on_offer_written(
+        &mut self,
+        data: Vec<u8>,
+        result: ZkResult,
+        out: &mut Outbox<QueueOutcome>,
+    ) {
+        match result.as_ref().map_err(failed_op) {
+            Ok(_) => self.enter(Phase::OfferCleanup, out),
+            Err(Some((0, ZkError::NoNode))) => {
+                self.need_dir(Phase::OfferWrite(data), Setup::NeedDir, out)
+            }
+            Err(Some((1, ZkError::NoNode))) => {
+                self.need_dir(Phase::OfferWrite(data), Setup::NeedReceiptsDir, out)
+            }
+            // Not applied (e.g. NodeExists when the sequence counter is
+            // exhausted): the offer fails and nothing was enqueued.
+            Err(_) => self.finish(escaped(result), out),
+        }
+    }
+
+    fn on_claimed(
+        &mut self,
+        cursor: Cursor,
+        data: Vec<u8>,
+        result: ZkResult,
+        out: &mut Outbox<QueueOutcome>,
+    ) {
+        match result.as_ref().map_err(failed_op) {
+            Ok(_) => self.enter(Phase::ClaimCleanup(data), out),
+            // Another consumer has claimed it: try the next one.
+            Err(Some((0, ZkError::NoNode))) => self.try_next(cursor, out),
+            Err(Some((1, ZkError::NoNode))) => {
+                self.need_dir(Phase::Claim(cursor, data), Setup::NeedReceiptsDir, out)
+            }
+            Err(_) => self.finish(escaped(result), out),
+        }
+    }
+
+    fn on_children(&mut self, blocking: bool, names: &[String], out: &mut Outbox<QueueOutcome>) {
+        let items: Vec<Path> = fifo_order(names, ITEM_PREFIX)
+            .iter()
+            .filter_map(|name| self.dir.child(name).ok())
+            .collect();
+        if !items.is_empty() {
+            self.enter(Phase::Read(Cursor { blocking, items }), out);
+        } else if blocking {
+            self.phase = Phase::Wait;
+        } else {
+            self.finish(QueueOutcome::Empty, out);
+        }
+    }
+
+    /// The head is gone: try the next item, or list again after the last
+    /// (seed 000: "we don't call getChildren again until we have tried the
+    /// rest of the nodes in sequence order").
+    fn try_next(&mut self, mut cursor: Cursor, out: &mut Outbox<QueueOutcome>) {
+        cursor.items.remove(0);
+        if cursor.items.is_empty() {
+            self.enter(
+                Phase::List {
+                    blocking: cursor.blocking,
+                },
+                out,
+            );
+        } else {
+            self.enter(Phase::Read(cursor), out);
+        }
+    }
+
+    /// A directory is missing (deleted, or the receipts container reaped):
+    /// create it, then resume `phase`.
+    fn need_dir(&mut self, phase: Phase, setup: Setup, out: &mut Outbox<QueueOutcome>) {
+        self.setup = setup;
+        self.enter(phase, out);
+    }
+
+    fn on_watch(&mut self, event_type: EventType, out: &mut Outbox<QueueOutcome>) {
+        // Node events only: a state event (type None) says nothing about the
+        // children, and the session events handle reconnects and expiry.
+        if self.phase == Phase::Wait && event_type != EventType::None {
+            self.enter(Phase::List { blocking: true }, out);
+        }
+    }
+}
+
+/// The op index and error of a failed multi.
+fn failed_op(error: &ZkError) -> Option<(usize, &ZkError)> {
+    match error {
+        ZkError::MultiFailed { index, error } => Some((*index, error.root_cause())),
+        _ => None,
+    }
+}
+
+impl Recipe for FixedQueue {
+    type Call = QueueCall;
+    type Outcome = QueueOutcome;
+
+    fn handle(&mut self, input: Input<QueueCall>, out: &mut Outbox<QueueOutcome>) {
+        match input {
+            Input::Session(event) => self.on_session(event, out),
+            Input::Call(call) => self.on_call(call, out),
+            Input::Reply { tag, result } => self.on_reply(tag, result, out),
+            Input::Watch(event) => self.on_watch(event.event_type, out),
+            Input::Timer(_) => {} // sets no timers
+        }
+    }
+}
+
+fn create(path: &Path, data: Vec<u8>, mode: CreateMode) -> Request {
+    Request::Create {
+        path: path.clone(),
+        data,
+        mode,
+    }
+}
+
+fn exists(path: &Path) -> Request {
+    Request::Exists {
+        path: path.clone(),
+        watch: false,
+    }
+}
+
+/// A multi op creating a persistent receipt.
+fn receipt_op(path: &Path, data: Vec<u8>) -> MultiOp {
+    MultiOp::Create {
+        path: path.clone(),
+        data,
+        mode: CreateMode::Persistent,
+    }
+}
+
+fn delete(path: &Path) -> Request {
+    Request::Delete {
+        path: path.clone(),
+        version: ANY_VERSION,
+    }
+}
