@@ -1,0 +1,131 @@
+//! Lock node names `x-<id>-<sequence>` for the fixed lock: parsing, and the
+//! wrap-aware order by sequence number only.
+//!
+//! `<id>` is a decimal u64 (the fixed variant's unique id; the original puts
+//! its session id there, so both parse). `<sequence>` is ZooKeeper's `%010d`
+//! of the parent's signed 32-bit counter, `-2147483648` after it wraps.
+
+/// The prefix a contender with `id` gives its node; the server appends the sequence.
+pub fn node_prefix(id: u64) -> String {
+    format!("x-{id}-")
+}
+
+/// A parsed lock node name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LockNodeName {
+    /// The id between `x-` and the sequence.
+    pub owner: u64,
+    pub sequence: i32,
+}
+
+/// Parses `x-<id>-<sequence>`; `None` for any other child name.
+pub fn parse_lock_node(name: &str) -> Option<LockNodeName> {
+    let rest = name.strip_prefix("x-")?;
+    let (owner, sequence) = rest.split_once('-')?;
+    if owner.is_empty() || !owner.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(LockNodeName {
+        owner: owner.parse().ok()?,
+        sequence: parse_sequence(sequence)?,
+    })
+}
+
+/// Parses a sequence suffix: ten digits, or a minus sign and digits.
+fn parse_sequence(suffix: &str) -> Option<i32> {
+    let digits = suffix.strip_prefix('-').unwrap_or(suffix);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    suffix.parse().ok()
+}
+
+/// How many creates after `earlier` the node `later` was made, across the
+/// counter's wrap (serial number arithmetic, RFC 1982): positive when
+/// `later` is younger. Exact while the live nodes span fewer than 2^31 creates.
+pub fn creates_between(earlier: i32, later: i32) -> i32 {
+    later.wrapping_sub(earlier)
+}
+
+/// The child that comes immediately before `own` in sequence order, if any:
+/// the one to watch. Names that are not lock nodes are ignored.
+pub fn predecessor<'a>(
+    own: i32,
+    children: impl IntoIterator<Item = &'a String>,
+) -> Option<&'a String> {
+    children
+        .into_iter()
+        .filter_map(|child| {
+            parse_lock_node(child).map(|parsed| (creates_between(parsed.sequence, own), child))
+        })
+        .filter(|(older_by, _)| *older_by > 0)
+        .min_by_key(|(older_by, _)| *older_by)
+        .map(|(_, child)| child)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_lock_nodes_only() {
+        assert_eq!(
+            parse_lock_node("x-42-0000000007"),
+            Some(LockNodeName {
+                owner: 42,
+                sequence: 7
+            })
+        );
+        assert_eq!(
+            parse_lock_node("x-42--2147483648"),
+            Some(LockNodeName {
+                owner: 42,
+                sequence: i32::MIN
+            })
+        );
+        assert_eq!(parse_lock_node("x--0000000007"), None);
+        assert_eq!(parse_lock_node("x-4a-0000000007"), None);
+        assert_eq!(parse_lock_node("lock-0000000007"), None);
+        assert_eq!(parse_lock_node("x-42-"), None);
+        assert_eq!(
+            parse_lock_node(&format!("{}0000000003", node_prefix(9))),
+            Some(LockNodeName {
+                owner: 9,
+                sequence: 3
+            })
+        );
+    }
+
+    #[test]
+    fn predecessor_is_the_closest_older_node() {
+        let children = names(&[
+            "x-5-0000000009",
+            "x-1-0000000002",
+            "x-9-0000000004",
+            "other",
+        ]);
+        assert_eq!(
+            predecessor(9, &children).map(String::as_str),
+            Some("x-9-0000000004")
+        );
+        assert_eq!(predecessor(2, &children), None);
+        assert_eq!(
+            predecessor(4, &children).map(String::as_str),
+            Some("x-1-0000000002")
+        );
+    }
+
+    #[test]
+    fn predecessor_survives_counter_wrap() {
+        let children = names(&["x-1-2147483646", "x-2-2147483647", "x-3--2147483648"]);
+        assert_eq!(
+            predecessor(i32::MIN, &children).map(String::as_str),
+            Some("x-2-2147483647")
+        );
+        assert_eq!(predecessor(i32::MAX - 1, &children), None);
+    }
+}
