@@ -963,6 +963,26 @@ fn close_deletes_ephemerals_in_path_order_firing_their_watches() {
     assert!(!server.is_session_alive(B));
 }
 
+/// Found by the conformance suite on 3.8.0: killSession deletes the
+/// ephemerals before the closing connection's watches are dropped, so the
+/// closing session is notified of its own ephemerals' deletion.
+#[test]
+fn a_closing_session_is_notified_of_its_own_ephemerals() {
+    let mut server = server();
+    persistent(&mut server, "/p");
+    create_as(&mut server, B, "/p/e", CreateMode::Ephemeral).unwrap();
+    exists_watch(&mut server, B, "/p/e").unwrap();
+    children_watch(&mut server, B, "/p").unwrap();
+    let notifications = server.close_session(B).unwrap();
+    assert_eq!(
+        notifications,
+        [
+            note(B, EventType::NodeDeleted, "/p/e"),
+            note(B, EventType::NodeChildrenChanged, "/p"),
+        ]
+    );
+}
+
 #[test]
 fn a_closed_session_loses_its_watches_and_its_requests_fail_with_session_expired() {
     let mut server = server();

@@ -80,13 +80,16 @@ impl ZkServer {
     pub(super) fn end_session(&mut self, id: SessionId) -> Result<Vec<Notification>, SessionError> {
         self.sessions.remove(id)?;
         let zxid = self.next_zxid();
-        self.watches.remove_session(id);
+        // DataTree.killSession deletes the ephemerals (firing their watches,
+        // the closing session's own included, as the conformance suite saw on
+        // 3.8.0) before the connection and its watches are dropped.
         let doomed: Vec<Path> = self.tree.ephemerals_of(id).cloned().collect();
         let mut notifications = Vec::new();
         for path in &doomed {
             let change = self.tree.delete_node(path, zxid);
             self.watches.fire(&change, &mut notifications);
         }
+        self.watches.remove_session(id);
         Ok(notifications)
     }
 
