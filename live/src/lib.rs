@@ -28,6 +28,7 @@
 //! sequences here and on the in-memory server and compares the outcomes.
 
 mod convert;
+pub mod proxy;
 mod session;
 mod watches;
 
