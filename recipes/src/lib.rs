@@ -7,6 +7,7 @@
 
 pub mod observe;
 pub mod recipe;
+pub mod sequence;
 pub mod zk;
 
 pub mod barrier;

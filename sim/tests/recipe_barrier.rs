@@ -6,10 +6,11 @@
 //! the entry before `size` members entered, nobody is stranded, no node is
 //! left behind.
 
+use zk_recipes::barrier::fixed::READY;
 use zk_recipes::barrier::{
     BarrierCall, BarrierError, BarrierOutcome, FixedBarrier, OriginalBarrier, TutorialNodeMode,
 };
-use zk_recipes::zk::{CreateMode, Path, Request, ZkError};
+use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Request, WatchedEvent, ZkError};
 use zk_recipes::Recipe;
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -410,6 +411,9 @@ enum Fault {
     LostReply,
     /// The member's session expires (it learns at once) and it gets a new one.
     Expiry,
+    /// The connection drops before the request is sent: it fails with
+    /// ConnectionLoss without being applied; the member reconnects.
+    NotApplied,
 }
 
 /// Steps a barrier round-robin until quiet, replacing the `fault_at`-th
@@ -459,6 +463,10 @@ impl FaultySchedule {
                 barrier.stepper.expire(member);
                 barrier.stepper.new_session(member, self.next_session);
                 self.next_session += 1;
+            }
+            Fault::NotApplied => {
+                barrier.stepper.disconnect(member);
+                barrier.stepper.reconnect(member);
             }
         }
     }
@@ -529,4 +537,98 @@ fn fixed_survives_an_expiry_at_every_step() {
     for fault_at in 0..sends {
         sweep(Fault::Expiry, fault_at);
     }
+}
+
+#[test]
+fn fixed_survives_a_request_not_applied_at_every_step() {
+    let sends = sweep(Fault::NotApplied, usize::MAX);
+    for fault_at in 0..sends {
+        sweep(Fault::NotApplied, fault_at);
+    }
+}
+
+// ---- fixed under spurious wakeups and an expiry learned late ----
+
+fn member_event(event_type: EventType, member: usize) -> WatchedEvent {
+    let name = FixedBarrier::new(root(), 3, 0xB0 + member as u64).node_name();
+    WatchedEvent::node(event_type, root().child(&name).unwrap())
+}
+
+fn ready_created() -> WatchedEvent {
+    WatchedEvent::node(EventType::NodeCreated, root().child(READY).unwrap())
+}
+
+/// Three members. Spurious events while members wait to enter (`ready`
+/// created although it is not, one while the check is in flight, a
+/// children change, a state event) and to leave (deletions of members still
+/// there), and a duplicate of every real wakeup: nobody passes early,
+/// everybody passes once, nothing is left.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_let_nobody_through_early() {
+    let mut barrier = Barrier::new(3, fixed(3));
+    barrier.call(0, BarrierCall::Enter);
+    barrier.call(1, BarrierCall::Enter);
+    barrier.run();
+    barrier.stepper.inject_watch_event(0, ready_created());
+    barrier.stepper.inject_watch_event(
+        1,
+        WatchedEvent::node(EventType::NodeChildrenChanged, root()),
+    );
+    barrier
+        .stepper
+        .inject_watch_event(1, WatchedEvent::state(KeeperState::SyncConnected));
+    assert!(barrier.stepper.send(0), "member 0's check is on the wire");
+    barrier.stepper.inject_watch_event(0, ready_created());
+    barrier.run();
+    assert!(barrier.entered().is_empty(), "{}", barrier.trace());
+    barrier.call(2, BarrierCall::Enter);
+    barrier.run();
+    assert_eq!(barrier.entered(), vec![0, 1, 2], "{}", barrier.trace());
+    for member in 0..3 {
+        barrier.stepper.inject_watch_event(member, ready_created());
+    }
+    barrier.run();
+    barrier.call(0, BarrierCall::Leave);
+    barrier.call(1, BarrierCall::Leave);
+    barrier.run();
+    // Member 0 (the lowest) waits for member 2, member 1 for member 0.
+    barrier
+        .stepper
+        .inject_watch_event(0, member_event(EventType::NodeDeleted, 2));
+    barrier
+        .stepper
+        .inject_watch_event(1, member_event(EventType::NodeDeleted, 0));
+    barrier.run();
+    assert!(barrier.left().is_empty(), "{}", barrier.trace());
+    barrier.call(2, BarrierCall::Leave);
+    barrier.run();
+    for member in 0..3 {
+        barrier
+            .stepper
+            .inject_watch_event(member, member_event(EventType::NodeDeleted, 2));
+    }
+    barrier.run();
+    assert_all_entered_and_left(&barrier);
+}
+
+/// Member 0 waits to enter; its session expires while it is paused (its
+/// node goes); member 1 enters and counts 1 of 2; only then does member 0
+/// learn of the expiry: it enters again in its new session and both pass.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut barrier = Barrier::new(2, fixed(2));
+    barrier.call_and_run(0, BarrierCall::Enter);
+    barrier.stepper.expire_on_server(0);
+    barrier.call_and_run(1, BarrierCall::Enter);
+    barrier.run();
+    assert!(barrier.entered().is_empty(), "{}", barrier.trace());
+    barrier.stepper.notice_expiry(0);
+    assert!(barrier.outcomes(0).is_empty(), "{}", barrier.trace());
+    barrier.stepper.new_session(0, 0x900);
+    barrier.run();
+    assert_eq!(barrier.entered(), vec![0, 1], "{}", barrier.trace());
+    barrier.call(0, BarrierCall::Leave);
+    barrier.call(1, BarrierCall::Leave);
+    barrier.run();
+    assert_all_entered_and_left(&barrier);
 }

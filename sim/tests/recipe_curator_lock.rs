@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use zk_recipes::curator_lock::{
     FixedCuratorLock, LockCall, LockError, LockOutcome, OriginalCuratorLock,
 };
-use zk_recipes::zk::{CreateMode, Path, Reply, Request, ANY_VERSION};
+use zk_recipes::zk::{
+    CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent, ANY_VERSION,
+};
 use zk_recipes::{FencingToken, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -660,9 +662,10 @@ fn nested_acquire_fixed_is_reentrant() {
 // ---- random walks: the fixed lock under every fault ----
 
 /// Applies one random driver action to `client`: a step, a lost reply, a
-/// disconnect or reconnect, an expiry (noticed at once, then a new session)
-/// or, if `pauses`, an expiry the client does not notice (it becomes a
-/// zombie), a timer, or the container reaper.
+/// disconnect (requests in flight and queued fail) or reconnect, an expiry
+/// (noticed at once, then a new session) or, if `pauses`, an expiry the
+/// client does not notice (it becomes a zombie until it notices later), a
+/// timer, or the container reaper.
 fn random_action<R: Recipe>(
     stepper: &mut Stepper<R>,
     rng: &mut SmallRng,
@@ -695,6 +698,10 @@ fn random_action<R: Recipe>(
             stepper.expire_on_server(client);
             zombies[client] = true;
         }
+        85 if !healthy => {
+            stepper.notice_expiry(client);
+            zombies[client] = false;
+        }
         86..=93 => {
             stepper.fire_next_timer(client);
         }
@@ -703,14 +710,13 @@ fn random_action<R: Recipe>(
     }
 }
 
-/// Brings every healthy client back: reconnected, in a live session.
-fn heal<R: Recipe>(
-    stepper: &mut Stepper<R>,
-    clients: usize,
-    zombies: &[bool],
-    next_session: &mut i64,
-) {
-    for client in (0..clients).filter(|&c| !zombies[c]) {
+/// Brings every client back: a paused one learns its session expired, and
+/// all are reconnected, in a live session.
+fn heal<R: Recipe>(stepper: &mut Stepper<R>, zombies: &mut [bool], next_session: &mut i64) {
+    for (client, zombie) in zombies.iter_mut().enumerate() {
+        if std::mem::take(zombie) {
+            stepper.notice_expiry(client);
+        }
         match stepper.state(client) {
             ConnectionState::Disconnected => stepper.reconnect(client),
             ConnectionState::Expired => {
@@ -847,7 +853,7 @@ fn fixed_lock_random_walk(seed: u64, pauses: bool) {
         }
     }
     // Heal: no more faults; holders release; everything settles.
-    heal(&mut stepper, 3, &zombies, &mut next_session);
+    heal(&mut stepper, &mut zombies, &mut next_session);
     for _ in 0..50 {
         stepper.run();
         observe(&mut stepper, &mut seen);
@@ -890,4 +896,168 @@ fn fixed_random_walks_with_pauses_keep_tokens_increasing() {
     for seed in 1_000..1_300 {
         fixed_lock_random_walk(seed, true);
     }
+}
+
+// ---- the fixed lock under faults at chosen steps ----
+
+fn lock_node_event(event_type: EventType, name: &str) -> WatchedEvent {
+    WatchedEvent::node(event_type, path(&format!("{LOCK}/{name}")))
+}
+
+/// The clients that believe they hold the lock.
+fn fixed_holders(stepper: &Stepper<FixedCuratorLock>) -> Vec<ClientId> {
+    (0..3)
+        .filter(|&client| stepper.recipe(client).hold_count() > 0)
+        .collect()
+}
+
+/// c0 holds, c1 waits on c0, c2 on c1. Spurious events (node events for
+/// nodes still there, one while c2's read is in flight, a state event no
+/// watch asked for) and a duplicate of every real wakeup: one holder at a
+/// time, each acquires once, in arrival order.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_keep_one_holder() {
+    let mut stepper = stepper(vec![fixed(1), fixed(2), fixed(3)]);
+    for client in 0..3 {
+        stepper.call(client, ACQUIRE);
+        stepper.run();
+    }
+    let nodes = lock_children(&mut stepper);
+    let deleted = |i: usize| lock_node_event(EventType::NodeDeleted, &nodes[i]);
+    stepper.inject_watch_event(1, deleted(0));
+    stepper.inject_watch_event(2, lock_node_event(EventType::NodeDataChanged, &nodes[1]));
+    stepper.inject_watch_event(1, WatchedEvent::state(KeeperState::SyncConnected));
+    assert!(stepper.send(2), "c2's read is on the wire");
+    stepper.inject_watch_event(2, deleted(1));
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper), vec![0], "{}", stepper.trace());
+    stepper.call(0, LockCall::Release);
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper), vec![1], "{}", stepper.trace());
+    stepper.inject_watch_event(1, deleted(0));
+    stepper.inject_watch_event(2, deleted(1));
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper), vec![1], "{}", stepper.trace());
+    stepper.call(1, LockCall::Release);
+    stepper.run();
+    stepper.inject_watch_event(2, deleted(1));
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper), vec![2], "{}", stepper.trace());
+    stepper.call(2, LockCall::Release);
+    stepper.run();
+    let tokens: Vec<FencingToken> = (0..3)
+        .map(|client| match take(&mut stepper, client).as_slice() {
+            [LockOutcome::Acquired { token }, LockOutcome::Released] => *token,
+            other => panic!("c{client}: {other:?}\n{}", stepper.trace()),
+        })
+        .collect();
+    assert_increasing(&tokens);
+    reap_all(&mut stepper);
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// c0 holds, c1 waits on c0, c2 on c1. c1's session expires while c1 is
+/// paused; c0 releases and c2 takes the lock; only then does c1 learn of
+/// the expiry: it has nothing to lose, starts over in its new session and
+/// gets the lock after c2.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut stepper = stepper(vec![fixed(1), fixed(2), fixed(3)]);
+    for client in 0..3 {
+        stepper.call(client, ACQUIRE);
+        stepper.run();
+    }
+    let first = token_of(&take(&mut stepper, 0));
+    stepper.expire_on_server(1);
+    stepper.call(0, LockCall::Release);
+    stepper.run();
+    assert_eq!(take(&mut stepper, 0), [LockOutcome::Released]);
+    let second = token_of(&take(&mut stepper, 2));
+    assert!(stepper.outcomes(1).is_empty(), "{}", stepper.trace());
+    stepper.notice_expiry(1);
+    assert!(
+        stepper.outcomes(1).is_empty(),
+        "a waiter has nothing to lose"
+    );
+    stepper.new_session(1, 0x21);
+    stepper.run();
+    assert!(stepper.outcomes(1).is_empty(), "c1 queues behind c2");
+    stepper.call(2, LockCall::Release);
+    stepper.run();
+    let third = token_of(&take(&mut stepper, 1));
+    assert_increasing(&[first, second, third]);
+    stepper.call(1, LockCall::Release);
+    stepper.run();
+    reap_all(&mut stepper);
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// c0 acquires (creating the parents) and releases to c1, then acquires
+/// again, waits for c1 and releases; the connection drops before c0's
+/// `nth_send`-th request is sent (it fails with ConnectionLoss, not
+/// applied) and c0 reconnects at once. Checks one holder at a time, the
+/// grants in order, nothing left. False once c0 sends fewer requests.
+fn not_applied_at(nth_send: usize) -> bool {
+    let mut stepper = stepper(vec![fixed(1), fixed(2)]);
+    let (mut sends, mut fired) = (0, false);
+    let mut run = |stepper: &mut Stepper<FixedCuratorLock>| loop {
+        let mut moved = false;
+        for client in 0..2 {
+            let can_send = stepper.state(client) == ConnectionState::Connected
+                && !stepper.client(client).outgoing.is_empty();
+            if client == 0 && can_send && sends == nth_send {
+                stepper.disconnect(0);
+                stepper.reconnect(0);
+                fired = true;
+                moved = true;
+            } else {
+                moved |= stepper.step(client);
+            }
+            sends += usize::from(client == 0 && can_send);
+            let holders = (0..2)
+                .filter(|&c| stepper.recipe(c).hold_count() > 0)
+                .count();
+            assert!(holders <= 1, "two holders\n{}", stepper.trace());
+        }
+        if !moved {
+            return;
+        }
+    };
+    for (client, call) in [
+        (0, ACQUIRE),
+        (1, ACQUIRE),
+        (0, LockCall::Release),
+        (0, ACQUIRE),
+        (1, LockCall::Release),
+        (0, LockCall::Release),
+    ] {
+        stepper.call(client, call);
+        run(&mut stepper);
+    }
+    let context = format!("not applied at c0's send {nth_send}\n{}", stepper.trace());
+    let (c0, c1) = (take(&mut stepper, 0), take(&mut stepper, 1));
+    let tokens = match (c0.as_slice(), c1.as_slice()) {
+        (
+            [LockOutcome::Acquired { token: a }, LockOutcome::Released, LockOutcome::Acquired { token: c }, LockOutcome::Released],
+            [LockOutcome::Acquired { token: b }, LockOutcome::Released],
+        ) => [*a, *b, *c],
+        other => panic!("{other:?}: {context}"),
+    };
+    assert_increasing(&tokens);
+    reap_all(&mut stepper);
+    assert!(
+        tree(&stepper).is_empty(),
+        "left {:?}: {context}",
+        tree(&stepper)
+    );
+    fired
+}
+
+#[test]
+fn fixed_request_not_applied_at_every_step_is_sent_again() {
+    let mut hit = 0;
+    while not_applied_at(hit) {
+        hit += 1;
+    }
+    assert!(hit >= 10, "only {hit} requests to hit");
 }

@@ -9,7 +9,9 @@
 use zk_recipes::election::{
     ElectionCall, ElectionError, ElectionOutcome, FixedElection, OriginalElection,
 };
-use zk_recipes::zk::{CreateMode, EventType, Path, Request, SessionId, ZkError};
+use zk_recipes::zk::{
+    CreateMode, EventType, KeeperState, Path, Request, SessionId, WatchedEvent, ZkError,
+};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -530,6 +532,9 @@ enum Fault {
     LostReply,
     /// The client's session expires (it learns at once) and it gets a new one.
     Expiry,
+    /// The connection drops before the request is sent: it fails with
+    /// ConnectionLoss without being applied; the client reconnects.
+    NotApplied,
 }
 
 /// Steps an election round-robin until quiet, replacing the `fault_at`-th
@@ -577,6 +582,10 @@ impl FaultySchedule {
                 election.stepper.expire(client);
                 election.stepper.new_session(client, self.next_session);
                 self.next_session += 1;
+            }
+            Fault::NotApplied => {
+                election.stepper.disconnect(client);
+                election.stepper.reconnect(client);
             }
         }
     }
@@ -656,6 +665,14 @@ fn fixed_survives_an_expiry_at_every_step() {
 }
 
 #[test]
+fn fixed_survives_a_request_not_applied_at_every_step() {
+    let sends = sweep(Fault::NotApplied, usize::MAX);
+    for fault_at in 0..sends {
+        sweep(Fault::NotApplied, fault_at);
+    }
+}
+
+#[test]
 fn fixed_leads_only_with_a_node_of_its_session() {
     // A node carrying client 0's id but owned by another session (a stale
     // node of an id collision): client 0 must not lead with it.
@@ -716,4 +733,99 @@ fn fixed_resign_while_the_create_is_in_flight_withdraws_the_node() {
     );
     assert_eq!(election.leaders(), vec![1], "{}", election.trace());
     assert_eq!(election.nodes().len(), 1, "client 0's node is gone");
+}
+
+// ---- fixed under spurious wakeups and an expiry learned late ----
+
+fn node_event(event_type: EventType, path: &Path) -> WatchedEvent {
+    WatchedEvent::node(event_type, path.clone())
+}
+
+/// 0 leads, 1 waits on 0, 2 waits on 1. Spurious events (deletions of nodes
+/// still there, one while 1's read is in flight, a children change, a state
+/// event) and a duplicate of every real wakeup: never two leaders, each
+/// leads once, in arrival order.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_keep_one_leader() {
+    let mut election = Election::new(3, fixed);
+    for client in 0..3 {
+        election.volunteer(client);
+    }
+    let nodes = election.nodes();
+    let deleted = |i: usize| node_event(EventType::NodeDeleted, &nodes[i]);
+    election.stepper.inject_watch_event(1, deleted(0));
+    election
+        .stepper
+        .inject_watch_event(2, node_event(EventType::NodeChildrenChanged, &parent()));
+    election
+        .stepper
+        .inject_watch_event(0, WatchedEvent::state(KeeperState::SyncConnected));
+    assert!(election.stepper.send(1), "1's read is on the wire");
+    election.stepper.inject_watch_event(1, deleted(0));
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![0], "{}", election.trace());
+    election.resign(0);
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![1], "{}", election.trace());
+    election.stepper.inject_watch_event(1, deleted(0));
+    election.stepper.inject_watch_event(2, deleted(1));
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![1], "{}", election.trace());
+    election.resign(1);
+    election.run_checked();
+    election.stepper.inject_watch_event(2, deleted(1));
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![2], "{}", election.trace());
+    election.resign(2);
+    election.run_checked();
+    for client in 0..3 {
+        assert_eq!(
+            elected_count(election.outcomes(client)),
+            1,
+            "{}",
+            election.trace()
+        );
+    }
+    assert!(
+        election.tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens {:?}",
+        election.tokens
+    );
+    assert!(election.nodes().is_empty(), "{}", election.trace());
+}
+
+/// 0 leads, 1 waits on 0, 2 waits on 1. 1's session expires while 1 is
+/// paused; 0 resigns and 2 leads; only then does 1 learn of the expiry: it
+/// has nothing to lose, volunteers again in its new session and leads
+/// after 2.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut election = Election::new(3, fixed);
+    for client in 0..3 {
+        election.volunteer(client);
+    }
+    election.stepper.expire_on_server(1);
+    election.resign(0);
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![2], "{}", election.trace());
+    assert!(election.outcomes(1).is_empty(), "{}", election.trace());
+    election.stepper.notice_expiry(1);
+    assert!(
+        election.outcomes(1).is_empty(),
+        "a contender has nothing to lose"
+    );
+    election.stepper.new_session(1, 0x901);
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![2], "1 queues behind 2");
+    election.resign(2);
+    election.run_checked();
+    assert_eq!(election.leaders(), vec![1], "{}", election.trace());
+    assert!(
+        election.tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens {:?}",
+        election.tokens
+    );
+    election.resign(1);
+    election.run_checked();
+    assert!(election.nodes().is_empty(), "{}", election.trace());
 }

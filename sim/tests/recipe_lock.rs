@@ -10,7 +10,9 @@
 
 use std::collections::BTreeSet;
 use zk_recipes::lock::{FixedLock, LockCall, LockError, LockOutcome, OriginalLock};
-use zk_recipes::zk::{CreateMode, EventType, Path, PathError, Request, SessionEvent, ZkError};
+use zk_recipes::zk::{
+    CreateMode, EventType, KeeperState, Path, PathError, Request, WatchedEvent, ZkError,
+};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe};
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -119,20 +121,60 @@ fn is_get_children(request: &Request) -> bool {
     matches!(request, Request::GetChildren { .. })
 }
 
-/// The clients that received a watch notification since trace byte `from`.
-fn notified_since(trace: &str, from: usize) -> Vec<ClientId> {
-    trace[from..]
-        .lines()
-        .filter(|line| line.contains(": deliver Event("))
-        .map(|line| {
-            let client = line
-                .split("] c")
-                .nth(1)
-                .and_then(|rest| rest.split(':').next())
-                .expect("trace line format");
-            client.parse().expect("client id")
-        })
-        .collect()
+/// A lock recipe that counts the node events (watch notifications other
+/// than connection state changes) the client session handed it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Counted<R> {
+    inner: R,
+    node_events: u32,
+}
+
+impl<R: LockRecipe> Recipe for Counted<R> {
+    type Call = LockCall;
+    type Outcome = LockOutcome;
+
+    fn handle(&mut self, input: Input<LockCall>, out: &mut Outbox<LockOutcome>) {
+        if matches!(&input, Input::Watch(event) if event.event_type != EventType::None) {
+            self.node_events += 1;
+        }
+        self.inner.handle(input, out);
+    }
+}
+
+/// Adds a counted client whose session id (and unique id) is `id`.
+fn add_counted<R: LockRecipe>(
+    s: &mut Stepper<Counted<R>>,
+    make: fn(u64) -> R,
+    id: u64,
+) -> ClientId {
+    let recipe = Counted {
+        inner: make(id),
+        node_events: 0,
+    };
+    s.add_client(recipe, id as i64)
+}
+
+/// Steps all clients round-robin until none can move, as `Stepper::run`
+/// does, and returns the clients woken by a node event, in delivery order
+/// (one step delivers at most one event).
+fn run_noting_wakeups<R: LockRecipe>(
+    s: &mut Stepper<Counted<R>>,
+    clients: &[ClientId],
+) -> Vec<ClientId> {
+    let mut woken = Vec::new();
+    loop {
+        let mut moved = false;
+        for &c in clients {
+            let before = s.recipe(c).node_events;
+            moved |= s.step(c);
+            if s.recipe(c).node_events > before {
+                woken.push(c);
+            }
+        }
+        if !moved {
+            return woken;
+        }
+    }
 }
 
 /// A shared resource that refuses writes carrying a token older than one
@@ -276,21 +318,19 @@ fn bug1_prefix_ordering_fixed_holds() {
 /// H (100) holds, W (300) waits, N (200) arrives last; H releases.
 fn prefix_ordering_three_contenders<R: LockRecipe>(
     make: fn(u64) -> R,
-) -> (Stepper<R>, [ClientId; 3], Vec<ClientId>) {
+) -> (Stepper<Counted<R>>, [ClientId; 3], Vec<ClientId>) {
     let mut s = new_stepper();
     let clients = [
-        add(&mut s, make, 100),
-        add(&mut s, make, 300),
-        add(&mut s, make, 200),
+        add_counted(&mut s, make, 100),
+        add_counted(&mut s, make, 300),
+        add_counted(&mut s, make, 200),
     ];
     for c in clients {
         s.call(c, LockCall::Lock);
         s.run_client(c);
     }
-    let mark = s.trace().len();
     s.call(clients[0], LockCall::Unlock);
-    s.run();
-    let notified = notified_since(s.trace(), mark);
+    let notified = run_noting_wakeups(&mut s, &clients);
     (s, clients, notified)
 }
 
@@ -448,7 +488,7 @@ fn one_notification_per_release<R: LockRecipe>(make: fn(u64) -> R) {
     let mut s = new_stepper();
     let clients: Vec<ClientId> = [100, 200, 300, 400, 500]
         .into_iter()
-        .map(|id| add(&mut s, make, id))
+        .map(|id| add_counted(&mut s, make, id))
         .collect();
     for &c in &clients {
         s.call(c, LockCall::Lock);
@@ -456,16 +496,10 @@ fn one_notification_per_release<R: LockRecipe>(make: fn(u64) -> R) {
     }
     for (i, &holder) in clients.iter().enumerate() {
         assert_eq!(acquired(&s, holder), 1, "{}", s.trace());
-        let mark = s.trace().len();
         s.call(holder, LockCall::Unlock);
-        s.run();
+        let notified = run_noting_wakeups(&mut s, &clients);
         let expected: Vec<ClientId> = clients.get(i + 1).copied().into_iter().collect();
-        assert_eq!(
-            notified_since(s.trace(), mark),
-            expected,
-            "release by c{holder}\n{}",
-            s.trace()
-        );
+        assert_eq!(notified, expected, "release by c{holder}\n{}", s.trace());
     }
     assert!(lock_nodes(&s).is_empty());
 }
@@ -513,14 +547,13 @@ fn pause_past_session_timeout<R: LockRecipe>(
 fn bug8_pause_original_two_holders_stale_token_refused() {
     let (mut s, a, _) = pause_past_session_timeout(original);
     assert!(s.recipe(a).is_owner(), "A still believes it holds");
-    // Hearing Expired changes nothing: no LockListener callback for it.
-    let mut late = s.recipe(a).clone();
-    let mut out = Outbox::new();
-    late.handle(Input::Session(SessionEvent::Expired), &mut out);
+    // The pause ends and A learns of the expiry: that changes nothing, there
+    // is no LockListener callback for it.
+    s.notice_expiry(a);
     assert!(
-        out.outcomes.is_empty() && late.is_owner(),
+        s.outcomes(a).len() == 1 && s.recipe(a).is_owner(),
         "{:?}",
-        out.outcomes
+        s.outcomes(a)
     );
     // Its unlock reports lockReleased, then the exception.
     s.call(a, LockCall::Unlock);
@@ -538,15 +571,33 @@ fn bug8_pause_original_two_holders_stale_token_refused() {
 fn bug8_pause_fixed_reports_lost_when_it_learns() {
     let (mut s, a, b) = pause_past_session_timeout(fixed);
     assert!(s.recipe(a).holds(), "no recipe can know while paused");
-    // Told of the expiry, the fixed lock reports the loss.
-    let mut late = s.recipe(a).clone();
-    let mut out = Outbox::new();
-    late.handle(Input::Session(SessionEvent::Expired), &mut out);
-    assert_eq!(out.outcomes, vec![LockOutcome::Lost]);
-    assert!(!late.holds());
+    // The pause ends; told of the expiry, the fixed lock reports the loss.
+    s.notice_expiry(a);
+    assert_eq!(s.outcomes(a)[1..], [LockOutcome::Lost], "{}", s.trace());
+    assert!(!s.recipe(a).holds());
+    // A new session: A queues behind B and gets a larger token.
+    s.new_session(a, 101);
+    s.call(a, LockCall::Lock);
+    s.run();
+    assert_eq!(acquired(&s, a), 1, "A waits for B\n{}", s.trace());
+    s.call(b, LockCall::Unlock);
+    s.run();
+    assert_eq!(acquired(&s, a), 2, "{}", s.trace());
+    assert!(token_of(&s, a) > token_of(&s, b));
+    s.call(a, LockCall::Unlock);
+    s.run();
+    assert!(lock_nodes(&s).is_empty(), "{}", s.trace());
+}
+
+#[test]
+fn bug8_pause_fixed_unlock_before_learning_reports_lost() {
+    let (mut s, a, b) = pause_past_session_timeout(fixed);
     // Resuming without hearing it, its unlock finds the session gone: Lost, not Released.
     s.call(a, LockCall::Unlock);
     s.run();
+    assert_eq!(s.outcomes(a)[1..], [LockOutcome::Lost], "{}", s.trace());
+    // Learning of the expiry afterwards reports nothing twice.
+    s.notice_expiry(a);
     assert_eq!(s.outcomes(a)[1..], [LockOutcome::Lost], "{}", s.trace());
     s.call(b, LockCall::Unlock);
     s.run();
@@ -912,11 +963,12 @@ fn fixed_workload(
     s
 }
 
-/// For each client and each of its requests in turn: the server applies
-/// it, the reply is lost, and the client reconnects at once or after a
-/// few rounds. Stops for a client once its runs have no request left to hit.
-#[test]
-fn fixed_connection_loss_sweep() {
+/// For each client and each of its requests in turn: the connection drops
+/// with the request applied by the server and its reply lost (`applied`),
+/// or before the request is sent (not applied); the client reconnects at
+/// once or after a few rounds. Stops for a client once its runs have no
+/// request left to hit.
+fn connection_loss_sweep(applied: bool) {
     for target in 0..3 {
         for outage_rounds in [0, 3] {
             let mut hit = 0;
@@ -938,7 +990,11 @@ fn fixed_connection_loss_sweep() {
                     if sends - 1 != nth_send {
                         return false;
                     }
-                    s.apply_then_disconnect(c);
+                    if applied {
+                        s.apply_then_disconnect(c);
+                    } else {
+                        s.disconnect(c);
+                    }
                     (fired, down_since) = (true, Some(round));
                     true
                 });
@@ -950,6 +1006,16 @@ fn fixed_connection_loss_sweep() {
             assert!(hit >= 3, "c{target}: only {hit} requests to hit");
         }
     }
+}
+
+#[test]
+fn fixed_connection_loss_sweep() {
+    connection_loss_sweep(true);
+}
+
+#[test]
+fn fixed_connection_loss_not_applied_sweep() {
+    connection_loss_sweep(false);
 }
 
 /// For each client and each round until the workload ends: the session
@@ -978,6 +1044,50 @@ fn fixed_expiry_sweep() {
     }
 }
 
+/// For each client and each round until the workload ends: unless it holds
+/// the lock, the client pauses past its session timeout (the server expires
+/// the session; the client does not know and does not move), resumes three
+/// rounds later, learns of the expiry and opens a new session.
+#[test]
+fn fixed_late_expiry_sweep() {
+    const PAUSE_ROUNDS: usize = 3;
+    for target in 0..3 {
+        let mut hit = 0;
+        for at in 0.. {
+            let (mut last_round, mut paused_since, mut fired) = (0, None, false);
+            fixed_workload(|s, c, round| {
+                last_round = round;
+                if c != target {
+                    return false;
+                }
+                if let Some(since) = paused_since {
+                    if round >= since + PAUSE_ROUNDS {
+                        s.notice_expiry(c);
+                        s.new_session(c, 900 + c as i64);
+                        paused_since = None;
+                    }
+                    return true;
+                }
+                if round != at || s.recipe(c).holds() {
+                    return false;
+                }
+                s.expire_on_server(c);
+                (fired, paused_since) = (true, Some(round));
+                true
+            });
+            if at > last_round {
+                break;
+            }
+            hit += usize::from(fired);
+        }
+        assert!(hit >= 10, "c{target}: only {hit} rounds to hit");
+    }
+}
+
+fn node_deleted(name: &str) -> WatchedEvent {
+    WatchedEvent::node(EventType::NodeDeleted, locks_dir().child(name).unwrap())
+}
+
 #[test]
 fn fixed_spurious_wakeup_only_relists() {
     // A spurious node event while waiting only causes a re-check.
@@ -988,17 +1098,124 @@ fn fixed_spurious_wakeup_only_relists() {
     s.run_client(a);
     s.call(b, LockCall::Lock);
     s.run();
-    let mut waiter = s.recipe(b).clone();
-    let mut out = Outbox::new();
-    let spurious = zk_recipes::zk::WatchedEvent::node(
-        EventType::NodeDeleted,
-        Path::new("/locks/x-100-0000000000").unwrap(),
-    );
-    waiter.handle(Input::Watch(spurious), &mut out);
-    assert!(out.outcomes.is_empty());
+    s.inject_watch_event(b, node_deleted("x-100-0000000000"));
+    assert!(s.outcomes(b).is_empty());
+    let requests: Vec<&Request> = s.client(b).outgoing.iter().map(|(_, r)| r).collect();
     assert!(
-        matches!(out.requests.as_slice(), [(_, r)] if is_get_children(r)),
-        "re-lists: {:?}",
-        out.requests
+        matches!(requests.as_slice(), [r] if is_get_children(r)),
+        "re-lists: {requests:?}"
     );
+    s.run();
+    assert_eq!(acquired(&s, b), 0, "A still holds\n{}", s.trace());
+    s.call(a, LockCall::Unlock);
+    s.run();
+    assert_eq!(acquired(&s, b), 1, "{}", s.trace());
+}
+
+/// A holds, B waits on A, C waits on B. Spurious events (node events for
+/// nodes that are still there, a state event no watch asked for), one of
+/// them while C's re-check is in flight, and a duplicate of every real
+/// wakeup: never two holders, each acquires once, in arrival order.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_keep_one_holder() {
+    let mut s = new_stepper();
+    let [a, b, c] = [100, 200, 300].map(|id| add(&mut s, fixed, id));
+    for client in [a, b, c] {
+        s.call(client, LockCall::Lock);
+        s.run_client(client);
+    }
+    let holders = |s: &Stepper<FixedLock>| {
+        [a, b, c]
+            .into_iter()
+            .filter(|&client| s.recipe(client).holds())
+            .collect::<Vec<_>>()
+    };
+    s.inject_watch_event(c, node_deleted("x-200-0000000001"));
+    s.inject_watch_event(b, WatchedEvent::state(KeeperState::SyncConnected));
+    assert!(s.send(c), "C's re-check is on the wire");
+    s.inject_watch_event(c, node_deleted("x-100-0000000000"));
+    s.run();
+    assert_eq!(holders(&s), vec![a], "{}", s.trace());
+    s.call(a, LockCall::Unlock);
+    s.run();
+    assert_eq!(holders(&s), vec![b], "{}", s.trace());
+    // The real wakeup again, and C woken for B while B holds.
+    s.inject_watch_event(b, node_deleted("x-100-0000000000"));
+    s.inject_watch_event(c, node_deleted("x-200-0000000001"));
+    s.run();
+    assert_eq!(holders(&s), vec![b], "{}", s.trace());
+    s.call(b, LockCall::Unlock);
+    s.run();
+    s.inject_watch_event(c, node_deleted("x-200-0000000001"));
+    s.run();
+    assert_eq!(holders(&s), vec![c], "{}", s.trace());
+    s.call(c, LockCall::Unlock);
+    s.run();
+    let grants: Vec<usize> = [a, b, c]
+        .iter()
+        .map(|&client| acquired(&s, client))
+        .collect();
+    assert_eq!(grants, [1, 1, 1], "{}", s.trace());
+    assert!(token_of(&s, a) < token_of(&s, b) && token_of(&s, b) < token_of(&s, c));
+    assert!(lock_nodes(&s).is_empty(), "leaked: {:?}", lock_nodes(&s));
+}
+
+/// A holds, B waits on A, C waits on B. B's session expires while B is
+/// paused; A releases and C takes the lock; only then does B learn of the
+/// expiry. B has nothing to lose, starts over in its new session and gets
+/// the lock after C.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut s = new_stepper();
+    let [a, b, c] = [100, 200, 300].map(|id| add(&mut s, fixed, id));
+    for client in [a, b, c] {
+        s.call(client, LockCall::Lock);
+        s.run_client(client);
+    }
+    s.run();
+    s.expire_on_server(b);
+    s.run();
+    assert_eq!(acquired(&s, c), 0, "C now waits on A\n{}", s.trace());
+    s.call(a, LockCall::Unlock);
+    s.run();
+    assert_eq!(acquired(&s, c), 1, "{}", s.trace());
+    assert!(s.outcomes(b).is_empty(), "B heard nothing\n{}", s.trace());
+    s.notice_expiry(b);
+    assert!(s.outcomes(b).is_empty(), "a waiter has nothing to lose");
+    s.new_session(b, 201);
+    s.run();
+    assert_eq!(acquired(&s, b), 0, "B queues behind C\n{}", s.trace());
+    s.call(c, LockCall::Unlock);
+    s.run();
+    assert_eq!(acquired(&s, b), 1, "{}", s.trace());
+    assert!(token_of(&s, c) < token_of(&s, b));
+    s.call(b, LockCall::Unlock);
+    s.run();
+    assert!(lock_nodes(&s).is_empty(), "leaked: {:?}", lock_nodes(&s));
+}
+
+/// A's lock node create is queued when the connection drops: it fails with
+/// ConnectionLoss and was not applied. After the reconnect A looks for its
+/// node, finds none, creates one (just one) and gets the lock after B.
+#[test]
+fn fixed_create_not_applied_is_created_once() {
+    let mut s = new_stepper();
+    let b = add(&mut s, fixed, 200);
+    let a = add(&mut s, fixed, 100);
+    s.call(b, LockCall::Lock);
+    s.run_client(b);
+    s.call(a, LockCall::Lock);
+    advance_until_next_is(&mut s, a, is_lock_node_create);
+    s.disconnect(a);
+    assert_eq!(lock_nodes(&s), vec!["x-200-0000000000"], "not applied");
+    s.reconnect(a);
+    s.run();
+    assert_eq!(lock_nodes(&s), vec!["x-100-0000000001", "x-200-0000000000"]);
+    assert_eq!(acquired(&s, a), 0, "{}", s.trace());
+    s.call(b, LockCall::Unlock);
+    s.run();
+    assert_eq!(acquired(&s, a), 1, "{}", s.trace());
+    s.call(a, LockCall::Unlock);
+    s.run();
+    assert!(lock_nodes(&s).is_empty(), "leaked: {:?}", lock_nodes(&s));
 }

@@ -16,10 +16,8 @@ use zk_recipes::queue::{
     DistributedQueueOriginal, FixedQueue, QueueCall, QueueFailure, QueueOutcome,
     TutorialQueueOriginal,
 };
-use zk_recipes::zk::{
-    CreateMode, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, ZkError, ZkResult,
-};
-use zk_recipes::{Input, Observation, Observe, Outbox, Recipe, Tag};
+use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Request, WatchedEvent, ZkError};
+use zk_recipes::{Observation, Observe, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -882,206 +880,280 @@ fn sequence_counter_exhausted_offers_fail_until_consumed() {
 
 // ---------------------------------------------------------------- fixed: writes not applied
 
-/// Feeds the fixed queue's requests their replies by hand (the stepper
-/// applies every request it sends, so "lost and not applied" needs this).
-struct Hand {
-    queue: FixedQueue,
-    last: Vec<(Tag, Request)>,
-    outcomes: Vec<QueueOutcome>,
+/// The next request `client` will send, if any.
+fn next_request<R: Variant>(st: &Stepper<R>, client: ClientId) -> Option<Request> {
+    st.client(client)
+        .outgoing
+        .front()
+        .map(|(_, request)| request.clone())
 }
 
-impl Hand {
-    /// Connected, with both directories created.
-    fn new() -> Hand {
-        let mut hand = Hand {
-            queue: FixedQueue::new(dir(), 7),
-            last: Vec::new(),
-            outcomes: Vec::new(),
-        };
-        hand.input(Input::Session(SessionEvent::Connected {
-            session_id: SessionId(1),
-        }));
-        assert_eq!(
-            hand.request(),
-            Request::Create {
-                path: dir(),
-                data: Vec::new(),
-                mode: CreateMode::Persistent
-            }
-        );
-        let receipts = hand.answer(created("/q")).unwrap();
-        let container = Path::new("/q-receipts").unwrap();
-        assert_eq!(
-            receipts,
-            Request::Create {
-                path: container,
-                data: Vec::new(),
-                mode: CreateMode::Container
-            }
-        );
-        assert_eq!(hand.answer(Err(ZkError::NodeExists)), None);
-        hand
-    }
-
-    fn input(&mut self, input: Input<QueueCall>) {
-        let mut out = Outbox::new();
-        self.queue.handle(input, &mut out);
-        self.last = out.requests;
-        self.outcomes.extend(out.outcomes);
-    }
-
-    /// Answers the one request outstanding; returns the next one.
-    fn answer(&mut self, result: ZkResult) -> Option<Request> {
-        assert_eq!(self.last.len(), 1, "one request at a time: {:?}", self.last);
-        let (tag, _) = self.last[0].clone();
-        self.input(Input::Reply { tag, result });
-        self.last.first().map(|(_, request)| request.clone())
-    }
-
-    fn request(&self) -> Request {
-        self.last[0].1.clone()
-    }
-}
-
-fn created(path: &str) -> ZkResult {
-    Ok(Reply::Created {
-        path: Path::new(path).unwrap(),
-        stat: Stat::default(),
-    })
-}
-
+/// The connection drops while the offer's write waits to be sent: it fails
+/// with ConnectionLoss and was not applied. The producer asks its receipt,
+/// finds none, writes again, and the item is in the queue once.
 #[test]
 fn fixed_offer_not_applied_is_written_again() {
-    let mut hand = Hand::new();
-    hand.input(Input::Call(offer("a")));
-    let write = hand.request();
+    let (mut st, _) = setup::<FixedQueue>(0, 12);
+    let c = [st.add_client(FixedQueue::build(1), 100)];
+    // At its first connection the queue makes sure of both directories.
+    assert_eq!(
+        next_request(&st, c[0]),
+        Some(Request::Create {
+            path: dir(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent
+        })
+    );
+    round_trip(&mut st, c[0]);
+    assert_eq!(
+        next_request(&st, c[0]),
+        Some(Request::Create {
+            path: Path::new("/q-receipts").unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::Container
+        })
+    );
+    round_trip(&mut st, c[0]);
+    assert_eq!(next_request(&st, c[0]), None);
+    let receipt = Path::new("/q-receipts/p-1").unwrap();
+    st.call(c[0], offer("a"));
+    let write = next_request(&st, c[0]).unwrap();
     assert!(
         matches!(&write, Request::Multi(ops) if ops.len() == 2),
         "{write:?}"
     );
-    let verify = hand.answer(Err(ZkError::ConnectionLoss)).unwrap();
+    st.disconnect(c[0]);
+    assert!(queued(&st).is_empty(), "not applied");
     assert_eq!(
-        verify,
-        Request::Exists {
-            path: Path::new("/q-receipts/p-7").unwrap(),
+        next_request(&st, c[0]),
+        Some(Request::Exists {
+            path: receipt.clone(),
             watch: false
-        }
+        })
     );
+    st.reconnect(c[0]);
+    round_trip(&mut st, c[0]);
     assert_eq!(
-        hand.answer(Ok(Reply::Exists(None))),
+        next_request(&st, c[0]),
         Some(write),
         "not applied: written again"
     );
-    let results = vec![
-        OpResult::Created {
-            path: Path::new("/q/qn-0000000000").unwrap(),
-            stat: Stat::default(),
-        },
-        OpResult::Created {
-            path: Path::new("/q-receipts/p-7").unwrap(),
-            stat: Stat::default(),
-        },
-    ];
-    let cleanup = hand.answer(Ok(Reply::Multi(results))).unwrap();
+    round_trip(&mut st, c[0]);
     assert_eq!(
-        cleanup,
-        Request::Delete {
-            path: Path::new("/q-receipts/p-7").unwrap(),
+        next_request(&st, c[0]),
+        Some(Request::Delete {
+            path: receipt,
             version: -1
-        }
+        })
     );
-    assert_eq!(hand.answer(Ok(Reply::Deleted)), None);
-    assert_eq!(hand.outcomes, vec![QueueOutcome::Offered]);
+    round_trip(&mut st, c[0]);
+    assert_eq!(next_request(&st, c[0]), None);
+    assert_eq!(
+        st.outcomes(c[0]),
+        &[QueueOutcome::Offered],
+        "{}",
+        st.trace()
+    );
+    assert_eq!(queued(&st), vec![item("a")], "enqueued once");
+    assert_eq!(receipts(&st), Vec::<Path>::new());
 }
 
+/// The connection drops while a consumer's claim waits to be sent (not
+/// applied); another consumer takes that item meanwhile. The first one
+/// finds no receipt, claims again, loses the race on the delete, and moves
+/// on to the next item. The reply of its receipt cleanup is lost after the
+/// server applied it: the NoNode of the retry still answers the item.
 #[test]
 fn fixed_claim_not_applied_is_claimed_again_and_lost_race_moves_on() {
-    let mut hand = Hand::new();
-    hand.input(Input::Call(QueueCall::Poll));
+    let (mut st, c) = setup::<FixedQueue>(3, 13);
+    offer_now(&mut st, c[0], "one");
+    offer_now(&mut st, c[0], "two");
+    st.call(c[1], QueueCall::Poll);
     assert_eq!(
-        hand.request(),
-        Request::GetChildren {
+        next_request(&st, c[1]),
+        Some(Request::GetChildren {
             path: dir(),
             watch: false
-        }
+        })
     );
-    let names = vec!["qn-0000000002".to_string(), "qn-0000000001".to_string()];
-    let read = hand.answer(Ok(Reply::Children(names))).unwrap();
+    round_trip(&mut st, c[1]);
     assert_eq!(
-        read,
-        Request::GetData {
-            path: Path::new("/q/qn-0000000001").unwrap(),
+        next_request(&st, c[1]),
+        Some(Request::GetData {
+            path: Path::new("/q/qn-0000000000").unwrap(),
             watch: false
-        }
+        })
     );
-    let claim = hand
-        .answer(Ok(Reply::Data {
-            data: item("one"),
-            stat: Stat::default(),
-        }))
-        .unwrap();
-    hand.answer(Err(ZkError::ConnectionLoss));
+    round_trip(&mut st, c[1]);
+    let claim = next_request(&st, c[1]).unwrap();
+    st.disconnect(c[1]);
+    assert_eq!(queued(&st), vec![item("one"), item("two")], "not applied");
     assert_eq!(
-        hand.request(),
-        Request::Exists {
-            path: Path::new("/q-receipts/c-7").unwrap(),
+        next_request(&st, c[1]),
+        Some(Request::Exists {
+            path: Path::new("/q-receipts/c-2").unwrap(),
             watch: false
-        }
+        })
     );
+    // Meanwhile another consumer takes it.
+    st.call(c[2], QueueCall::Poll);
+    st.run_client(c[2]);
+    assert_eq!(st.outcomes(c[2]), &[got("one")], "{}", st.trace());
+    st.reconnect(c[1]);
+    round_trip(&mut st, c[1]);
     assert_eq!(
-        hand.answer(Ok(Reply::Exists(None))),
+        next_request(&st, c[1]),
         Some(claim),
         "not applied: claimed again"
     );
-    // Meanwhile another consumer took it: the multi fails on the delete.
-    let lost = ZkError::MultiFailed {
-        index: 0,
-        error: Box::new(ZkError::NoNode),
-    };
-    let next = hand.answer(Err(lost)).unwrap();
+    // The multi fails on the delete: try the next item.
+    round_trip(&mut st, c[1]);
     assert_eq!(
-        next,
-        Request::GetData {
-            path: Path::new("/q/qn-0000000002").unwrap(),
+        next_request(&st, c[1]),
+        Some(Request::GetData {
+            path: Path::new("/q/qn-0000000001").unwrap(),
             watch: false
-        }
+        })
     );
-    hand.answer(Ok(Reply::Data {
-        data: item("two"),
-        stat: Stat::default(),
-    }));
-    let cleanup = hand.answer(Ok(Reply::Multi(vec![]))).unwrap();
-    assert_eq!(
-        cleanup,
-        Request::Delete {
-            path: Path::new("/q-receipts/c-7").unwrap(),
-            version: -1
+    round_trip(&mut st, c[1]);
+    round_trip(&mut st, c[1]);
+    let cleanup = Request::Delete {
+        path: Path::new("/q-receipts/c-2").unwrap(),
+        version: -1,
+    };
+    assert_eq!(next_request(&st, c[1]), Some(cleanup.clone()));
+    assert!(st.apply_then_disconnect(c[1]));
+    assert_eq!(next_request(&st, c[1]), Some(cleanup));
+    st.reconnect(c[1]);
+    st.run_client(c[1]);
+    assert_eq!(st.outcomes(c[1]), &[got("two")], "{}", st.trace());
+    assert!(queued(&st).is_empty());
+    assert_eq!(receipts(&st), Vec::<Path>::new());
+}
+
+/// One producer offers three items, two consumers take them; the `nth_send`
+/// request of any client is not sent: the connection drops before it (it
+/// fails with ConnectionLoss, not applied) and the client reconnects.
+/// Checks exactly-once FIFO delivery, no failed call, nothing left. False
+/// once the run has fewer sends.
+fn fixed_not_applied_at(nth_send: usize) -> bool {
+    let (mut st, c) = setup::<FixedQueue>(3, 16);
+    let mut workload = Workload::new(&c[0..1], &c[1..3], 3);
+    let (mut sends, mut fired) = (0, false);
+    while !workload.is_done() {
+        workload.issue(&mut st);
+        let mut moved = false;
+        for &client in &c {
+            let can_send = st.state(client) == ConnectionState::Connected
+                && !st.client(client).outgoing.is_empty();
+            if can_send && sends == nth_send {
+                st.disconnect(client);
+                st.reconnect(client);
+                fired = true;
+                moved = true;
+            } else {
+                moved |= st.step(client);
+            }
+            sends += usize::from(can_send);
         }
-    );
-    hand.answer(Err(ZkError::NoNode));
-    assert_eq!(hand.outcomes, vec![got("two")]);
+        workload.collect(&mut st);
+        assert!(
+            moved || workload.is_done(),
+            "stuck at send {nth_send}\n{}",
+            st.trace()
+        );
+    }
+    let context = format!("not applied at send {nth_send}\n{}", st.trace());
+    assert_eq!(workload.check(), Ok(()), "{context}");
+    assert_eq!(workload.failures, vec![], "{context}");
+    assert!(queued(&st).is_empty(), "{context}");
+    assert_eq!(receipts(&st), Vec::<Path>::new(), "{context}");
+    fired
+}
+
+#[test]
+fn fixed_request_not_applied_at_every_step_is_sent_again() {
+    let mut hit = 0;
+    while fixed_not_applied_at(hit) {
+        hit += 1;
+    }
+    assert!(hit >= 20, "only {hit} requests to hit");
 }
 
 #[test]
 fn fixed_answers_busy_to_a_second_call_without_disturbing_the_first() {
-    let mut hand = Hand::new();
-    hand.input(Input::Call(QueueCall::Poll));
-    let pending = hand.last.clone();
-    hand.input(Input::Call(QueueCall::Take));
+    let (mut st, c) = setup::<FixedQueue>(1, 14);
+    st.call(c[0], QueueCall::Poll);
+    let pending = st.client(c[0]).outgoing.clone();
+    st.call(c[0], QueueCall::Take);
     assert_eq!(
-        hand.outcomes,
-        vec![QueueOutcome::Failed(QueueFailure::Busy)]
+        st.outcomes(c[0]),
+        &[QueueOutcome::Failed(QueueFailure::Busy)]
     );
-    assert!(hand.last.is_empty());
-    hand.last = pending;
-    hand.answer(Ok(Reply::Children(vec![])));
+    assert_eq!(st.client(c[0]).outgoing, pending, "nothing sent for it");
+    st.run_client(c[0]);
     assert_eq!(
-        hand.outcomes,
-        vec![
+        st.outcomes(c[0]),
+        &[
             QueueOutcome::Failed(QueueFailure::Busy),
             QueueOutcome::Empty
         ]
     );
+}
+
+/// Two consumers wait on an empty queue. Spurious events (a children change
+/// that did not happen, a node event, a state event, one event during a
+/// poll's read) and a duplicate of every real wakeup: every item is
+/// delivered once, nobody is answered without an item.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_deliver_each_item_once() {
+    let (mut st, c) = setup::<FixedQueue>(3, 15);
+    let changed = WatchedEvent::node(EventType::NodeChildrenChanged, dir());
+    st.call(c[1], QueueCall::Take);
+    st.call(c[2], QueueCall::Take);
+    st.run();
+    st.inject_watch_event(c[1], changed.clone());
+    st.inject_watch_event(c[2], WatchedEvent::state(KeeperState::Disconnected));
+    let gone = dir().child("qn-0000000000").unwrap();
+    st.inject_watch_event(c[2], WatchedEvent::node(EventType::NodeDeleted, gone));
+    st.run();
+    for consumer in [c[1], c[2]] {
+        assert!(st.recipe(consumer).is_waiting(), "{}", st.trace());
+    }
+    offer_now(&mut st, c[0], "a");
+    st.run();
+    for consumer in [c[1], c[2]] {
+        st.inject_watch_event(consumer, changed.clone());
+    }
+    st.run();
+    offer_now(&mut st, c[0], "b");
+    st.run();
+    for consumer in [c[1], c[2]] {
+        st.inject_watch_event(consumer, changed.clone());
+    }
+    st.run();
+    st.call(c[1], QueueCall::Poll);
+    assert!(st.send(c[1]), "the poll's read is on the wire");
+    st.inject_watch_event(c[1], changed);
+    st.run();
+    let delivered: Vec<Vec<u8>> = [c[1], c[2]]
+        .iter()
+        .flat_map(|&consumer| st.outcomes(consumer).to_vec())
+        .filter_map(|outcome| match outcome {
+            QueueOutcome::Item(data) => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        check_exactly_once_fifo(&[vec![item("a"), item("b")]], &[delivered]),
+        Ok(()),
+        "{}",
+        st.trace()
+    );
+    let answers: usize = [c[1], c[2]].iter().map(|&x| st.outcomes(x).len()).sum();
+    assert_eq!(answers, 3, "two items and the poll's Empty\n{}", st.trace());
+    assert_eq!(st.outcomes(c[1]).last(), Some(&QueueOutcome::Empty));
+    assert_eq!(receipts(&st), Vec::<Path>::new());
 }
 
 #[test]

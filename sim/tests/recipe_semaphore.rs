@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore, SemaphoreCall, SemaphoreOutcome};
-use zk_recipes::zk::{Path, Reply, Request};
+use zk_recipes::zk::{EventType, KeeperState, Path, Reply, Request, WatchedEvent};
 use zk_recipes::{FencingToken, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -410,9 +410,10 @@ fn bug2_lost_create_reply_fixed_adopts_the_node() {
 // ---- random walks: the fixed semaphore under every fault ----
 
 /// Applies one random driver action to `client`: a step, a lost reply, a
-/// disconnect or reconnect, an expiry (noticed at once, then a new session)
-/// or, if `pauses`, an expiry the client does not notice (it becomes a
-/// zombie), a timer, or the container reaper.
+/// disconnect (requests in flight and queued fail) or reconnect, an expiry
+/// (noticed at once, then a new session) or, if `pauses`, an expiry the
+/// client does not notice (it becomes a zombie until it notices later), a
+/// timer, or the container reaper.
 fn random_action<R: Recipe>(
     stepper: &mut Stepper<R>,
     rng: &mut SmallRng,
@@ -445,6 +446,10 @@ fn random_action<R: Recipe>(
             stepper.expire_on_server(client);
             zombies[client] = true;
         }
+        85 if !healthy => {
+            stepper.notice_expiry(client);
+            zombies[client] = false;
+        }
         86..=93 => {
             stepper.fire_next_timer(client);
         }
@@ -453,14 +458,13 @@ fn random_action<R: Recipe>(
     }
 }
 
-/// Brings every healthy client back: reconnected, in a live session.
-fn heal<R: Recipe>(
-    stepper: &mut Stepper<R>,
-    clients: usize,
-    zombies: &[bool],
-    next_session: &mut i64,
-) {
-    for client in (0..clients).filter(|&c| !zombies[c]) {
+/// Brings every client back: a paused one learns its session expired, and
+/// all are reconnected, in a live session.
+fn heal<R: Recipe>(stepper: &mut Stepper<R>, zombies: &mut [bool], next_session: &mut i64) {
+    for (client, zombie) in zombies.iter_mut().enumerate() {
+        if std::mem::take(zombie) {
+            stepper.notice_expiry(client);
+        }
         match stepper.state(client) {
             ConnectionState::Disconnected => stepper.reconnect(client),
             ConnectionState::Expired => {
@@ -567,7 +571,7 @@ fn fixed_semaphore_random_walk(seed: u64, pauses: bool) {
         }
         observe(&mut stepper, &mut seen);
     }
-    heal(&mut stepper, 3, &zombies, &mut next_session);
+    heal(&mut stepper, &mut zombies, &mut next_session);
     for _ in 0..50 {
         stepper.run();
         observe(&mut stepper, &mut seen);
@@ -610,4 +614,180 @@ fn fixed_random_walks_with_pauses_never_exceed_max_leases_among_live_sessions() 
     for seed in 1_000..1_300 {
         fixed_semaphore_random_walk(seed, true);
     }
+}
+
+// ---- the fixed semaphore under faults at chosen steps ----
+
+fn children_changed() -> WatchedEvent {
+    WatchedEvent::node(EventType::NodeChildrenChanged, path(SEMAPHORE))
+}
+
+/// The clients that believe they hold leases.
+fn fixed_holders(stepper: &Stepper<FixedSemaphore>, clients: usize) -> Vec<ClientId> {
+    (0..clients)
+        .filter(|&client| stepper.recipe(client).leases_held() > 0)
+        .collect()
+}
+
+/// One lease; c0 holds, c1 and c2 wait (child watch). Spurious events (a
+/// children change that did not happen, one while c1's read is in flight,
+/// a node event of a node nobody watches, a state event) and a duplicate of
+/// every real wakeup: one holder at a time, each served once, in order.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_keep_the_lease_count() {
+    let mut stepper = stepper(vec![fixed(1, 1), fixed(1, 2), fixed(1, 3)]);
+    for client in 0..3 {
+        stepper.call(client, acquire(1));
+        stepper.run();
+    }
+    let holder_node = format!("{SEMAPHORE}/{}", {
+        let mut nodes = children(&mut stepper, SEMAPHORE);
+        nodes.sort();
+        nodes.remove(0)
+    });
+    stepper.inject_watch_event(1, children_changed());
+    stepper.inject_watch_event(2, children_changed());
+    stepper.inject_watch_event(
+        1,
+        WatchedEvent::node(EventType::NodeDeleted, path(&holder_node)),
+    );
+    stepper.inject_watch_event(2, WatchedEvent::state(KeeperState::Disconnected));
+    assert!(stepper.send(1), "c1's count is on the wire");
+    stepper.inject_watch_event(1, children_changed());
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper, 3), vec![0], "{}", stepper.trace());
+    stepper.call(0, SemaphoreCall::Return);
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper, 3), vec![1], "{}", stepper.trace());
+    for client in [1, 2] {
+        stepper.inject_watch_event(client, children_changed());
+    }
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper, 3), vec![1], "{}", stepper.trace());
+    stepper.call(1, SemaphoreCall::Return);
+    stepper.run();
+    stepper.inject_watch_event(2, children_changed());
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper, 3), vec![2], "{}", stepper.trace());
+    stepper.call(2, SemaphoreCall::Return);
+    stepper.run();
+    let tokens: Vec<FencingToken> = (0..3)
+        .map(|client| match take(&mut stepper, client).as_slice() {
+            [SemaphoreOutcome::Acquired { leases: 1, token }, SemaphoreOutcome::Returned] => *token,
+            other => panic!("c{client}: {other:?}\n{}", stepper.trace()),
+        })
+        .collect();
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+    reap_all(&mut stepper);
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// One lease; c0 holds, c1 and c2 wait. c1's session expires while c1 is
+/// paused; c0 returns and c2 takes the lease; only then does c1 learn of
+/// the expiry: it has nothing to lose, starts over in its new session and
+/// gets the lease after c2.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut stepper = stepper(vec![fixed(1, 1), fixed(1, 2), fixed(1, 3)]);
+    for client in 0..3 {
+        stepper.call(client, acquire(1));
+        stepper.run();
+    }
+    let first = acquired(&take(&mut stepper, 0)).1;
+    stepper.expire_on_server(1);
+    stepper.call(0, SemaphoreCall::Return);
+    stepper.run();
+    assert_eq!(take(&mut stepper, 0), [SemaphoreOutcome::Returned]);
+    let second = acquired(&take(&mut stepper, 2)).1;
+    assert!(stepper.outcomes(1).is_empty(), "{}", stepper.trace());
+    stepper.notice_expiry(1);
+    assert!(
+        stepper.outcomes(1).is_empty(),
+        "a waiter has nothing to lose"
+    );
+    stepper.new_session(1, 0x21);
+    stepper.run();
+    assert!(stepper.outcomes(1).is_empty(), "c1 queues behind c2");
+    stepper.call(2, SemaphoreCall::Return);
+    stepper.run();
+    let third = acquired(&take(&mut stepper, 1)).1;
+    assert!(
+        first < second && second < third,
+        "{first:?} {second:?} {third:?}"
+    );
+    stepper.call(1, SemaphoreCall::Return);
+    stepper.run();
+    reap_all(&mut stepper);
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// One lease. c0 acquires (creating the parent) and returns to c1, then
+/// acquires again, waits for c1 and returns; the connection drops before
+/// c0's `nth_send`-th request is sent (it fails with ConnectionLoss, not
+/// applied) and c0 reconnects at once. Checks at most one holder, the
+/// grants in order, nothing left. False once c0 sends fewer requests.
+fn not_applied_at(nth_send: usize) -> bool {
+    let mut stepper = stepper(vec![fixed(1, 1), fixed(1, 2)]);
+    let (mut sends, mut fired) = (0, false);
+    let mut run = |stepper: &mut Stepper<FixedSemaphore>| loop {
+        let mut moved = false;
+        for client in 0..2 {
+            let can_send = stepper.state(client) == ConnectionState::Connected
+                && !stepper.client(client).outgoing.is_empty();
+            if client == 0 && can_send && sends == nth_send {
+                stepper.disconnect(0);
+                stepper.reconnect(0);
+                fired = true;
+                moved = true;
+            } else {
+                moved |= stepper.step(client);
+            }
+            sends += usize::from(client == 0 && can_send);
+            let holders = fixed_holders(stepper, 2);
+            assert!(holders.len() <= 1, "{holders:?}\n{}", stepper.trace());
+        }
+        if !moved {
+            return;
+        }
+    };
+    for (client, call) in [
+        (0, acquire(1)),
+        (1, acquire(1)),
+        (0, SemaphoreCall::Return),
+        (0, acquire(1)),
+        (1, SemaphoreCall::Return),
+        (0, SemaphoreCall::Return),
+    ] {
+        stepper.call(client, call);
+        run(&mut stepper);
+    }
+    let context = format!("not applied at c0's send {nth_send}\n{}", stepper.trace());
+    let (c0, c1) = (take(&mut stepper, 0), take(&mut stepper, 1));
+    let tokens = match (c0.as_slice(), c1.as_slice()) {
+        (
+            [SemaphoreOutcome::Acquired { token: a, .. }, SemaphoreOutcome::Returned, SemaphoreOutcome::Acquired { token: c, .. }, SemaphoreOutcome::Returned],
+            [SemaphoreOutcome::Acquired { token: b, .. }, SemaphoreOutcome::Returned],
+        ) => [*a, *b, *c],
+        other => panic!("{other:?}: {context}"),
+    };
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "{tokens:?}: {context}"
+    );
+    reap_all(&mut stepper);
+    assert!(
+        tree(&stepper).is_empty(),
+        "left {:?}: {context}",
+        tree(&stepper)
+    );
+    fired
+}
+
+#[test]
+fn fixed_request_not_applied_at_every_step_is_sent_again() {
+    let mut hit = 0;
+    while not_applied_at(hit) {
+        hit += 1;
+    }
+    assert!(hit >= 10, "only {hit} requests to hit");
 }

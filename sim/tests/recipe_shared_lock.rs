@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use zk_recipes::shared_lock::{
     FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall, SharedLockOutcome,
 };
-use zk_recipes::zk::{CreateMode, Path, Reply, Request};
+use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent};
 use zk_recipes::{FencingToken, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -327,9 +327,10 @@ fn bug8_expiry_noticed_fixed_writer_reports_lost_at_once() {
 // ---- random walks: the fixed shared lock under every fault ----
 
 /// Applies one random driver action to `client`: a step, a lost reply, a
-/// disconnect or reconnect, an expiry (noticed at once, then a new session)
-/// or, if `pauses`, an expiry the client does not notice (it becomes a
-/// zombie), a timer, or the container reaper.
+/// disconnect (requests in flight and queued fail) or reconnect, an expiry
+/// (noticed at once, then a new session) or, if `pauses`, an expiry the
+/// client does not notice (it becomes a zombie until it notices later), a
+/// timer, or the container reaper.
 fn random_action<R: Recipe>(
     stepper: &mut Stepper<R>,
     rng: &mut SmallRng,
@@ -362,6 +363,10 @@ fn random_action<R: Recipe>(
             stepper.expire_on_server(client);
             zombies[client] = true;
         }
+        85 if !healthy => {
+            stepper.notice_expiry(client);
+            zombies[client] = false;
+        }
         86..=93 => {
             stepper.fire_next_timer(client);
         }
@@ -370,14 +375,13 @@ fn random_action<R: Recipe>(
     }
 }
 
-/// Brings every healthy client back: reconnected, in a live session.
-fn heal<R: Recipe>(
-    stepper: &mut Stepper<R>,
-    clients: usize,
-    zombies: &[bool],
-    next_session: &mut i64,
-) {
-    for client in (0..clients).filter(|&c| !zombies[c]) {
+/// Brings every client back: a paused one learns its session expired, and
+/// all are reconnected, in a live session.
+fn heal<R: Recipe>(stepper: &mut Stepper<R>, zombies: &mut [bool], next_session: &mut i64) {
+    for (client, zombie) in zombies.iter_mut().enumerate() {
+        if std::mem::take(zombie) {
+            stepper.notice_expiry(client);
+        }
         match stepper.state(client) {
             ConnectionState::Disconnected => stepper.reconnect(client),
             ConnectionState::Expired => {
@@ -495,7 +499,7 @@ fn fixed_shared_lock_random_walk(seed: u64, pauses: bool) {
         }
         observe(&mut stepper, &mut seen);
     }
-    heal(&mut stepper, 3, &zombies, &mut next_session);
+    heal(&mut stepper, &mut zombies, &mut next_session);
     for _ in 0..50 {
         stepper.run();
         observe(&mut stepper, &mut seen);
@@ -537,4 +541,213 @@ fn fixed_random_walks_with_pauses_never_a_writer_with_anyone_among_live_sessions
     for seed in 1_000..1_300 {
         fixed_shared_lock_random_walk(seed, true);
     }
+}
+
+// ---- the fixed shared lock under faults at chosen steps ----
+
+fn deleted(node: &str) -> WatchedEvent {
+    WatchedEvent::node(EventType::NodeDeleted, path(&format!("{LOCK}/{node}")))
+}
+
+/// The mode each client believes it holds.
+fn fixed_holders(stepper: &Stepper<FixedSharedLock>, clients: usize) -> Vec<(ClientId, LockMode)> {
+    (0..clients)
+        .filter_map(|client| Some((client, stepper.recipe(client).holding()?)))
+        .collect()
+}
+
+/// Never a writer together with another holder.
+fn assert_exclusive_writer(stepper: &Stepper<FixedSharedLock>, clients: usize) {
+    let holders = fixed_holders(stepper, clients);
+    let writers = holders
+        .iter()
+        .filter(|(_, m)| *m == LockMode::Write)
+        .count();
+    assert!(
+        writers == 0 || holders.len() == 1,
+        "holders {holders:?}\n{}",
+        stepper.trace()
+    );
+}
+
+/// w0 writes; r1 and r2 wait for w0; w3 waits for r2. Spurious deletions
+/// of nodes still there (one while w3's read is in flight), a state event,
+/// and a duplicate of every real wakeup: never a writer with anyone, and
+/// the documented order.
+#[test]
+fn fixed_spurious_and_duplicated_wakeups_never_let_a_writer_share() {
+    let mut stepper = fixeds(4);
+    for (client, call) in [WRITE, READ, READ, WRITE].into_iter().enumerate() {
+        stepper.call(client, call);
+        stepper.run();
+    }
+    let mut nodes = lock_children(&mut stepper);
+    nodes.sort();
+    let [w0, _, r2, _] = [0, 1, 2, 3].map(|i| nodes[i].clone());
+    stepper.inject_watch_event(1, deleted(&w0));
+    stepper.inject_watch_event(2, WatchedEvent::state(KeeperState::SyncConnected));
+    assert!(stepper.send(1), "r1's re-check is on the wire");
+    stepper.inject_watch_event(1, deleted(&w0));
+    stepper.inject_watch_event(3, deleted(&r2));
+    stepper.run();
+    assert_exclusive_writer(&stepper, 4);
+    assert_eq!(
+        fixed_holders(&stepper, 4),
+        vec![(0, LockMode::Write)],
+        "{}",
+        stepper.trace()
+    );
+    acquired(&take(&mut stepper, 0), LockMode::Write);
+    release(&mut stepper, 0);
+    assert_eq!(
+        fixed_holders(&stepper, 4),
+        vec![(1, LockMode::Read), (2, LockMode::Read)],
+        "{}",
+        stepper.trace()
+    );
+    for reader in [1, 2] {
+        stepper.inject_watch_event(reader, deleted(&w0));
+    }
+    stepper.inject_watch_event(3, deleted(&r2));
+    stepper.run();
+    assert_exclusive_writer(&stepper, 4);
+    for reader in [1, 2] {
+        acquired(&take(&mut stepper, reader), LockMode::Read);
+    }
+    release(&mut stepper, 1);
+    assert_eq!(
+        fixed_holders(&stepper, 4),
+        vec![(2, LockMode::Read)],
+        "w3 waits for r2\n{}",
+        stepper.trace()
+    );
+    release(&mut stepper, 2);
+    stepper.inject_watch_event(3, deleted(&r2));
+    stepper.run();
+    assert_eq!(fixed_holders(&stepper, 4), vec![(3, LockMode::Write)]);
+    acquired(&take(&mut stepper, 3), LockMode::Write);
+    release(&mut stepper, 3);
+    for _ in 0..3 {
+        stepper.reap();
+    }
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// w0 writes; r1 waits for w0, w2 for r1. r1's session expires while r1 is
+/// paused; w0 releases and w2 writes; only then does r1 learn of the
+/// expiry: it has nothing to lose, starts over in its new session and reads
+/// after w2.
+#[test]
+fn fixed_waiter_learning_its_expiry_late_starts_over() {
+    let mut stepper = fixeds(3);
+    for (client, call) in [WRITE, READ, WRITE].into_iter().enumerate() {
+        stepper.call(client, call);
+        stepper.run();
+    }
+    let first = acquired(&take(&mut stepper, 0), LockMode::Write);
+    stepper.expire_on_server(1);
+    release(&mut stepper, 0);
+    let second = acquired(&take(&mut stepper, 2), LockMode::Write);
+    assert!(stepper.outcomes(1).is_empty(), "{}", stepper.trace());
+    stepper.notice_expiry(1);
+    assert!(
+        stepper.outcomes(1).is_empty(),
+        "a waiter has nothing to lose"
+    );
+    stepper.new_session(1, 0x21);
+    stepper.run();
+    assert!(stepper.outcomes(1).is_empty(), "r1 waits for w2");
+    release(&mut stepper, 2);
+    let third = acquired(&take(&mut stepper, 1), LockMode::Read);
+    assert!(
+        first < second && second < third,
+        "{first:?} {second:?} {third:?}"
+    );
+    release(&mut stepper, 1);
+    for _ in 0..3 {
+        stepper.reap();
+    }
+    assert!(tree(&stepper).is_empty(), "left: {:?}", tree(&stepper));
+}
+
+/// c0 writes (creating the parents) and releases to reader c1, then asks to
+/// write again, waits for c1 and releases; the connection drops before
+/// c0's `nth_send`-th request is sent (it fails with ConnectionLoss, not
+/// applied) and c0 reconnects at once. Checks the writer is never with
+/// anyone, the grants in order, nothing left. False once c0 sends fewer
+/// requests.
+fn not_applied_at(nth_send: usize) -> bool {
+    let mut stepper = fixeds(2);
+    let (mut sends, mut fired) = (0, false);
+    let mut run = |stepper: &mut Stepper<FixedSharedLock>| loop {
+        let mut moved = false;
+        for client in 0..2 {
+            let can_send = stepper.state(client) == ConnectionState::Connected
+                && !stepper.client(client).outgoing.is_empty();
+            if client == 0 && can_send && sends == nth_send {
+                stepper.disconnect(0);
+                stepper.reconnect(0);
+                fired = true;
+                moved = true;
+            } else {
+                moved |= stepper.step(client);
+            }
+            sends += usize::from(client == 0 && can_send);
+            assert_exclusive_writer(stepper, 2);
+        }
+        if !moved {
+            return;
+        }
+    };
+    for (client, call) in [
+        (0, WRITE),
+        (1, READ),
+        (0, SharedLockCall::Release),
+        (0, WRITE),
+        (1, SharedLockCall::Release),
+        (0, SharedLockCall::Release),
+    ] {
+        stepper.call(client, call);
+        run(&mut stepper);
+    }
+    let context = format!("not applied at c0's send {nth_send}\n{}", stepper.trace());
+    let (c0, c1) = (take(&mut stepper, 0), take(&mut stepper, 1));
+    let tokens = match (c0.as_slice(), c1.as_slice()) {
+        (
+            [SharedLockOutcome::Acquired {
+                mode: LockMode::Write,
+                token: a,
+            }, SharedLockOutcome::Released, SharedLockOutcome::Acquired {
+                mode: LockMode::Write,
+                token: c,
+            }, SharedLockOutcome::Released],
+            [SharedLockOutcome::Acquired {
+                mode: LockMode::Read,
+                token: b,
+            }, SharedLockOutcome::Released],
+        ) => [*a, *b, *c],
+        other => panic!("{other:?}: {context}"),
+    };
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "{tokens:?}: {context}"
+    );
+    for _ in 0..3 {
+        stepper.reap();
+    }
+    assert!(
+        tree(&stepper).is_empty(),
+        "left {:?}: {context}",
+        tree(&stepper)
+    );
+    fired
+}
+
+#[test]
+fn fixed_request_not_applied_at_every_step_is_sent_again() {
+    let mut hit = 0;
+    while not_applied_at(hit) {
+        hit += 1;
+    }
+    assert!(hit >= 10, "only {hit} requests to hit");
 }

@@ -11,10 +11,10 @@
 //! once with the same token, and only the release that brings the count back
 //! to 0 deletes the node.
 
-use super::sequence::{last_before, sequence_after};
 use super::ticket::{self, Decision, Rule, Ticket, TicketError, TicketOutcome};
 use super::{LockCall, LockError, LockOutcome, LOCK_NAME};
 use crate::recipe::{Input, Outbox, Recipe};
+use crate::sequence::{last_before, sequence_after};
 use crate::zk::Path;
 
 /// A lock node holds when no lock node was created before it; it waits for
@@ -104,15 +104,17 @@ impl FixedCuratorLock {
                 self.reentries = 0;
                 LockOutcome::Lost
             }
-            TicketOutcome::Failed(TicketError::Zk(error)) => {
-                LockOutcome::Failed(LockError::Zk(error))
-            }
-            TicketOutcome::Failed(TicketError::NodeNotOwned) => {
-                LockOutcome::Failed(LockError::NodeNotOwned)
-            }
-            TicketOutcome::Failed(TicketError::SequenceExhausted) => {
-                LockOutcome::Failed(LockError::SequenceExhausted)
-            }
+            TicketOutcome::Failed(error) => LockOutcome::Failed(error.into()),
+        }
+    }
+}
+
+impl From<TicketError> for LockError {
+    fn from(error: TicketError) -> LockError {
+        match error {
+            TicketError::Zk(error) => LockError::Zk(error),
+            TicketError::NodeNotOwned => LockError::NodeNotOwned,
+            TicketError::SequenceExhausted => LockError::SequenceExhausted,
         }
     }
 }
@@ -123,12 +125,8 @@ impl Recipe for FixedCuratorLock {
 
     fn handle(&mut self, input: Input<LockCall>, out: &mut Outbox<LockOutcome>) {
         let mut inner = Outbox::new();
-        match input {
-            Input::Call(call) => self.on_call(call, &mut inner, out),
-            Input::Reply { tag, result } => self.ticket.on_reply(tag, result, &mut inner),
-            Input::Watch(event) => self.ticket.on_watch(&event, &mut inner),
-            Input::Session(event) => self.ticket.on_session(event, &mut inner),
-            Input::Timer(id) => self.ticket.on_timer(id, &mut inner),
+        if let Some(call) = self.ticket.on_input(input, &mut inner) {
+            self.on_call(call, &mut inner, out);
         }
         for outcome in ticket::forward(inner, out) {
             let outcome = self.translate(outcome);

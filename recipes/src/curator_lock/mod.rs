@@ -32,6 +32,7 @@
 pub mod fixed;
 pub mod original;
 pub mod parents;
+pub(crate) mod protection;
 pub mod sequence;
 pub mod ticket;
 

@@ -27,9 +27,11 @@
 //! the same. The fencing token is the node's sequence number (the parent is
 //! never deleted here, so it only grows until it sticks at `i32::MAX`).
 
-use super::sequence::{curator_sort_key, sequence_after};
+use super::protection::Protection;
+use super::sequence::curator_sort_key;
 use super::{parents, LockCall, LockError, LockOutcome, LOCK_NAME};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
+use crate::sequence::sequence_after;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
@@ -110,11 +112,8 @@ struct HeldMutex {
 pub struct OriginalCuratorLock {
     /// The lock path (the seed's `granularity`), e.g. `/locks/order-17`.
     lock_path: Path,
-    /// Stands in for the random UUIDs of Curator's protection ids.
-    unique_id: u64,
-    /// Protected creates started so far: each create builder draws a fresh
-    /// UUID, so the protection id is `<unique id>_<creates>`.
-    creates: u32,
+    /// The protection ids of its creates (drawn from the unique id).
+    protection: Protection,
     session: Option<SessionId>,
     /// A request failed with SessionExpired: re-send it once a new session
     /// is connected (Curator's RetryLoop on its new ZooKeeper handle).
@@ -131,8 +130,7 @@ impl OriginalCuratorLock {
     pub fn new(lock_path: Path, unique_id: u64) -> OriginalCuratorLock {
         OriginalCuratorLock {
             lock_path,
-            unique_id,
-            creates: 0,
+            protection: Protection::new(unique_id),
             session: None,
             retry_in_new_session: false,
             deadline_passed: false,
@@ -149,11 +147,6 @@ impl OriginalCuratorLock {
     /// How many mutexes the application believes it holds.
     pub fn held_count(&self) -> usize {
         self.held.len()
-    }
-
-    /// The protected name prefix of the current create: `_c_<id>_<n>-`.
-    fn protection_prefix(&self) -> String {
-        format!("_c_{}_{}-", self.unique_id, self.creates)
     }
 
     fn on_call(&mut self, call: LockCall, out: &mut Outbox<LockOutcome>) {
@@ -221,18 +214,14 @@ impl OriginalCuratorLock {
             // CreateBuilderImpl: NoNode with creatingParentsIfNeeded -> mkdirs, create again.
             (Phase::Creating, Err(ZkError::NoNode)) => self.make_parent(0, out),
             (Phase::MakingParents { level }, Ok(_) | Err(ZkError::NodeExists)) => {
-                if level + 1 < parents::ancestors_and_self(&self.lock_path).len() {
-                    self.make_parent(level + 1, out);
-                } else {
+                if parents::is_last_mkdirs_step(&self.lock_path, level) {
                     self.create(out);
+                } else {
+                    self.make_parent(level + 1, out);
                 }
             }
             (Phase::FindingProtected, Ok(Reply::Children(children))) => {
-                let prefix = self.protection_prefix();
-                match children
-                    .into_iter()
-                    .find(|child| child.starts_with(&prefix))
-                {
+                match self.protection.find(children) {
                     Some(node) => self.read_children(node, out),
                     None => self.create(out),
                 }
@@ -343,13 +332,13 @@ impl OriginalCuratorLock {
 
     /// `attemptLock`: a new create builder, hence a new protection id.
     fn start_create(&mut self, out: &mut Outbox<LockOutcome>) {
-        self.creates = self.creates.wrapping_add(1);
+        self.protection.next_create();
         self.create(out);
     }
 
     fn create(&mut self, out: &mut Outbox<LockOutcome>) {
         self.phase = Phase::Creating;
-        let name = format!("{}{LOCK_NAME}", self.protection_prefix());
+        let name = format!("{}{LOCK_NAME}", self.protection.prefix());
         match self.lock_path.child(&name) {
             Ok(path) => out.send(
                 CREATE,
@@ -368,24 +357,14 @@ impl OriginalCuratorLock {
 
     fn make_parent(&mut self, level: usize, out: &mut Outbox<LockOutcome>) {
         self.phase = Phase::MakingParents { level };
-        let Some(path) = parents::ancestors_and_self(&self.lock_path)
-            .into_iter()
-            .nth(level)
-        else {
-            return self.finish(
+        // seed 002 uses Curator 2.5.0: persistent parents, left behind.
+        match parents::mkdirs_step(&self.lock_path, level) {
+            Some(request) => out.send(MAKE_PARENT, request),
+            None => self.finish(
                 LockOutcome::Failed(LockError::Zk(ZkError::BadArguments)),
                 out,
-            );
-        };
-        // seed 002 uses Curator 2.5.0: persistent parents, left behind.
-        out.send(
-            MAKE_PARENT,
-            Request::Create {
-                path,
-                data: Vec::new(),
-                mode: CreateMode::Persistent,
-            },
-        );
+            ),
+        }
     }
 
     fn find_protected(&mut self, out: &mut Outbox<LockOutcome>) {

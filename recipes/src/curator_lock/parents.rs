@@ -1,7 +1,9 @@
 //! Curator's `creatingParentsIfNeeded` / `creatingParentContainersIfNeeded`
-//! as data: the ancestors to create, top down, when a create fails with NoNode.
+//! as data: the ancestors to create, top down, when a create fails with
+//! NoNode; and `ZKPaths.mkdirs` one create at a time, as Curator 2.5.0 (seed
+//! 002) does it, with persistent parents.
 
-use crate::zk::Path;
+use crate::zk::{CreateMode, Path, Request};
 
 /// Every path from the top segment down to `path` itself: `/a/b` gives
 /// `[/a, /a/b]`. The root is never included.
@@ -19,6 +21,23 @@ pub fn ancestors_and_self(path: &Path) -> Vec<Path> {
     chain
 }
 
+/// `ZKPaths.mkdirs(path)`, step `level`: create ancestor number `level` of
+/// `path` (top down, `path` itself last) as a persistent node. `None` past
+/// the last step.
+pub fn mkdirs_step(path: &Path, level: usize) -> Option<Request> {
+    let ancestor = ancestors_and_self(path).into_iter().nth(level)?;
+    Some(Request::Create {
+        path: ancestor,
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    })
+}
+
+/// True when `level` is the last step of `mkdirs(path)`.
+pub fn is_last_mkdirs_step(path: &Path, level: usize) -> bool {
+    level + 1 >= ancestors_and_self(path).len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,5 +48,19 @@ mod tests {
         let names: Vec<&str> = chain.iter().map(Path::as_str).collect();
         assert_eq!(names, ["/locks", "/locks/order-17"]);
         assert!(ancestors_and_self(&Path::root()).is_empty());
+    }
+
+    #[test]
+    fn mkdirs_creates_persistent_parents_top_down() {
+        let path = Path::new("/locks/order-17").unwrap();
+        let created: Vec<Request> = (0..).map_while(|level| mkdirs_step(&path, level)).collect();
+        let expected = ["/locks", "/locks/order-17"].map(|p| Request::Create {
+            path: Path::new(p).unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        });
+        assert_eq!(created, expected);
+        assert!(!is_last_mkdirs_step(&path, 0));
+        assert!(is_last_mkdirs_step(&path, 1));
     }
 }

@@ -32,8 +32,8 @@
 //! Exactly one request is in flight at a time, so replies are matched by tag.
 
 use super::parents;
-use super::sequence::{parse_sequence, STUCK_SEQUENCE};
-use crate::recipe::{FencingToken, Outbox, Tag, TimerId};
+use crate::recipe::{FencingToken, Input, Outbox, Tag, TimerId};
+use crate::sequence::{prefixed_sequence, STUCK_SEQUENCE};
 use crate::zk::{
     CreateMode, EventType, MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId,
     WatchedEvent, ZkError, ZkResult, ANY_VERSION,
@@ -264,6 +264,19 @@ impl<R: Rule> Ticket<R> {
         }
     }
 
+    /// Hands a driver input to the engine. An application call is the
+    /// business of the recipe around the engine: it is handed back.
+    pub fn on_input<C>(&mut self, input: Input<C>, out: &mut Outbox<TicketOutcome>) -> Option<C> {
+        match input {
+            Input::Call(call) => return Some(call),
+            Input::Reply { tag, result } => self.on_reply(tag, result, out),
+            Input::Watch(event) => self.on_watch(&event, out),
+            Input::Session(event) => self.on_session(event, out),
+            Input::Timer(id) => self.on_timer(id, out),
+        }
+        None
+    }
+
     pub fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<TicketOutcome>) {
         if self.expected_tag() != Some(tag) {
             // One request in flight at a time: this one is from a step left
@@ -468,11 +481,7 @@ impl<R: Rule> Ticket<R> {
             // Deleted by someone else while our session lives: start over.
             return self.create(out);
         }
-        let sequence = node
-            .name
-            .strip_prefix(&self.requested_name())
-            .and_then(parse_sequence);
-        match sequence {
+        match prefixed_sequence(&node.name, &self.requested_name()) {
             None => return self.fail(ZkError::BadArguments, out),
             Some(STUCK_SEQUENCE) => return self.give_up(node.name, GiveUp::SequenceExhausted, out),
             Some(_) => {}

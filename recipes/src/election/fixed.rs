@@ -25,8 +25,9 @@
 //! expiry makes a leader report `Lost`, and a contender still volunteering
 //! starts over when the driver connects a new session.
 
-use super::{parse_sequence, serial_order, ElectionCall, ElectionError, ElectionOutcome};
+use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::sequence::{last_before, parse_sequence, serial_order};
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
     ANY_VERSION,
@@ -330,15 +331,12 @@ impl FixedElection {
         if children.iter().any(|child| tied(&child)) {
             return self.delete_then(node, Some(ElectionError::SequenceExhausted), out);
         }
-        let predecessor = children
+        let members = children
             .iter()
-            .filter_map(|child| Some((member_sequence(child)?, child)))
-            .filter(|(sequence, _)| serial_order(*sequence, own_sequence).is_lt())
-            .max_by(|(a, _), (b, _)| serial_order(*a, *b))
-            .map(|(_, child)| child.clone());
-        match predecessor {
+            .filter_map(|child| Some((child, member_sequence(child)?)));
+        match last_before(own_sequence, members) {
             None => self.check_owner(node, out),
-            Some(name) => match self.parent.child(&name) {
+            Some(name) => match self.parent.child(name) {
                 Ok(predecessor) => self.watch_predecessor(node, predecessor, out),
                 Err(_) => self.fail(ElectionError::Zk(ZkError::BadArguments), out),
             },

@@ -32,7 +32,9 @@ use crate::observe::{Hold, Observation, Observe};
 use crate::recipe::FencingToken;
 use crate::zk::ZkError;
 use serde::{Deserialize, Serialize};
-use std::cmp::Ordering;
+
+/// Sequence suffixes and creation order, shared with the other recipes.
+pub use crate::sequence::{parse_sequence, serial_order};
 
 /// What the application asks of an election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,56 +92,5 @@ impl Observe for ElectionOutcome {
                 reason: error.to_string(),
             },
         }
-    }
-}
-
-/// Parses a sequence suffix as ZooKeeper writes it (`%010d` of a signed
-/// 32-bit counter: `0000000004`, or `-2147483648` after wrap-around).
-pub fn parse_sequence(suffix: &str) -> Option<i32> {
-    let digits = suffix.strip_prefix('-').unwrap_or(suffix);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    suffix.parse().ok()
-}
-
-/// Orders two sequence numbers of one parent by creation, across the
-/// counter's wrap from `i32::MAX` to `i32::MIN` (serial number arithmetic,
-/// RFC 1982): `a` comes first when `b` is less than 2^31 creates after it.
-/// A total order as long as the live numbers span less than 2^31 creates.
-/// (ZooKeeper 3.8 wraps only inside one multi; between requests its counter
-/// sticks at `i32::MAX`, which makes equal numbers instead.)
-pub fn serial_order(a: i32, b: i32) -> Ordering {
-    match b.wrapping_sub(a) {
-        0 => Ordering::Equal,
-        gap if gap > 0 => Ordering::Less,
-        _ => Ordering::Greater,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_padded_and_wrapped_sequences() {
-        assert_eq!(parse_sequence("0000000004"), Some(4));
-        assert_eq!(parse_sequence("2147483647"), Some(i32::MAX));
-        assert_eq!(parse_sequence("-2147483648"), Some(i32::MIN));
-        assert_eq!(parse_sequence("-000000005"), Some(-5));
-        assert_eq!(parse_sequence(""), None);
-        assert_eq!(parse_sequence("-"), None);
-        assert_eq!(parse_sequence("+12"), None);
-        assert_eq!(parse_sequence("12a"), None);
-    }
-
-    #[test]
-    fn serial_order_survives_wrap_around() {
-        assert_eq!(serial_order(3, 4), Ordering::Less);
-        assert_eq!(serial_order(4, 3), Ordering::Greater);
-        assert_eq!(serial_order(7, 7), Ordering::Equal);
-        assert_eq!(serial_order(i32::MAX, i32::MIN), Ordering::Less);
-        assert_eq!(serial_order(i32::MIN, i32::MAX), Ordering::Greater);
-        assert_eq!(serial_order(i32::MAX - 1, i32::MIN + 1), Ordering::Less);
     }
 }

@@ -29,8 +29,9 @@
 //! The seed has no way to resign but ending the process; `Resign` here deletes
 //! the node and stops reacting, as closing the handle would.
 
-use super::{parse_sequence, ElectionCall, ElectionError, ElectionOutcome};
+use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::sequence::sequence_after;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 
 /// `run()`: `zk.create(LEADER_PATH + "/lock-", ...)`.
@@ -233,8 +234,7 @@ impl OriginalElection {
 
 /// seed 003 getSeq(): the number after `lock-`, parsed as a signed long.
 fn sequence_of(name: &str) -> Option<i64> {
-    let at = name.rfind(NODE_PREFIX)?;
-    parse_sequence(&name[at + NODE_PREFIX.len()..]).map(i64::from)
+    sequence_after(name, NODE_PREFIX).map(i64::from)
 }
 
 impl Recipe for OriginalElection {

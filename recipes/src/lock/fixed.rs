@@ -24,9 +24,10 @@
 //!
 //! At most one request is in flight; a reply is matched to its step by tag.
 
-use super::names::{creates_between, node_prefix, parse_lock_node, predecessor};
+use super::names::{node_prefix, parse_lock_node, predecessor};
 use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::sequence::serial_order;
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
     ZkResult, Zxid, ANY_VERSION,
@@ -321,7 +322,7 @@ impl FixedLock {
                     .iter()
                     .filter_map(|name| parse_lock_node(name).map(|parsed| (parsed, name)))
                     .filter(|(parsed, _)| parsed.owner == self.uid)
-                    .max_by(|(a, _), (b, _)| creates_between(b.sequence, a.sequence).cmp(&0));
+                    .max_by(|(a, _), (b, _)| serial_order(a.sequence, b.sequence));
                 self.own = match ours {
                     Some((parsed, name)) => OwnNode::Known {
                         name: name.clone(),

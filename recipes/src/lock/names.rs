@@ -1,9 +1,12 @@
 //! Lock node names `x-<id>-<sequence>` for the fixed lock: parsing, and the
-//! wrap-aware order by sequence number only.
+//! predecessor by sequence number only (creation order, wrap-aware; see
+//! [`crate::sequence`]).
 //!
 //! `<id>` is a decimal u64 (the fixed variant's unique id; the original puts
 //! its session id there, so both parse). `<sequence>` is ZooKeeper's `%010d`
 //! of the parent's signed 32-bit counter, `-2147483648` after it wraps.
+
+use crate::sequence::{last_before, parse_sequence};
 
 /// The prefix a contender with `id` gives its node; the server appends the sequence.
 pub fn node_prefix(id: u64) -> String {
@@ -31,36 +34,16 @@ pub fn parse_lock_node(name: &str) -> Option<LockNodeName> {
     })
 }
 
-/// Parses a sequence suffix: ten digits, or a minus sign and digits.
-fn parse_sequence(suffix: &str) -> Option<i32> {
-    let digits = suffix.strip_prefix('-').unwrap_or(suffix);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    suffix.parse().ok()
-}
-
-/// How many creates after `earlier` the node `later` was made, across the
-/// counter's wrap (serial number arithmetic, RFC 1982): positive when
-/// `later` is younger. Exact while the live nodes span fewer than 2^31 creates.
-pub fn creates_between(earlier: i32, later: i32) -> i32 {
-    later.wrapping_sub(earlier)
-}
-
 /// The child that comes immediately before `own` in sequence order, if any:
 /// the one to watch. Names that are not lock nodes are ignored.
 pub fn predecessor<'a>(
     own: i32,
     children: impl IntoIterator<Item = &'a String>,
 ) -> Option<&'a String> {
-    children
+    let lock_nodes = children
         .into_iter()
-        .filter_map(|child| {
-            parse_lock_node(child).map(|parsed| (creates_between(parsed.sequence, own), child))
-        })
-        .filter(|(older_by, _)| *older_by > 0)
-        .min_by_key(|(older_by, _)| *older_by)
-        .map(|(_, child)| child)
+        .filter_map(|child| Some((child, parse_lock_node(child)?.sequence)));
+    last_before(own, lock_nodes)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@
 //! - the lock is bound to the ZooKeeper handle it was built with: after
 //!   Expired every call fails with SessionExpired, new session or not.
 
-use super::znode_name::{sorted_set, ZNodeName};
+use super::znode_name::{upstream_tree_set, ZNodeName};
 use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
 use crate::zk::{
@@ -426,7 +426,7 @@ impl OriginalLock {
         }
         // idName = new ZNodeName(id): the bare name after a recovery.
         let id_name = ZNodeName::new(&id);
-        let sorted = sorted_set(
+        let sorted = upstream_tree_set(
             names
                 .iter()
                 .map(|name| ZNodeName::new(&format!("{}/{}", self.dir, name))),

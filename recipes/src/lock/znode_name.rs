@@ -5,7 +5,8 @@
 //! The blog's author prints a patched copy that compares sequences only and
 //! explains why: with names `x-<sessionId>-<seq>` the upstream order puts a
 //! smaller session id (as a string) first even when it arrived later (known
-//! bug 1). The original lock keeps the upstream order on purpose.
+//! bug 1). The original lock keeps the upstream order on purpose; the fixed
+//! lock orders by sequence only, with [`crate::sequence`].
 
 use std::cmp::Ordering;
 
@@ -67,7 +68,7 @@ impl ZNodeName {
 
 /// `new TreeSet<ZNodeName>()` filled with `names`: sorted by
 /// [`ZNodeName::upstream_cmp`], names comparing equal kept once.
-pub(crate) fn sorted_set(names: impl IntoIterator<Item = ZNodeName>) -> Vec<ZNodeName> {
+pub(crate) fn upstream_tree_set(names: impl IntoIterator<Item = ZNodeName>) -> Vec<ZNodeName> {
     let mut sorted: Vec<ZNodeName> = Vec::new();
     for name in names {
         if let Err(at) = sorted.binary_search_by(|probe| probe.upstream_cmp(&name)) {
@@ -102,7 +103,7 @@ mod tests {
             Ordering::Less,
             "the smaller session id wins"
         );
-        let sorted = sorted_set([holder.clone(), newcomer.clone()]);
+        let sorted = upstream_tree_set([holder.clone(), newcomer.clone()]);
         assert_eq!(sorted, vec![newcomer, holder]);
     }
 

@@ -14,12 +14,11 @@
 //!   after the server may have deleted the item: the item is lost.
 
 use super::naming::java_long_order;
+use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
 use crate::{Input, Outbox, Recipe, Tag};
 
-const INIT_EXISTS: Tag = Tag(1);
-const INIT_CREATE: Tag = Tag(2);
 const OFFER_CREATE: Tag = Tag(3);
 const CREATE_DIR: Tag = Tag(4);
 const LIST: Tag = Tag(5);
@@ -33,17 +32,9 @@ pub const ITEM_PREFIX: &str = "qn-";
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DistributedQueueOriginal {
     dir: Path,
-    init: Init,
+    /// The constructor's "add root dir first if not exists".
+    init: SeedConstructor,
     step: Step,
-}
-
-/// The constructor's "add root dir first if not exists".
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Init {
-    NotConnected,
-    CheckingDir,
-    CreatingDir,
-    Done,
 }
 
 /// Where the running call is; each step awaits at most one reply.
@@ -84,7 +75,7 @@ impl DistributedQueueOriginal {
     pub fn new(dir: Path) -> Self {
         DistributedQueueOriginal {
             dir,
-            init: Init::NotConnected,
+            init: SeedConstructor::NotConnected,
             step: Step::Idle,
         }
     }
@@ -99,26 +90,19 @@ impl DistributedQueueOriginal {
         self.step == Step::Wait
     }
 
-    fn on_connected(&mut self, out: &mut Outbox<QueueOutcome>) {
-        if self.init == Init::NotConnected {
-            // seed 000 DistributedQueue(): Stat s = zookeeper.exists(dir, false)
-            self.init = Init::CheckingDir;
-            out.send(
-                INIT_EXISTS,
-                Request::Exists {
-                    path: self.dir.clone(),
-                    watch: false,
-                },
-            );
-        }
-    }
-
     fn on_call(&mut self, call: QueueCall, out: &mut Outbox<QueueOutcome>) {
         if self.step != Step::Idle {
             out.emit(QueueOutcome::Failed(QueueFailure::Busy));
-        } else if self.init != Init::Done {
+        } else if !self.init.has_returned() {
             self.step = Step::Deferred(call);
         } else {
+            self.start(call, out);
+        }
+    }
+
+    /// The constructor returned: a call that waited for it runs now.
+    fn start_deferred(&mut self, out: &mut Outbox<QueueOutcome>) {
+        if let Step::Deferred(call) = std::mem::replace(&mut self.step, Step::Idle) {
             self.start(call, out);
         }
     }
@@ -131,27 +115,12 @@ impl DistributedQueueOriginal {
         }
     }
 
-    fn on_init_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
-        match (tag, result) {
-            (INIT_EXISTS, Ok(Reply::Exists(None))) => {
-                // seed 000 DistributedQueue(): if (s == null) zookeeper.create(dir, PERSISTENT)
-                self.init = Init::CreatingDir;
-                out.send(INIT_CREATE, create_dir(&self.dir));
-            }
-            // Any other answer, errors included (LOG.error), ends the constructor.
-            (INIT_EXISTS | INIT_CREATE, _) => {
-                self.init = Init::Done;
-                if let Step::Deferred(call) = std::mem::replace(&mut self.step, Step::Idle) {
-                    self.start(call, out);
-                }
-            }
-            _ => {} // not an init reply: ignored
-        }
-    }
-
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
-        if matches!(self.init, Init::CheckingDir | Init::CreatingDir) {
-            return self.on_init_reply(tag, result, out);
+        if self.init.is_running() {
+            if self.init.on_reply(&self.dir, tag, result, out) {
+                self.start_deferred(out);
+            }
+            return;
         }
         match (std::mem::replace(&mut self.step, Step::Idle), tag) {
             (Step::OfferCreate { data }, OFFER_CREATE) => self.on_offer_created(data, result, out),
@@ -347,7 +316,9 @@ impl Recipe for DistributedQueueOriginal {
 
     fn handle(&mut self, input: Input<QueueCall>, out: &mut Outbox<QueueOutcome>) {
         match input {
-            Input::Session(SessionEvent::Connected { .. }) => self.on_connected(out),
+            Input::Session(SessionEvent::Connected { .. }) => {
+                self.init.on_connected(&self.dir, out)
+            }
             // The queue registers no default watcher: the application does.
             Input::Session(_) => {}
             Input::Call(call) => self.on_call(call, out),

@@ -27,6 +27,7 @@
 pub mod distributed_original;
 pub mod fixed;
 mod naming;
+mod seed_constructor;
 pub mod tutorial_original;
 
 pub use distributed_original::DistributedQueueOriginal;

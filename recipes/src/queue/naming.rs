@@ -1,13 +1,15 @@
 //! How each queue variant orders the children it gets from getChildren
 //! (which arrive in no particular order): the seed code's two ways, bugs
-//! included, and the fixed one.
+//! included ([`java_long_order`] for seed 000, [`tutorial_min_child`] for
+//! seed 001), and the fixed one ([`fifo_order`], on [`crate::sequence`]).
 //!
 //! ZooKeeper appends the parent's sequence counter, a signed 32-bit integer
 //! printed with `%010d`, to a sequential node's name. The counter does not
 //! wrap between requests (ZooKeeper 3.8 keeps it at `i32::MAX`, so further
-//! sequential creates collide with NodeExists), so sorting by the numeric
-//! suffix is FIFO.
+//! sequential creates collide with NodeExists), and every offer creates one
+//! item per request, so sorting by the numeric suffix is FIFO.
 
+use crate::sequence::prefixed_sequence;
 use std::collections::BTreeMap;
 
 /// A child name the seed code cannot parse.
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 #[error("malformed child name {0:?}")]
 pub struct NameError(pub String);
 
-/// Seed 000 `DistributedQueue.orderedChildren`: names that do not start with
+/// Seed 000's order, `DistributedQueue.orderedChildren`: names that do not start with
 /// `prefix` or whose suffix is not a Java `Long` are skipped (logged as
 /// "improper"); the rest go into a `TreeMap<Long, String>` keyed by the
 /// suffix, so two names with the same numeric suffix (`qn-1`, `qn-01`) keep
@@ -33,7 +35,7 @@ pub fn java_long_order(names: &[String], prefix: &str) -> Vec<String> {
     ordered.into_values().collect()
 }
 
-/// Seed 001 tutorial `Queue.consume`: every name's `substring(7)` (the part
+/// Seed 001's order, tutorial `Queue.consume`: every name's `substring(7)` (the part
 /// after `element`) is parsed as a Java `Integer`, and the first name with
 /// the smallest value wins. Any name that does not parse throws, so the whole
 /// consume fails. `Ok(None)` for an empty list.
@@ -57,7 +59,7 @@ pub fn tutorial_min_child(names: &[String]) -> Result<Option<String>, NameError>
 pub fn fifo_order(names: &[String], prefix: &str) -> Vec<String> {
     let mut items: Vec<(i32, &String)> = names
         .iter()
-        .filter_map(|name| Some((name.strip_prefix(prefix)?.parse::<i32>().ok()?, name)))
+        .filter_map(|name| Some((prefixed_sequence(name, prefix)?, name)))
         .collect();
     items.sort();
     items.into_iter().map(|(_, name)| name.clone()).collect()

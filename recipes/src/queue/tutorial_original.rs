@@ -16,12 +16,11 @@
 //!   loop body once and answers `Empty` where consume would wait.
 
 use super::naming::tutorial_min_child;
+use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkResult};
 use crate::{Input, Outbox, Recipe, Tag};
 
-const INIT_EXISTS: Tag = Tag(1);
-const INIT_CREATE: Tag = Tag(2);
 const PRODUCE: Tag = Tag(3);
 const LIST: Tag = Tag(5);
 const GET_DATA: Tag = Tag(6);
@@ -37,17 +36,9 @@ const DELETE_VERSION: i32 = 0;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TutorialQueueOriginal {
     root: Path,
-    init: Init,
+    /// The constructor's "create ZK node name" if missing.
+    init: SeedConstructor,
     step: Step,
-}
-
-/// The constructor's "create ZK node name" if missing.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Init {
-    NotConnected,
-    CheckingRoot,
-    CreatingRoot,
-    Done,
 }
 
 /// Where the running call is; each step awaits at most one reply.
@@ -77,7 +68,7 @@ impl TutorialQueueOriginal {
     pub fn new(root: Path) -> Self {
         TutorialQueueOriginal {
             root,
-            init: Init::NotConnected,
+            init: SeedConstructor::NotConnected,
             step: Step::Idle,
         }
     }
@@ -92,20 +83,6 @@ impl TutorialQueueOriginal {
         self.step == Step::Wait
     }
 
-    fn on_connected(&mut self, out: &mut Outbox<QueueOutcome>) {
-        if self.init == Init::NotConnected {
-            // seed 001 Queue(): Stat s = zk.exists(root, false)
-            self.init = Init::CheckingRoot;
-            out.send(
-                INIT_EXISTS,
-                Request::Exists {
-                    path: self.root.clone(),
-                    watch: false,
-                },
-            );
-        }
-    }
-
     /// seed 001 SyncPrimitive.process: `mutex.notify()` on any event. Only a
     /// consumer inside `mutex.wait()` hears it; otherwise it is lost.
     fn notify(&mut self, out: &mut Outbox<QueueOutcome>) {
@@ -117,9 +94,16 @@ impl TutorialQueueOriginal {
     fn on_call(&mut self, call: QueueCall, out: &mut Outbox<QueueOutcome>) {
         if self.step != Step::Idle {
             out.emit(QueueOutcome::Failed(QueueFailure::Busy));
-        } else if self.init != Init::Done {
+        } else if !self.init.has_returned() {
             self.step = Step::Deferred(call);
         } else {
+            self.start(call, out);
+        }
+    }
+
+    /// The constructor returned: a call that waited for it runs now.
+    fn start_deferred(&mut self, out: &mut Outbox<QueueOutcome>) {
+        if let Step::Deferred(call) = std::mem::replace(&mut self.step, Step::Idle) {
             self.start(call, out);
         }
     }
@@ -132,35 +116,12 @@ impl TutorialQueueOriginal {
         }
     }
 
-    fn on_init_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
-        match (tag, result) {
-            (INIT_EXISTS, Ok(Reply::Exists(None))) => {
-                // seed 001 Queue(): if (s == null) zk.create(root, PERSISTENT)
-                self.init = Init::CreatingRoot;
-                let path = self.root.clone();
-                out.send(
-                    INIT_CREATE,
-                    Request::Create {
-                        path,
-                        data: Vec::new(),
-                        mode: CreateMode::Persistent,
-                    },
-                );
-            }
-            // Any other answer, errors included (printed), ends the constructor.
-            (INIT_EXISTS | INIT_CREATE, _) => {
-                self.init = Init::Done;
-                if let Step::Deferred(call) = std::mem::replace(&mut self.step, Step::Idle) {
-                    self.start(call, out);
-                }
-            }
-            _ => {} // not an init reply: ignored
-        }
-    }
-
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
-        if matches!(self.init, Init::CheckingRoot | Init::CreatingRoot) {
-            return self.on_init_reply(tag, result, out);
+        if self.init.is_running() {
+            if self.init.on_reply(&self.root, tag, result, out) {
+                self.start_deferred(out);
+            }
+            return;
         }
         match (std::mem::replace(&mut self.step, Step::Idle), tag) {
             (Step::Produce, PRODUCE) => match result {
@@ -265,7 +226,7 @@ impl Recipe for TutorialQueueOriginal {
         match input {
             Input::Session(event) => {
                 if let SessionEvent::Connected { .. } = event {
-                    self.on_connected(out);
+                    self.init.on_connected(&self.root, out);
                 }
                 // The default watcher is SyncPrimitive.process: it notifies too.
                 self.notify(out);

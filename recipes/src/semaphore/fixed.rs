@@ -15,9 +15,9 @@
 //! request at the head makes later small ones wait.
 
 use super::{SemaphoreCall, SemaphoreError, SemaphoreOutcome};
-use crate::curator_lock::sequence::creates_after;
 use crate::curator_lock::ticket::{self, Decision, Rule, Ticket, TicketError, TicketOutcome};
 use crate::recipe::{Input, Outbox, Recipe};
+use crate::sequence::{creates_after, prefixed_sequence};
 use crate::zk::Path;
 
 /// The marker before a lease node's sequence.
@@ -28,11 +28,7 @@ pub fn parse_lease_node(name: &str) -> Option<(u32, i32)> {
     let rest = name.strip_prefix("_c_")?;
     let (_id, rest) = rest.split_once('-')?;
     let (count, rest) = rest.split_once('-')?;
-    let sequence = rest.strip_prefix(LEASE_NAME)?;
-    Some((
-        count.parse().ok()?,
-        crate::curator_lock::sequence::parse_sequence(sequence)?,
-    ))
+    Some((count.parse().ok()?, prefixed_sequence(rest, LEASE_NAME)?))
 }
 
 /// Holds when the leases asked by our node and every older node fit.
@@ -125,15 +121,17 @@ impl FixedSemaphore {
             TicketOutcome::TimedOut => SemaphoreOutcome::TimedOut,
             TicketOutcome::Released => SemaphoreOutcome::Returned,
             TicketOutcome::Lost => SemaphoreOutcome::Lost,
-            TicketOutcome::Failed(TicketError::Zk(error)) => {
-                SemaphoreOutcome::Failed(SemaphoreError::Zk(error))
-            }
-            TicketOutcome::Failed(TicketError::NodeNotOwned) => {
-                SemaphoreOutcome::Failed(SemaphoreError::NodeNotOwned)
-            }
-            TicketOutcome::Failed(TicketError::SequenceExhausted) => {
-                SemaphoreOutcome::Failed(SemaphoreError::SequenceExhausted)
-            }
+            TicketOutcome::Failed(error) => SemaphoreOutcome::Failed(error.into()),
+        }
+    }
+}
+
+impl From<TicketError> for SemaphoreError {
+    fn from(error: TicketError) -> SemaphoreError {
+        match error {
+            TicketError::Zk(error) => SemaphoreError::Zk(error),
+            TicketError::NodeNotOwned => SemaphoreError::NodeNotOwned,
+            TicketError::SequenceExhausted => SemaphoreError::SequenceExhausted,
         }
     }
 }
@@ -144,12 +142,8 @@ impl Recipe for FixedSemaphore {
 
     fn handle(&mut self, input: Input<SemaphoreCall>, out: &mut Outbox<SemaphoreOutcome>) {
         let mut inner = Outbox::new();
-        match input {
-            Input::Call(call) => self.on_call(call, &mut inner, out),
-            Input::Reply { tag, result } => self.ticket.on_reply(tag, result, &mut inner),
-            Input::Watch(event) => self.ticket.on_watch(&event, &mut inner),
-            Input::Session(event) => self.ticket.on_session(event, &mut inner),
-            Input::Timer(id) => self.ticket.on_timer(id, &mut inner),
+        if let Some(call) = self.ticket.on_input(input, &mut inner) {
+            self.on_call(call, &mut inner, out);
         }
         for outcome in ticket::forward(inner, out) {
             out.emit(self.translate(outcome));

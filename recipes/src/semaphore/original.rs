@@ -24,9 +24,10 @@
 
 use super::{SemaphoreCall, SemaphoreError, SemaphoreOutcome};
 use crate::curator_lock::original::{OriginalCuratorLock, ACQUIRE_TIMEOUT as MUTEX_TIMEOUT};
-use crate::curator_lock::sequence::sequence_after;
+use crate::curator_lock::protection::Protection;
 use crate::curator_lock::{parents, LockCall, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId};
+use crate::sequence::sequence_after;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult,
     ANY_VERSION,
@@ -122,10 +123,8 @@ struct Lease {
 pub struct OriginalSemaphore {
     leases_path: Path,
     max_leases: u32,
-    /// Stands in for the random UUIDs of Curator's protection ids.
-    unique_id: u64,
-    /// Protected lease creates started so far (a fresh id each).
-    creates: u32,
+    /// The protection ids of its lease creates (drawn from the unique id).
+    protection: Protection,
     /// The InterProcessMutex at `<path>/locks`.
     mutex: OriginalCuratorLock,
     session: Option<SessionId>,
@@ -149,8 +148,7 @@ impl OriginalSemaphore {
         OriginalSemaphore {
             leases_path: child("leases"),
             max_leases,
-            unique_id,
-            creates: 0,
+            protection: Protection::new(unique_id),
             mutex: OriginalCuratorLock::new(child("locks"), unique_id),
             session: None,
             retry_in_new_session: false,
@@ -168,10 +166,6 @@ impl OriginalSemaphore {
         } else {
             0
         }
-    }
-
-    fn protection_prefix(&self) -> String {
-        format!("_c_{}_{}-", self.unique_id, self.creates)
     }
 
     fn on_call(&mut self, call: SemaphoreCall, out: &mut Outbox<SemaphoreOutcome>) {
@@ -249,7 +243,7 @@ impl OriginalSemaphore {
     fn on_mutex_outcome(&mut self, outcome: LockOutcome, out: &mut Outbox<SemaphoreOutcome>) {
         match (self.phase.clone(), outcome) {
             (Phase::Locking { remaining }, LockOutcome::Acquired { .. }) => {
-                self.creates = self.creates.wrapping_add(1);
+                self.protection.next_create();
                 self.create_lease(remaining, out);
             }
             (Phase::Locking { .. }, LockOutcome::TimedOut) => {
@@ -333,18 +327,14 @@ impl OriginalSemaphore {
                 self.make_parent(remaining, 0, out)
             }
             (Phase::MakingParents { remaining, level }, Ok(_) | Err(ZkError::NodeExists)) => {
-                if level + 1 < parents::ancestors_and_self(&self.leases_path).len() {
-                    self.make_parent(remaining, level + 1, out);
-                } else {
+                if parents::is_last_mkdirs_step(&self.leases_path, level) {
                     self.create_lease(remaining, out);
+                } else {
+                    self.make_parent(remaining, level + 1, out);
                 }
             }
             (Phase::FindingProtected { remaining }, Ok(Reply::Children(children))) => {
-                let prefix = self.protection_prefix();
-                match children
-                    .into_iter()
-                    .find(|child| child.starts_with(&prefix))
-                {
+                match self.protection.find(children) {
                     Some(node) => self.add_lease(node, remaining, out),
                     None => self.create_lease(remaining, out),
                 }
@@ -481,7 +471,7 @@ impl OriginalSemaphore {
         self.phase = Phase::CreatingLease { remaining };
         match self
             .leases_path
-            .child(&format!("{}{LEASE_NAME}", self.protection_prefix()))
+            .child(&format!("{}{LEASE_NAME}", self.protection.prefix()))
         {
             Ok(path) => out.send(
                 CREATE_LEASE,
@@ -500,19 +490,9 @@ impl OriginalSemaphore {
 
     fn make_parent(&mut self, remaining: u32, level: usize, out: &mut Outbox<SemaphoreOutcome>) {
         self.phase = Phase::MakingParents { remaining, level };
-        match parents::ancestors_and_self(&self.leases_path)
-            .into_iter()
-            .nth(level)
-        {
-            // seed 002 uses Curator 2.5.0: persistent parents, left behind.
-            Some(path) => out.send(
-                MAKE_PARENT,
-                Request::Create {
-                    path,
-                    data: Vec::new(),
-                    mode: CreateMode::Persistent,
-                },
-            ),
+        // seed 002 uses Curator 2.5.0: persistent parents, left behind.
+        match parents::mkdirs_step(&self.leases_path, level) {
+            Some(request) => out.send(MAKE_PARENT, request),
             None => self.unlock_mutex(
                 AfterUnlock::Fail(SemaphoreError::Zk(ZkError::BadArguments)),
                 out,

@@ -7,9 +7,9 @@
 //! expiry, a node numbered `2147483647` given up (see [`crate::curator_lock::ticket`]).
 
 use super::{LockMode, SharedLockCall, SharedLockError, SharedLockOutcome};
-use crate::curator_lock::sequence::{last_before, parse_sequence};
 use crate::curator_lock::ticket::{self, Decision, Rule, Ticket, TicketError, TicketOutcome};
 use crate::recipe::{Input, Outbox, Recipe};
+use crate::sequence::{last_before, prefixed_sequence};
 use crate::zk::{Path, ZkError};
 
 /// A node `_c_<id>-read-<sequence>` or `_c_<id>-write-<sequence>`.
@@ -17,7 +17,7 @@ pub fn parse_node(name: &str) -> Option<(LockMode, i32)> {
     let (_id, rest) = name.strip_prefix("_c_")?.split_once('-')?;
     [LockMode::Read, LockMode::Write]
         .into_iter()
-        .find_map(|mode| Some((mode, parse_sequence(rest.strip_prefix(mode.marker())?)?)))
+        .find_map(|mode| Some((mode, prefixed_sequence(rest, mode.marker())?)))
 }
 
 /// The documented rule, in creation order.
@@ -98,15 +98,17 @@ impl FixedSharedLock {
             TicketOutcome::TimedOut => {
                 SharedLockOutcome::Failed(SharedLockError::Zk(ZkError::OperationTimeout))
             }
-            TicketOutcome::Failed(TicketError::Zk(error)) => {
-                SharedLockOutcome::Failed(SharedLockError::Zk(error))
-            }
-            TicketOutcome::Failed(TicketError::NodeNotOwned) => {
-                SharedLockOutcome::Failed(SharedLockError::NodeNotOwned)
-            }
-            TicketOutcome::Failed(TicketError::SequenceExhausted) => {
-                SharedLockOutcome::Failed(SharedLockError::SequenceExhausted)
-            }
+            TicketOutcome::Failed(error) => SharedLockOutcome::Failed(error.into()),
+        }
+    }
+}
+
+impl From<TicketError> for SharedLockError {
+    fn from(error: TicketError) -> SharedLockError {
+        match error {
+            TicketError::Zk(error) => SharedLockError::Zk(error),
+            TicketError::NodeNotOwned => SharedLockError::NodeNotOwned,
+            TicketError::SequenceExhausted => SharedLockError::SequenceExhausted,
         }
     }
 }
@@ -117,12 +119,8 @@ impl Recipe for FixedSharedLock {
 
     fn handle(&mut self, input: Input<SharedLockCall>, out: &mut Outbox<SharedLockOutcome>) {
         let mut inner = Outbox::new();
-        match input {
-            Input::Call(call) => self.on_call(call, &mut inner, out),
-            Input::Reply { tag, result } => self.ticket.on_reply(tag, result, &mut inner),
-            Input::Watch(event) => self.ticket.on_watch(&event, &mut inner),
-            Input::Session(event) => self.ticket.on_session(event, &mut inner),
-            Input::Timer(id) => self.ticket.on_timer(id, &mut inner),
+        if let Some(call) = self.ticket.on_input(input, &mut inner) {
+            self.on_call(call, &mut inner, out);
         }
         for outcome in ticket::forward(inner, out) {
             out.emit(self.translate(outcome));

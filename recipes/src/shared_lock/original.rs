@@ -19,8 +19,8 @@
 //! holder never learns that its session expired.
 
 use super::{LockMode, SharedLockCall, SharedLockError, SharedLockOutcome};
-use crate::curator_lock::sequence::parse_sequence;
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::sequence::prefixed_sequence;
 use crate::zk::{CreateMode, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 
 /// Step 1: create our node.
@@ -56,7 +56,7 @@ pub struct OriginalSharedLock {
 fn parse_node(name: &str) -> Option<(LockMode, i32)> {
     [LockMode::Read, LockMode::Write]
         .into_iter()
-        .find_map(|mode| Some((mode, parse_sequence(name.strip_prefix(mode.marker())?)?)))
+        .find_map(|mode| Some((mode, prefixed_sequence(name, mode.marker())?)))
 }
 
 impl OriginalSharedLock {
