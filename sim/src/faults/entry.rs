@@ -1,0 +1,205 @@
+//! The flat form of a scheduled fault in scenario files and JSON.
+
+use super::{Fault, ScheduledFault, Trigger};
+use serde::{Deserialize, Serialize};
+
+/// One `[[faults.schedule]]` entry: exactly one of `at_ms` / `request`, the
+/// client, the fault's name and its parameters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<f64>,
+    /// The client's n-th request received by the server (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<u64>,
+    #[serde(default)]
+    pub client: usize,
+    pub fault: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
+}
+
+/// The fault names a schedule accepts.
+pub const FAULT_NAMES: [&str; 8] = [
+    "disconnect",
+    "lose_reply",
+    "lose_request",
+    "expire",
+    "pause",
+    "spurious_watch",
+    "delay_watches",
+    "reap",
+];
+
+impl TryFrom<FaultEntry> for ScheduledFault {
+    type Error = String;
+
+    fn try_from(entry: FaultEntry) -> Result<ScheduledFault, String> {
+        let required = |value: Option<u64>, name: &str| {
+            value.ok_or_else(|| format!("fault `{}` needs `{name}`", entry.fault))
+        };
+        let fault = match entry.fault.as_str() {
+            "disconnect" => Fault::Disconnect {
+                down_ms: entry.down_ms.unwrap_or(0),
+            },
+            "lose_reply" => Fault::LoseReply {
+                down_ms: entry.down_ms.unwrap_or(0),
+            },
+            "lose_request" => Fault::LoseRequest {
+                down_ms: entry.down_ms.unwrap_or(0),
+            },
+            "expire" => Fault::Expire,
+            "pause" => Fault::Pause {
+                pause_ms: required(entry.pause_ms, "pause_ms")?,
+            },
+            "spurious_watch" => Fault::SpuriousWatch,
+            "delay_watches" => Fault::DelayWatches {
+                delay_ms: required(entry.delay_ms, "delay_ms")?,
+                window_ms: required(entry.window_ms, "window_ms")?,
+            },
+            "reap" => Fault::Reap,
+            other => {
+                return Err(format!(
+                    "unknown fault `{other}` (expected one of: {})",
+                    FAULT_NAMES.join(", ")
+                ))
+            }
+        };
+        let trigger = match (entry.at_ms, entry.request) {
+            (Some(at_ms), None) if at_ms >= 0.0 => Trigger::AtMs(at_ms),
+            (Some(_), None) => return Err("`at_ms` must not be negative".to_string()),
+            (None, Some(n)) if n >= 1 && fault.is_per_request() => Trigger::Request(n),
+            (None, Some(0)) => return Err("`request` counts from 1".to_string()),
+            (None, Some(_)) => {
+                return Err(format!(
+                    "only lose_reply and lose_request can strike a `request`, not `{}`",
+                    entry.fault
+                ))
+            }
+            _ => {
+                return Err(
+                    "a scheduled fault needs exactly one of `at_ms` and `request`".to_string(),
+                )
+            }
+        };
+        Ok(ScheduledFault {
+            trigger,
+            client: entry.client,
+            fault,
+        })
+    }
+}
+
+impl From<ScheduledFault> for FaultEntry {
+    fn from(scheduled: ScheduledFault) -> FaultEntry {
+        let (at_ms, request) = match scheduled.trigger {
+            Trigger::AtMs(ms) => (Some(ms), None),
+            Trigger::Request(n) => (None, Some(n)),
+        };
+        let mut entry = FaultEntry {
+            at_ms,
+            request,
+            client: scheduled.client,
+            ..FaultEntry::default()
+        };
+        entry.fault = match scheduled.fault {
+            Fault::Disconnect { down_ms } => {
+                entry.down_ms = Some(down_ms);
+                "disconnect"
+            }
+            Fault::LoseReply { down_ms } => {
+                entry.down_ms = Some(down_ms);
+                "lose_reply"
+            }
+            Fault::LoseRequest { down_ms } => {
+                entry.down_ms = Some(down_ms);
+                "lose_request"
+            }
+            Fault::Expire => "expire",
+            Fault::Pause { pause_ms } => {
+                entry.pause_ms = Some(pause_ms);
+                "pause"
+            }
+            Fault::SpuriousWatch => "spurious_watch",
+            Fault::DelayWatches {
+                delay_ms,
+                window_ms,
+            } => {
+                entry.delay_ms = Some(delay_ms);
+                entry.window_ms = Some(window_ms);
+                "delay_watches"
+            }
+            Fault::Reap => "reap",
+        }
+        .to_string();
+        entry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        let faults = [
+            ScheduledFault {
+                trigger: Trigger::AtMs(12.5),
+                client: 1,
+                fault: Fault::Pause { pause_ms: 9000 },
+            },
+            ScheduledFault {
+                trigger: Trigger::Request(4),
+                client: 0,
+                fault: Fault::LoseReply { down_ms: 3 },
+            },
+            ScheduledFault {
+                trigger: Trigger::AtMs(1.0),
+                client: 2,
+                fault: Fault::DelayWatches {
+                    delay_ms: 5,
+                    window_ms: 50,
+                },
+            },
+        ];
+        for fault in faults {
+            let entry = FaultEntry::from(fault.clone());
+            assert_eq!(ScheduledFault::try_from(entry), Ok(fault));
+        }
+    }
+
+    #[test]
+    fn bad_entries_say_why() {
+        let entry = FaultEntry {
+            at_ms: Some(1.0),
+            fault: "pause".into(),
+            ..FaultEntry::default()
+        };
+        assert!(ScheduledFault::try_from(entry)
+            .unwrap_err()
+            .contains("pause_ms"));
+        let entry = FaultEntry {
+            request: Some(2),
+            fault: "expire".into(),
+            ..FaultEntry::default()
+        };
+        assert!(ScheduledFault::try_from(entry)
+            .unwrap_err()
+            .contains("request"));
+        let entry = FaultEntry {
+            at_ms: Some(1.0),
+            fault: "meteor".into(),
+            ..FaultEntry::default()
+        };
+        assert!(ScheduledFault::try_from(entry)
+            .unwrap_err()
+            .contains("unknown fault"));
+    }
+}

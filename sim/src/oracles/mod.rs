@@ -1,0 +1,252 @@
+//! Oracles: the properties of DESIGN.md checked from outside the recipes.
+//!
+//! The world reports what it sees ([`Seen`]: application calls, outcomes,
+//! watch notifications, reads, writes to the fenced resource) with the
+//! simulated time and the client; each enabled property keeps just enough
+//! history to explain a violation, and reports the first one it finds with
+//! its time and the events that broke it. Properties that can only be
+//! judged at the end (no leaked nodes, exactly-once delivery) run in
+//! [`Oracles::finish`]; liveness is judged by the world (it knows when the
+//! heal phase ends) and reported through [`Oracles::report`].
+//!
+//! Oracles see every recipe alike: outcomes through [`zk_recipes::Observe`],
+//! application calls through [`ObserveCall`] (implemented for the recipes'
+//! call types in [`observe_impls`]).
+
+mod barrier;
+mod calls;
+mod exclusion;
+mod fifo;
+mod herd;
+mod leaks;
+pub mod observe_impls;
+mod property;
+mod queue;
+
+pub use calls::{CallObservation, ObserveCall};
+pub use leaks::leaked_nodes;
+pub use property::{Property, PropertyError};
+
+use barrier::BarrierCheck;
+use exclusion::{ExclusionCheck, FencedCheck};
+use fifo::FifoCheck;
+use herd::HerdCheck;
+use queue::QueueCheck;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+use zk_recipes::zk::{Path, SessionId};
+use zk_recipes::Observation;
+
+use crate::server::ZkServer;
+
+/// Index of a simulated client.
+pub type ClientIndex = usize;
+
+/// Simulated time in nanoseconds since the start of the run.
+pub type SimNanos = u64;
+
+/// Formats simulated time the way traces and reports show it: milliseconds
+/// with microsecond precision.
+pub fn fmt_time(at: SimNanos) -> String {
+    format!("{}.{:03}ms", at / 1_000_000, (at / 1_000) % 1_000)
+}
+
+/// One thing the world saw a client do or receive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// The application called the recipe.
+    Call(CallObservation),
+    /// The recipe answered the application.
+    Outcome(Observation),
+    /// A node-event watch notification reached the recipe.
+    WatchFired,
+    /// The client sent a read (exists, getData, getChildren).
+    Read,
+    /// The client wrote to the fenced resource with `token`.
+    ResourceWrite { token: i64, accepted: bool },
+    /// The server ended the client's session (expiry): whatever the client
+    /// believes, its ephemeral nodes are gone.
+    SessionEnded,
+}
+
+/// What a property needs to know about the world while it checks.
+pub struct View<'a> {
+    pub server: &'a ZkServer,
+    /// The current session id of every client (None before it connects).
+    pub sessions: &'a [Option<SessionId>],
+}
+
+/// A broken property: when, what, and the events that broke it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub property: Property,
+    /// Simulated time of the event that broke it, in ns.
+    pub at_ns: SimNanos,
+    pub message: String,
+    /// The events involved, one line each, oldest first.
+    pub events: Vec<String>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "property {} violated at {}: {}",
+            self.property,
+            fmt_time(self.at_ns),
+            self.message
+        )?;
+        for event in &self.events {
+            writeln!(f, "    {event}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Settings of the properties that take parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OracleConfig {
+    pub properties: BTreeSet<Property>,
+    /// Leases a semaphore grants at once (for mutual exclusion of `Leases`).
+    pub max_leases: u32,
+    /// Watch notifications allowed per release (the herd bound).
+    pub herd_bound: u32,
+    /// The directory whose sequential children FIFO fairness orders.
+    pub fifo_dir: Option<Path>,
+    /// Members a barrier waits for.
+    pub barrier_size: usize,
+}
+
+impl Default for OracleConfig {
+    fn default() -> Self {
+        OracleConfig {
+            properties: BTreeSet::new(),
+            max_leases: 1,
+            herd_bound: 1,
+            fifo_dir: None,
+            barrier_size: 0,
+        }
+    }
+}
+
+/// Every enabled property of one run.
+pub struct Oracles {
+    config: OracleConfig,
+    /// Which checks are on, by [`Property::ALL`] index (read per event).
+    on: [bool; Property::ALL.len()],
+    exclusion: ExclusionCheck,
+    fenced: FencedCheck,
+    fifo: FifoCheck,
+    herd: HerdCheck,
+    queue: QueueCheck,
+    barrier: BarrierCheck,
+    violations: Vec<Violation>,
+}
+
+impl Oracles {
+    pub fn new(config: OracleConfig, clients: usize) -> Oracles {
+        let exclusion_name = if config.properties.contains(&Property::OneLeader) {
+            Property::OneLeader
+        } else {
+            Property::MutualExclusion
+        };
+        let on = Property::ALL.map(|p| config.properties.contains(&p));
+        Oracles {
+            on,
+            exclusion: ExclusionCheck::new(exclusion_name, clients, config.max_leases),
+            fenced: FencedCheck::default(),
+            fifo: FifoCheck::new(config.fifo_dir.clone()),
+            herd: HerdCheck::new(config.herd_bound),
+            queue: QueueCheck::new(clients),
+            barrier: BarrierCheck::new(clients, config.barrier_size),
+            config,
+            violations: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &OracleConfig {
+        &self.config
+    }
+
+    fn enabled(&self, property: Property) -> bool {
+        self.on[property as usize]
+    }
+
+    /// Feeds one event to every enabled property.
+    pub fn seen(&mut self, at: SimNanos, client: ClientIndex, seen: &Seen, view: &View) {
+        let mut found = Vec::new();
+        if self.enabled(Property::MutualExclusion) || self.enabled(Property::OneLeader) {
+            found.extend(self.exclusion.seen(at, client, seen));
+        }
+        if self.enabled(Property::FencedMutualExclusion) {
+            found.extend(self.fenced.seen(at, client, seen, view));
+        }
+        if self.enabled(Property::Fifo) {
+            found.extend(self.fifo.seen(at, client, seen, view));
+        }
+        if self.enabled(Property::Herd) {
+            found.extend(self.herd.seen(at, client, seen));
+        }
+        if self.enabled(Property::ExactlyOnce) {
+            found.extend(self.queue.seen(at, client, seen));
+        }
+        if self.enabled(Property::Barrier) {
+            found.extend(self.barrier.seen(at, client, seen));
+        }
+        for violation in found {
+            self.report(violation);
+        }
+    }
+
+    /// Records a violation found elsewhere (liveness, a panic); only the
+    /// first violation of each property is kept.
+    pub fn report(&mut self, violation: Violation) {
+        if !self
+            .violations
+            .iter()
+            .any(|v| v.property == violation.property)
+        {
+            self.violations.push(violation);
+        }
+    }
+
+    /// End-of-run checks: leaked nodes (against the paths that existed
+    /// before the workload started) and items never delivered.
+    pub fn finish(&mut self, at: SimNanos, server: &ZkServer, initial_paths: &BTreeSet<Path>) {
+        if self.enabled(Property::NoLeaks) {
+            let leaked = leaked_nodes(server, initial_paths);
+            if !leaked.is_empty() {
+                self.report(Violation {
+                    property: Property::NoLeaks,
+                    at_ns: at,
+                    message: format!("{} node(s) left behind after the workload", leaked.len()),
+                    events: leaked,
+                });
+            }
+        }
+        if self.enabled(Property::ExactlyOnce) {
+            if let Some(violation) = self.queue.finish(at) {
+                self.report(violation);
+            }
+        }
+        if self.enabled(Property::Herd) {
+            if let Some(violation) = self.herd.close(at) {
+                self.report(violation);
+            }
+        }
+    }
+
+    pub fn has_violation(&self) -> bool {
+        !self.violations.is_empty()
+    }
+
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// The herd measurements: (max notifications, max reads) in one release window.
+    pub fn herd_maxima(&self) -> (u32, u32) {
+        self.herd.maxima()
+    }
+}

@@ -1,0 +1,93 @@
+//! The names of the properties a scenario can ask for.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A property the oracles can check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Property {
+    /// Never two holders at once (shared holders and semaphore leases counted).
+    MutualExclusion,
+    /// Mutual exclusion as a resource that rejects stale fencing tokens sees
+    /// it: tokens grow with every acquisition, no two holders share a token.
+    FencedMutualExclusion,
+    /// The lock goes to the contender with the lowest sequence number.
+    Fifo,
+    /// At most `herd_bound` watch notifications per release.
+    Herd,
+    /// After the faults heal, every workload finishes within the bound.
+    Liveness,
+    /// No node the recipe created is left once the workload is over.
+    NoLeaks,
+    /// Every acknowledged queue item is taken exactly once, in order.
+    ExactlyOnce,
+    /// Nobody passes a barrier early.
+    Barrier,
+    /// Never two leaders at once (mutual exclusion for elections).
+    OneLeader,
+}
+
+impl Property {
+    pub const ALL: [Property; 9] = [
+        Property::MutualExclusion,
+        Property::FencedMutualExclusion,
+        Property::Fifo,
+        Property::Herd,
+        Property::Liveness,
+        Property::NoLeaks,
+        Property::ExactlyOnce,
+        Property::Barrier,
+        Property::OneLeader,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::MutualExclusion => "mutual_exclusion",
+            Property::FencedMutualExclusion => "fenced_mutual_exclusion",
+            Property::Fifo => "fifo",
+            Property::Herd => "herd",
+            Property::Liveness => "liveness",
+            Property::NoLeaks => "no_leaks",
+            Property::ExactlyOnce => "exactly_once",
+            Property::Barrier => "barrier",
+            Property::OneLeader => "one_leader",
+        }
+    }
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A property name that is not one of [`Property::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown property `{0}` (expected one of: {list})", list = Property::ALL.map(Property::name).join(", "))]
+pub struct PropertyError(pub String);
+
+impl FromStr for Property {
+    type Err = PropertyError;
+    fn from_str(s: &str) -> Result<Property, PropertyError> {
+        Property::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| PropertyError(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_property_in_declaration_order() {
+        // `Oracles` indexes its switches by `property as usize`.
+        for (index, property) in Property::ALL.into_iter().enumerate() {
+            assert_eq!(property as usize, index);
+            assert_eq!(property.name().parse::<Property>(), Ok(property));
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The TOML layout of a scenario file, field for field. Unknown keys are
+//! errors; omitted tables take the defaults shown here.
+//!
+//! ```toml
+//! name = "lock-fixed-contention"     # default: the file's stem
+//! description = "five clients contend for the lock under faults"
+//! recipe = "lock"                    # lock, curator_lock, shared_lock, semaphore, election, queue, barrier
+//! variant = "fixed"                  # original, fixed (queue also: tutorial_original)
+//! clients = 5
+//! seeds = "0..1000"                  # what `sweep` runs without --seeds
+//! duration_ms = 20000                # the fault phase
+//! heal_ms = 20000                    # the liveness bound after it
+//! expect = "pass"                    # or "violation" (with expect_property = "...")
+//!
+//! [config]                           # the recipe's construction
+//! path = "/locks"
+//! parents = ["/locks"]               # persistent nodes created before the run
+//!
+//! [workload]                         # see world::workloads::WorkloadSpec
+//! cycles = 20
+//! hold_ms = [1, 10]
+//!
+//! [timing]                           # see world::WorldConfig
+//! session_timeout_ms = 4000
+//! latency = { min_us = 200, max_us = 2000 }
+//!
+//! [faults]
+//! swarm = false
+//! [faults.rates]
+//! loss_after_apply = 0.01
+//! [[faults.schedule]]
+//! at_ms = 500
+//! client = 1
+//! fault = "pause"
+//! pause_ms = 6000
+//!
+//! [properties]
+//! check = ["mutual_exclusion", "liveness", "no_leaks"]
+//! ```
+
+use crate::faults::{FaultPlan, MsRange};
+use crate::world::workloads::WorkloadSpec;
+use crate::world::LatencyModel;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub recipe: String,
+    pub variant: String,
+    pub clients: usize,
+    #[serde(default = "default_seeds")]
+    pub seeds: String,
+    #[serde(default = "default_duration_ms")]
+    pub duration_ms: u64,
+    #[serde(default = "default_heal_ms")]
+    pub heal_ms: u64,
+    #[serde(default = "default_expect")]
+    pub expect: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_property: Option<String>,
+    /// The properties the `fixed` variant must hold when this scenario is
+    /// run with `--variant fixed` (default: the same as `properties.check`);
+    /// e.g. a pause scenario asks the fixed lock for the fenced form only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_properties: Option<Vec<String>>,
+    #[serde(default)]
+    pub config: RecipeConfig,
+    #[serde(default)]
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub timing: Timing,
+    #[serde(default)]
+    pub faults: FaultPlan,
+    #[serde(default)]
+    pub properties: Properties,
+}
+
+fn default_seeds() -> String {
+    "0..100".to_string()
+}
+
+fn default_duration_ms() -> u64 {
+    20_000
+}
+
+fn default_heal_ms() -> u64 {
+    20_000
+}
+
+fn default_expect() -> String {
+    "pass".to_string()
+}
+
+/// How each client's recipe is built.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecipeConfig {
+    /// The recipe's directory (lock path, election parent, queue dir,
+    /// barrier root); default per recipe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Persistent nodes created before the run; default per recipe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parents: Option<Vec<String>>,
+    /// Semaphore leases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_leases: Option<u32>,
+    /// Barrier size (default: every client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub barrier_size: Option<usize>,
+    /// Original barrier: every client on one host (`"shared"`, known bug
+    /// 5a) or one host each (`"unique"`, the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<String>,
+    /// Original barrier: `"ephemeral"` (seed 001) or `"ephemeral_sequential"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_mode: Option<String>,
+    /// Start the directory's sequence counter here (e.g. near 2^31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequence_start: Option<i32>,
+}
+
+/// The world's timing (see `WorldConfig` for each field's meaning).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Timing {
+    pub session_timeout_ms: u64,
+    pub latency: LatencyModel,
+    pub reconnect_delay_ms: MsRange,
+    pub new_session_delay_ms: MsRange,
+    pub expiry_tick_ms: u64,
+    pub reaper_interval_ms: u64,
+    pub settle_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        let world = crate::world::WorldConfig::default();
+        Timing {
+            session_timeout_ms: world.session_timeout_ms,
+            latency: world.latency,
+            reconnect_delay_ms: world.reconnect_delay_ms,
+            new_session_delay_ms: world.new_session_delay_ms,
+            expiry_tick_ms: world.expiry_tick_ms,
+            reaper_interval_ms: world.reaper_interval_ms,
+            settle_ms: world.settle_ms,
+        }
+    }
+}
+
+/// Which properties to check, and their parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Properties {
+    pub check: Vec<String>,
+    pub herd_bound: u32,
+    /// The directory FIFO fairness orders (default: the recipe's path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fifo_dir: Option<String>,
+}
+
+impl Default for Properties {
+    fn default() -> Self {
+        Properties {
+            check: Vec::new(),
+            herd_bound: 1,
+            fifo_dir: None,
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The handle an application workload drives its recipe through: calls go
+//! in, outcomes come out, in simulated time. A user's own async workload is
+//! written against this handle exactly like the built-in ones.
+
+use super::shared::{enter, trace, Phase, Shared, SimRecipe};
+use crate::faults::MsRange;
+use crate::oracles::{ObserveCall, Seen};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
+use std::time::Duration;
+use zk_recipes::FencingToken;
+
+/// One client's application side.
+pub struct Client<R: SimRecipe> {
+    index: usize,
+    shared: Arc<Mutex<Shared<R>>>,
+}
+
+impl<R: SimRecipe> Clone for Client<R> {
+    fn clone(&self) -> Self {
+        Client {
+            index: self.index,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<R: SimRecipe> Client<R> {
+    pub(crate) fn new(index: usize, shared: Arc<Mutex<Shared<R>>>) -> Client<R> {
+        Client { index, shared }
+    }
+
+    fn world(&self) -> MutexGuard<'_, Shared<R>> {
+        enter(&self.shared)
+    }
+
+    /// This client's index (0-based).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// How many clients the world runs.
+    pub fn clients(&self) -> usize {
+        self.world().clients.len()
+    }
+
+    /// Hands an application call to the recipe.
+    pub fn call(&self, call: R::Call) {
+        let mut world = self.world();
+        let client = self.index;
+        let now = world.now_ns();
+        world.stats.calls += 1;
+        trace!(world, Some(client), Call, "{call:?}");
+        world.clients[client].last_call = Some((now, call.clone()));
+        world.observe(client, Seen::Call(call.observe_call()));
+        world.clients[client].session.now_ms = now / 1_000_000;
+        world.clients[client].session.call(call);
+        world.pump(client);
+    }
+
+    /// Waits for the recipe's next outcome.
+    pub async fn next_outcome(&self) -> R::Outcome {
+        std::future::poll_fn(|cx| {
+            let mut world = self.world();
+            let slot = &mut world.clients[self.index];
+            match slot.outcomes.pop_front() {
+                Some(outcome) => Poll::Ready(outcome),
+                None => {
+                    slot.app_waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+
+    /// Waits for the next outcome at most `ms` of simulated time.
+    pub async fn outcome_within(&self, ms: u64) -> Option<R::Outcome> {
+        let mut sleep = pin!(madsim::time::sleep(Duration::from_millis(ms)));
+        std::future::poll_fn(|cx| {
+            {
+                let mut world = self.world();
+                let slot = &mut world.clients[self.index];
+                if let Some(outcome) = slot.outcomes.pop_front() {
+                    return Poll::Ready(Some(outcome));
+                }
+                slot.app_waker = Some(cx.waker().clone());
+            }
+            sleep.as_mut().poll(cx).map(|()| None)
+        })
+        .await
+    }
+
+    /// Sleeps `ms` of simulated time.
+    pub async fn sleep_ms(&self, ms: u64) {
+        if ms > 0 {
+            madsim::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+
+    /// Waits until the client has its first session.
+    pub async fn connected(&self) {
+        std::future::poll_fn(|cx| {
+            let mut world = self.world();
+            let slot = &mut world.clients[self.index];
+            if slot.session.session_id.is_some() {
+                Poll::Ready(())
+            } else {
+                slot.app_waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    /// True once the faults have healed: workloads finish what they are
+    /// doing and stop starting new work.
+    pub fn stopping(&self) -> bool {
+        self.world().phase != Phase::Faults
+    }
+
+    /// A seeded draw in the range, for think and hold times.
+    pub fn draw_ms(&self, range: MsRange) -> u64 {
+        let mut world = self.world();
+        range.draw(&mut world.clients[self.index].workload_rng)
+    }
+
+    /// Writes to the shared resource with a fencing token; the resource
+    /// rejects a token below the highest it has accepted. Returns whether
+    /// the write was accepted.
+    pub fn write_resource(&self, token: FencingToken) -> bool {
+        let mut world = self.world();
+        let accepted = world.resource_max_token.is_none_or(|max| token.0 >= max);
+        if accepted {
+            world.resource_max_token = Some(token.0);
+        }
+        trace!(
+            world,
+            Some(self.index),
+            Call,
+            "write resource with token {} ({})",
+            token.0,
+            if accepted {
+                "accepted"
+            } else {
+                "rejected: stale"
+            }
+        );
+        world.observe(
+            self.index,
+            Seen::ResourceWrite {
+                token: token.0,
+                accepted,
+            },
+        );
+        accepted
+    }
+
+    /// State shared by the workloads of this run (one value per type,
+    /// created on first use), e.g. a queue's count of delivered items.
+    pub fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>> {
+        let mut world = self.world();
+        let state = world
+            .run_state
+            .entry(std::any::TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(Mutex::new(T::default())))
+            .clone();
+        state
+            .downcast::<Mutex<T>>()
+            .expect("run state keyed by its type")
+    }
+
+    /// Simulated time since the run started, in ns.
+    pub fn now_ns(&self) -> u64 {
+        self.world().now_ns()
+    }
+
+    pub(crate) fn mark_done(&self) {
+        let mut world = self.world();
+        world.clients[self.index].workload_done = true;
+        trace!(world, Some(self.index), Phase, "workload done");
+        if world.clients.iter().all(|slot| slot.workload_done) {
+            if let Some(waker) = world.supervisor.take() {
+                waker.wake();
+            }
+        }
+    }
+}

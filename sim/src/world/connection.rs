@@ -1,0 +1,315 @@
+//! A client process's connection task: it hands what reached the process
+//! (replies, notifications, connection events, timers) to the session layer
+//! and the recipe, and puts what the recipe emitted on the wire. It runs on
+//! the client's node, so a paused node processes nothing and sends no pings.
+
+use super::events::{Event, Inbound, LocalTimer, ToClient, ToServer};
+use super::shared::{enter, trace, Connecting, Phase, Shared, SimRecipe};
+use crate::client::{ConnectionState, WatchTable};
+use crate::oracles::Seen;
+use rand::Rng;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use zk_recipes::zk::{EventType, Request, SessionId, WatchedEvent};
+use zk_recipes::Observe;
+
+/// The client node's connection task: runs until the run is done.
+pub async fn connection_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>, client: usize) {
+    std::future::poll_fn(|cx| {
+        let mut world = enter(&shared);
+        if world.phase == Phase::Done {
+            return Poll::Ready(());
+        }
+        world.client_step(client);
+        world.clients[client].conn_waker = Some(cx.waker().clone());
+        Poll::Pending
+    })
+    .await
+}
+
+/// True if the client's watch table has a watch this event fires (the
+/// session layer drops the others).
+fn would_fire(watches: &WatchTable, event: &WatchedEvent) -> bool {
+    let Some(path) = &event.path else {
+        return false;
+    };
+    match event.event_type {
+        EventType::NodeCreated | EventType::NodeDataChanged => {
+            watches.data.contains(path) || watches.exist.contains(path)
+        }
+        EventType::NodeChildrenChanged => watches.child.contains(path),
+        EventType::NodeDeleted => {
+            watches.data.contains(path)
+                || watches.exist.contains(path)
+                || watches.child.contains(path)
+        }
+        EventType::None => false,
+    }
+}
+
+fn is_read(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::Exists { .. }
+            | Request::GetData { .. }
+            | Request::GetChildren { .. }
+            | Request::GetChildren2 { .. }
+    )
+}
+
+impl<R: SimRecipe> Shared<R> {
+    /// Processes everything in the client's inbox.
+    pub fn client_step(&mut self, client: usize) {
+        while let Some(inbound) = self.clients[client].inbox.pop_front() {
+            self.clients[client].session.now_ms = self.now_ms();
+            self.receive(client, inbound);
+            self.pump(client);
+        }
+    }
+
+    fn receive(&mut self, client: usize, inbound: Inbound) {
+        match inbound {
+            Inbound::Net(ToClient::Reply { result, zxid }) => {
+                if self.clients[client].session.in_flight.is_empty() {
+                    return; // a reply from before a reconnect that raced the drop
+                }
+                trace!(self, Some(client), Deliver, "reply {result:?}");
+                self.clients[client].session.reply(result, zxid);
+            }
+            Inbound::Net(ToClient::Watch(event)) => self.notify(client, event, ""),
+            Inbound::Spurious(event) => self.notify(client, event, " (spurious)"),
+            Inbound::Net(ToClient::Connected) => self.connected(client),
+            Inbound::Net(ToClient::Expired) => self.learn_expired(client),
+            Inbound::Net(ToClient::Closed) | Inbound::Dropped => self.dropped(client),
+            Inbound::Timer(timer) => self.local_timer(client, timer),
+        }
+    }
+
+    fn notify(&mut self, client: usize, event: WatchedEvent, how: &str) {
+        let fires = would_fire(&self.clients[client].session.watches, &event);
+        trace!(
+            self,
+            Some(client),
+            Deliver,
+            "watch {event:?}{how}{}",
+            if fires { "" } else { " (no watch armed)" }
+        );
+        self.clients[client].session.notification(event);
+        if fires {
+            self.observe(client, Seen::WatchFired);
+        }
+    }
+
+    fn connected(&mut self, client: usize) {
+        match self.clients[client].connecting.take() {
+            Some(Connecting::Reconnect)
+                if self.clients[client].session.state == ConnectionState::Disconnected =>
+            {
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "reconnected into the same session"
+                );
+                let _ = self.clients[client].session.reconnected();
+            }
+            Some(Connecting::Open(session)) => {
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "session {:#x} opened",
+                    session.0
+                );
+                self.sessions[client] = Some(session);
+                self.clients[client].session.connected(session);
+                if !self.clients[client].pinging {
+                    self.clients[client].pinging = true;
+                    self.schedule_local(
+                        client,
+                        self.config.ping_interval_ms() * 1_000_000,
+                        LocalTimer::Ping,
+                    );
+                }
+                if let Some(waker) = self.clients[client].app_waker.take() {
+                    waker.wake(); // the workload may be waiting for its first session
+                }
+            }
+            Some(Connecting::Reconnect) | None => {}
+        }
+    }
+
+    fn learn_expired(&mut self, client: usize) {
+        self.clients[client].connecting = None;
+        trace!(self, Some(client), Session, "learns its session expired");
+        self.clients[client].session.expired();
+        self.retry_later(client, LocalTimer::NewSession);
+    }
+
+    fn dropped(&mut self, client: usize) {
+        let was_opening = matches!(
+            self.clients[client].connecting.take(),
+            Some(Connecting::Open(_))
+        );
+        let session = &mut self.clients[client].session;
+        if session.state == ConnectionState::Connected {
+            session.disconnected();
+            trace!(self, Some(client), Session, "disconnected");
+        }
+        let session = &self.clients[client].session;
+        if was_opening || session.session_id.is_none() || session.state == ConnectionState::Expired
+        {
+            self.retry_later(client, LocalTimer::NewSession);
+        } else {
+            self.retry_later(client, LocalTimer::Reconnect);
+        }
+    }
+
+    fn retry_later(&mut self, client: usize, timer: LocalTimer) {
+        if self.clients[client].retry_pending {
+            return;
+        }
+        self.clients[client].retry_pending = true;
+        let delay = match timer {
+            LocalTimer::NewSession => self.delay_ns(self.config.new_session_delay_ms),
+            _ => self.delay_ns(self.config.reconnect_delay_ms),
+        };
+        self.schedule_local(client, delay.max(1_000), timer);
+    }
+
+    fn schedule_local(&mut self, client: usize, after_ns: u64, timer: LocalTimer) {
+        let at = self.now_ns() + after_ns;
+        self.schedule(at, Event::Local { client, timer });
+    }
+
+    fn local_timer(&mut self, client: usize, timer: LocalTimer) {
+        match timer {
+            LocalTimer::Recipe { id, due_ms } => {
+                let slot = &mut self.clients[client];
+                if slot.session.timers.get(&id) == Some(&due_ms) {
+                    slot.scheduled_timers.remove(&id);
+                    trace!(self, Some(client), Timer, "recipe timer {id:?} fires");
+                    self.clients[client].session.fire_timer(id);
+                }
+            }
+            LocalTimer::Ping => {
+                let interval_ns = self.config.ping_interval_ms() * 1_000_000;
+                let slot = &self.clients[client];
+                let idle = self.now_ns().saturating_sub(slot.last_sent_ns) >= interval_ns;
+                if slot.session.state == ConnectionState::Connected
+                    && slot.connecting.is_none()
+                    && idle
+                {
+                    self.send_to_server(client, ToServer::Ping);
+                }
+                self.schedule_local(client, interval_ns, LocalTimer::Ping);
+            }
+            LocalTimer::Reconnect | LocalTimer::NewSession => {
+                self.clients[client].retry_pending = false;
+                self.try_connect(client, timer);
+            }
+        }
+    }
+
+    /// A connection attempt: fails while the network is down (and is
+    /// retried), else starts a new connection epoch.
+    fn try_connect(&mut self, client: usize, timer: LocalTimer) {
+        let slot = &self.clients[client];
+        if slot.connecting.is_some() || slot.session.state == ConnectionState::Connected {
+            return;
+        }
+        if self.now_ns() < slot.link.down_until_ns {
+            // Attempts fail until the network is back; only the first one
+            // after that matters, so skip the failing ones.
+            let back_in = slot.link.down_until_ns - self.now_ns();
+            self.clients[client].retry_pending = true;
+            let delay = self.delay_ns(self.config.reconnect_delay_ms);
+            self.schedule_local(client, back_in + delay.max(1_000), timer);
+            return;
+        }
+        self.clients[client].link.epoch += 1;
+        if timer == LocalTimer::NewSession
+            || self.clients[client].session.state == ConnectionState::Expired
+        {
+            let session = self.fresh_session_id();
+            self.clients[client].connecting = Some(Connecting::Open(session));
+            self.send_to_server(client, ToServer::Open { session });
+        } else {
+            let session = &self.clients[client].session;
+            let msg = ToServer::Reconnect {
+                session: session.session_id.expect("reconnect needs a session"),
+                last_zxid: session.last_zxid,
+                watches: session.watches.to_watch_set(),
+            };
+            self.clients[client].connecting = Some(Connecting::Reconnect);
+            self.send_to_server(client, msg);
+        }
+    }
+
+    /// A session id no session of this run had (ZooKeeper's look alike).
+    fn fresh_session_id(&mut self) -> SessionId {
+        loop {
+            let id = SessionId(
+                self.rng
+                    .ids
+                    .gen_range(0x1_0000_0000_i64..0x100_0000_0000_i64),
+            );
+            if !self.owners.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    /// Puts the recipe's requests on the wire, hands its outcomes to the
+    /// workload (and the oracles), and schedules its timers.
+    pub fn pump(&mut self, client: usize) {
+        while let Some((tag, request)) = self.clients[client].session.next_to_send() {
+            if is_read(&request) {
+                self.observe(client, Seen::Read);
+            }
+            trace!(self, Some(client), Send, "{tag:?} {request:?}");
+            self.send_to_server(client, ToServer::Request(request));
+        }
+        if !self.clients[client].session.outcomes.is_empty() {
+            let outcomes = std::mem::take(&mut self.clients[client].session.outcomes);
+            for outcome in outcomes {
+                let observation = outcome.observe();
+                trace!(self, Some(client), Outcome, "{outcome:?}");
+                self.stats.outcomes += 1;
+                self.observe(client, Seen::Outcome(observation));
+                let slot = &mut self.clients[client];
+                slot.outcomes.push_back(outcome);
+                if let Some(waker) = slot.app_waker.take() {
+                    waker.wake();
+                }
+            }
+        }
+        if self.clients[client].session.timers != self.clients[client].scheduled_timers {
+            self.sync_timers(client);
+        }
+    }
+
+    /// Schedules the recipe timers the event queue does not hold yet; a
+    /// timer fires no sooner than 1 ms from now (no zero-time loops).
+    fn sync_timers(&mut self, client: usize) {
+        let now = self.now_ns();
+        let pending: Vec<_> = self.clients[client]
+            .session
+            .timers
+            .iter()
+            .filter(|(id, due)| self.clients[client].scheduled_timers.get(id) != Some(due))
+            .map(|(id, due)| (*id, *due))
+            .collect();
+        for (id, due_ms) in pending {
+            let at = (due_ms * 1_000_000).max(now + 1_000_000);
+            self.schedule(
+                at,
+                Event::Local {
+                    client,
+                    timer: LocalTimer::Recipe { id, due_ms },
+                },
+            );
+        }
+        self.clients[client].scheduled_timers = self.clients[client].session.timers.clone();
+    }
+}

@@ -1,0 +1,139 @@
+//! What travels through the world's event queue: messages on a client's
+//! connection (each tagged with the connection's epoch, so a dropped
+//! connection loses what was in flight), client-local timers, faults and
+//! the server's and the run's own deadlines.
+
+use crate::faults::ScheduledFault;
+use crate::server::WatchSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use zk_recipes::zk::{Request, SessionId, WatchedEvent, ZkResult, Zxid};
+use zk_recipes::TimerId;
+
+/// Client to server.
+#[derive(Clone, Debug)]
+pub enum ToServer {
+    /// Open a new session with this id (drawn from the seed).
+    Open {
+        session: SessionId,
+    },
+    /// Reconnect into a session and re-register watches (ConnectRequest
+    /// followed by SetWatches).
+    Reconnect {
+        session: SessionId,
+        last_zxid: Zxid,
+        watches: WatchSet,
+    },
+    Ping,
+    Request(Request),
+}
+
+/// Server to client.
+#[derive(Clone, Debug)]
+pub enum ToClient {
+    /// The session is (re)established.
+    Connected,
+    /// The server refused a reconnect: the session expired.
+    Expired,
+    Reply {
+        result: ZkResult,
+        zxid: Zxid,
+    },
+    Watch(WatchedEvent),
+    /// The server closed the connection (it expired the session).
+    Closed,
+}
+
+/// Timers a client process keeps for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalTimer {
+    /// A recipe timer, due at `due_ms` (stale if the recipe re-set it).
+    Recipe {
+        id: TimerId,
+        due_ms: u64,
+    },
+    Ping,
+    Reconnect,
+    NewSession,
+}
+
+/// What a client process finds in its inbox.
+#[derive(Clone, Debug)]
+pub enum Inbound {
+    Net(ToClient),
+    /// The client noticed its connection dropped (TCP reset).
+    Dropped,
+    Timer(LocalTimer),
+    /// A notification no server change caused (fault).
+    Spurious(WatchedEvent),
+}
+
+/// One entry of the world's event queue.
+#[derive(Clone, Debug)]
+pub enum Event {
+    ToServer {
+        client: usize,
+        epoch: u32,
+        msg: ToServer,
+    },
+    ToClient {
+        client: usize,
+        epoch: u32,
+        msg: ToClient,
+    },
+    Local {
+        client: usize,
+        timer: LocalTimer,
+    },
+    Fault(ScheduledFault),
+    Resume {
+        client: usize,
+    },
+    ExpiryTick,
+    ReaperTick,
+    Heal,
+    Deadline,
+}
+
+/// Events ordered by due time, then by insertion. The heap holds small
+/// keys; the events themselves sit in a slab (moving them around the heap
+/// would copy every event several times).
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    slab: Vec<Option<Event>>,
+    free: Vec<usize>,
+    next_seq: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, at_ns: u64, event: Event) {
+        self.next_seq += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slab[slot] = Some(event);
+                slot
+            }
+            None => {
+                self.slab.push(Some(event));
+                self.slab.len() - 1
+            }
+        };
+        self.heap.push(Reverse((at_ns, self.next_seq, slot)));
+    }
+
+    /// The next event due at or before `now_ns`.
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<Event> {
+        let Reverse((at, _, slot)) = *self.heap.peek()?;
+        if at > now_ns {
+            return None;
+        }
+        self.heap.pop();
+        self.free.push(slot);
+        self.slab[slot].take()
+    }
+
+    pub fn next_due(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((at, _, _))| *at)
+    }
+}

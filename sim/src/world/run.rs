@@ -1,0 +1,310 @@
+//! One seeded run: builds the world in a fresh madsim runtime, lets the
+//! clients and the server run through the fault phase and the heal phase,
+//! and collects the verdict.
+
+use super::client::Client;
+use super::config::WorldConfig;
+use super::connection::connection_task;
+use super::events::{Event, EventQueue, LocalTimer};
+use super::report::{RunReport, RunStats};
+use super::shared::{enter, trace, ClientSlot, Link, Phase, Rngs, Shared, SimRecipe, Wakeup};
+use super::shell::scheduler_task;
+use super::trace::Trace;
+use crate::client::ClientSession;
+use crate::faults::plan::stream;
+use crate::oracles::Oracles;
+use crate::server::{ServerConfig, SortedOrder, ZkServer};
+use madsim::runtime::{Handle, Runtime};
+use madsim::time::TimeHandle;
+use rand::Rng;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+use zk_recipes::zk::SessionId;
+
+/// A workload future as the world stores it.
+pub type BoxedWorkload = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+type MakeRecipe<R> = dyn Fn(usize, u64) -> R + Send + Sync;
+type MakeWorkload<R> = dyn Fn(Client<R>) -> BoxedWorkload + Send + Sync;
+
+/// A recipe, a workload and a world configuration: run it for any seed.
+pub struct Simulation<R: SimRecipe> {
+    pub config: WorldConfig,
+    make_recipe: Arc<MakeRecipe<R>>,
+    workload: Arc<MakeWorkload<R>>,
+}
+
+impl<R: SimRecipe> Clone for Simulation<R> {
+    fn clone(&self) -> Self {
+        Simulation {
+            config: self.config.clone(),
+            make_recipe: self.make_recipe.clone(),
+            workload: self.workload.clone(),
+        }
+    }
+}
+
+const ADMIN_SESSION: SessionId = SessionId(0x7fff_ffff_ffff_fff0);
+const UNIQUE_ID_STREAM: u64 = 20;
+const WORKLOAD_STREAM: u64 = 21;
+
+impl<R: SimRecipe> Simulation<R> {
+    /// `make_recipe(client, unique_id)` builds each client's machine (the
+    /// unique id is drawn from the seed); `workload(client)` is the
+    /// application each client runs.
+    pub fn new<F>(
+        config: WorldConfig,
+        make_recipe: impl Fn(usize, u64) -> R + Send + Sync + 'static,
+        workload: impl Fn(Client<R>) -> F + Send + Sync + 'static,
+    ) -> Simulation<R>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        Simulation {
+            config,
+            make_recipe: Arc::new(make_recipe),
+            workload: Arc::new(move |client| Box::pin(workload(client))),
+        }
+    }
+
+    /// Runs one seed in a fresh madsim runtime (call from outside any runtime).
+    pub fn run(&self, seed: u64) -> RunReport {
+        let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
+        let simulation = self.clone();
+        runtime.block_on(async move { simulation.supervise(seed).await })
+    }
+
+    /// Runs one seed, recording the trace or not whatever the config says.
+    pub fn run_with_trace(&self, seed: u64, trace: bool) -> RunReport {
+        if self.config.trace == trace {
+            return self.run(seed);
+        }
+        let mut simulation = self.clone();
+        simulation.config.trace = trace;
+        simulation.run(seed)
+    }
+
+    async fn supervise(&self, seed: u64) -> RunReport {
+        let shared = Arc::new(Mutex::new(self.build_world(seed)));
+        self.start_nodes(&shared);
+        wait_until_over(&shared).await;
+        let heal_needed = {
+            let mut world = enter(&shared);
+            let over_early = world.phase != Phase::Done;
+            if over_early {
+                world.heal();
+            }
+            over_early
+        };
+        if heal_needed {
+            madsim::time::sleep(Duration::from_millis(self.config.settle_ms)).await;
+        }
+        let mut world = enter(&shared);
+        finish(&mut world, seed)
+    }
+
+    fn build_world(&self, seed: u64) -> Shared<R> {
+        let config = self.config.clone();
+        let time = TimeHandle::current();
+        let mut server = ZkServer::new(ServerConfig {
+            extended_types_enabled: config.extended_types,
+        });
+        set_up(&mut server, &config);
+        let initial_paths: BTreeSet<_> = server.paths().into_iter().collect();
+        let phase_ns = config.fault_phase_ms * 1_000_000;
+        let drawn = config.faults.materialize(seed, config.clients, phase_ns);
+        let mut unique_ids = stream(seed, UNIQUE_ID_STREAM);
+        let clients = (0..config.clients)
+            .map(|client| {
+                let unique_id = unique_ids.gen::<u64>();
+                new_slot(
+                    (self.make_recipe)(client, unique_id),
+                    stream(seed ^ client as u64, WORKLOAD_STREAM),
+                )
+            })
+            .collect();
+        let mut world = Shared {
+            oracles: Oracles::new(config.oracles.clone(), config.clients),
+            trace: Trace::new(config.trace),
+            sessions: vec![None; config.clients],
+            request_faults: drawn.per_request,
+            rates: drawn.rates,
+            start: time.elapsed(),
+            now: 0,
+            time,
+            server,
+            rng: Rngs::new(seed),
+            queue: EventQueue::default(),
+            scheduler: Wakeup::default(),
+            clients,
+            owners: BTreeMap::new(),
+            stats: RunStats::default(),
+            resource_max_token: None,
+            fault_history: Vec::new(),
+            phase: Phase::Faults,
+            supervisor: None,
+            initial_paths,
+            handle: Handle::current(),
+            run_state: BTreeMap::new(),
+            config,
+        };
+        world.stats.faults = 0;
+        schedule_start(&mut world, drawn.timed, phase_ns);
+        world
+    }
+
+    fn start_nodes(&self, shared: &Arc<Mutex<Shared<R>>>) {
+        let handle = Handle::current();
+        let server_node = handle.create_node().name("zk-server").build();
+        server_node.spawn(scheduler_task(shared.clone()));
+        for client in 0..self.config.clients {
+            let node = handle
+                .create_node()
+                .name(format!("client-{client}"))
+                .build();
+            enter(shared).clients[client].node = Some(node.id());
+            node.spawn(connection_task(shared.clone(), client));
+            let app = Client::new(client, shared.clone());
+            let workload = self.workload.clone();
+            node.spawn(async move {
+                app.connected().await;
+                workload(app.clone()).await;
+                app.mark_done();
+            });
+        }
+    }
+}
+
+fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> ClientSlot<R> {
+    ClientSlot {
+        session: ClientSession::new(recipe),
+        node: None,
+        inbox: VecDeque::new(),
+        conn_waker: None,
+        outcomes: VecDeque::new(),
+        app_waker: None,
+        link: Link::default(),
+        connecting: None,
+        scheduled_timers: BTreeMap::new(),
+        requests_received: 0,
+        armed_fault: None,
+        last_sent_ns: 0,
+        retry_pending: false,
+        pinging: false,
+        paused: false,
+        workload_done: false,
+        workload_rng,
+        last_call: None,
+    }
+}
+
+/// Creates the recipe's parent nodes with an admin session, then closes it.
+fn set_up(server: &mut ZkServer, config: &WorldConfig) {
+    server
+        .open_session(ADMIN_SESSION, u64::MAX / 4)
+        .expect("admin session");
+    for request in &config.setup {
+        let applied = server.apply(ADMIN_SESSION, request, &mut SortedOrder);
+        assert!(
+            applied.result.is_ok() || applied.result == Err(zk_recipes::zk::ZkError::NodeExists),
+            "setup request {request:?} failed: {:?}",
+            applied.result
+        );
+    }
+    for (parent, next) in &config.sequence_starts {
+        server
+            .set_sequence_counter(parent, *next)
+            .expect("sequence start needs an existing parent");
+    }
+    server
+        .close_session(ADMIN_SESSION)
+        .expect("admin session alive");
+}
+
+/// The first events: sessions open, ticks start, faults wait, heal comes.
+fn schedule_start<R: SimRecipe>(
+    world: &mut Shared<R>,
+    timed: Vec<(u64, crate::faults::ScheduledFault)>,
+    phase_ns: u64,
+) {
+    for client in 0..world.clients.len() {
+        world.schedule(
+            0,
+            Event::Local {
+                client,
+                timer: LocalTimer::NewSession,
+            },
+        );
+    }
+    world.schedule(world.config.expiry_tick_ms * 1_000_000, Event::ExpiryTick);
+    if world.config.reaper_interval_ms > 0 {
+        world.schedule(
+            world.config.reaper_interval_ms * 1_000_000,
+            Event::ReaperTick,
+        );
+    }
+    for (at, fault) in timed {
+        world.schedule(at, Event::Fault(fault));
+    }
+    world.schedule(phase_ns, Event::Heal);
+}
+
+/// Waits until the run is done or every workload finished.
+async fn wait_until_over<R: SimRecipe>(shared: &Arc<Mutex<Shared<R>>>) {
+    std::future::poll_fn(|cx| {
+        let mut world = enter(shared);
+        if world.phase == Phase::Done || world.clients.iter().all(|slot| slot.workload_done) {
+            Poll::Ready(())
+        } else {
+            world.supervisor = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+/// End-of-run checks and the report.
+fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
+    world.finish_run();
+    // Two passes: a container emptied by one pass is reaped by the next.
+    world.reap();
+    world.reap();
+    let now = world.now_ns();
+    let Shared {
+        oracles,
+        server,
+        initial_paths,
+        ..
+    } = world;
+    oracles.finish(now, server, initial_paths);
+    world.stats.sim_time_ns = world.now_ns();
+    trace!(
+        world,
+        None,
+        Phase,
+        "verdict: {}",
+        if world.oracles.has_violation() {
+            "VIOLATION"
+        } else {
+            "pass"
+        }
+    );
+    RunReport {
+        seed,
+        violations: world.oracles.violations().to_vec(),
+        stats: world.stats.clone(),
+        fault_history: std::mem::take(&mut world.fault_history),
+        rates: world.rates.clone(),
+        herd_maxima: world.oracles.herd_maxima(),
+        workloads_done: world
+            .clients
+            .iter()
+            .filter(|slot| slot.workload_done)
+            .count(),
+        trace: std::mem::take(&mut world.trace),
+    }
+}

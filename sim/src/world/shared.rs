@@ -1,0 +1,331 @@
+//! The world's state, shared by its tasks behind one mutex (madsim runs
+//! one task at a time, so the lock is never contended; no task holds it
+//! across an await).
+
+use super::config::WorldConfig;
+use super::events::{Event, EventQueue, Inbound, ToClient, ToServer};
+use super::report::RunStats;
+use super::trace::Trace;
+use crate::client::ClientSession;
+use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
+use crate::oracles::{ObserveCall, Oracles, Seen, View};
+use crate::server::ZkServer;
+use madsim::task::NodeId;
+use madsim::time::TimeHandle;
+use rand::rngs::SmallRng;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Waker};
+use std::time::Duration;
+use zk_recipes::zk::{Path, SessionId};
+use zk_recipes::{Observe, Recipe, TimerId};
+
+/// A recipe the world can run: its calls and outcomes are observable and
+/// everything can move between tasks.
+pub trait SimRecipe:
+    Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static> + Send + 'static
+{
+}
+
+impl<R> SimRecipe for R where
+    R: Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static>
+        + Send
+        + 'static
+{
+}
+
+/// Seeded random streams, one per purpose (see `faults::plan::stream`).
+pub struct Rngs {
+    /// Message latencies.
+    pub net: SmallRng,
+    /// The order of getChildren results.
+    pub child_order: SmallRng,
+    /// Per-request faults and the choices faults make.
+    pub faults: SmallRng,
+    /// Session ids and unique ids.
+    pub ids: SmallRng,
+    /// Reconnect and new-session delays.
+    pub delays: SmallRng,
+    /// Choices timed faults make (which watch fires spuriously).
+    pub choices: SmallRng,
+}
+
+impl Rngs {
+    pub fn new(seed: u64) -> Rngs {
+        Rngs {
+            net: stream(seed, 10),
+            child_order: stream(seed, 11),
+            faults: stream(seed, crate::faults::plan::REQUEST_STREAM),
+            ids: stream(seed, 12),
+            delays: stream(seed, 13),
+            choices: stream(seed, 14),
+        }
+    }
+}
+
+/// The run's phases: faults, then healing (no faults; liveness deadline),
+/// then done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Faults,
+    Healing { deadline_ns: u64 },
+    Done,
+}
+
+/// A client's connection as both ends see it. Every connection attempt and
+/// every drop starts a new epoch; a message arriving with an older epoch
+/// was in flight on a connection that is gone, and is lost.
+#[derive(Clone, Debug, Default)]
+pub struct Link {
+    pub epoch: u32,
+    /// The server has accepted this epoch's connection.
+    pub server_up: bool,
+    /// The session the connection belongs to.
+    pub session: Option<SessionId>,
+    /// Arrival time of the last message sent each way (FIFO).
+    pub up_last_ns: u64,
+    pub down_last_ns: u64,
+    /// Reconnecting fails until then (network down).
+    pub down_until_ns: u64,
+    /// Notifications are delayed by `.0` ns until `.1` (fault).
+    pub watch_delay: Option<(u64, u64)>,
+}
+
+/// What a connection attempt in flight is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connecting {
+    Reconnect,
+    Open(SessionId),
+}
+
+/// One client process.
+pub struct ClientSlot<R: SimRecipe> {
+    pub session: ClientSession<R>,
+    pub node: Option<NodeId>,
+    pub inbox: VecDeque<Inbound>,
+    pub conn_waker: Option<Waker>,
+    /// Outcomes not yet taken by the workload.
+    pub outcomes: VecDeque<R::Outcome>,
+    pub app_waker: Option<Waker>,
+    pub link: Link,
+    pub connecting: Option<Connecting>,
+    /// Recipe timers the event queue holds, by id (due time in ms).
+    pub scheduled_timers: BTreeMap<TimerId, u64>,
+    /// Requests the server received from this client (per-request faults).
+    pub requests_received: u64,
+    /// A per-request fault armed by the schedule for the next request.
+    pub armed_fault: Option<crate::faults::Fault>,
+    pub last_sent_ns: u64,
+    /// A reconnect or new-session timer is pending.
+    pub retry_pending: bool,
+    /// The ping timer chain has started.
+    pub pinging: bool,
+    pub paused: bool,
+    pub workload_done: bool,
+    pub workload_rng: SmallRng,
+    /// The last application call, for liveness reports.
+    pub last_call: Option<(u64, R::Call)>,
+}
+
+/// The scheduler's wakeup: the server task's waker and the deadlines of the
+/// madsim timers set for it that have not fired yet (madsim cannot cancel a
+/// timer, so a new one is set only when it would fire before all of these).
+#[derive(Default)]
+pub struct Wakeup {
+    pub waker: Option<Waker>,
+    pub armed: BTreeSet<u64>,
+}
+
+impl Wakeup {
+    /// Forgets the timers that have fired by `now`.
+    pub fn fired(&mut self, now: u64) {
+        while self.armed.first().is_some_and(|at| *at <= now) {
+            self.armed.pop_first();
+        }
+    }
+
+    /// True if a pending timer fires no later than `at`.
+    pub fn covers(&self, at: u64) -> bool {
+        self.armed.first().is_some_and(|first| *first <= at)
+    }
+}
+
+pub struct Shared<R: SimRecipe> {
+    pub config: WorldConfig,
+    pub time: TimeHandle,
+    pub start: Duration,
+    /// Simulated ns since the start, read once per task poll (madsim moves
+    /// the clock only between polls); see [`enter`].
+    pub now: u64,
+    pub server: ZkServer,
+    pub rng: Rngs,
+    pub queue: EventQueue,
+    pub scheduler: Wakeup,
+    pub clients: Vec<ClientSlot<R>>,
+    /// Every client's current session id (for the oracles' view).
+    pub sessions: Vec<Option<SessionId>>,
+    pub owners: BTreeMap<SessionId, usize>,
+    pub oracles: Oracles,
+    pub trace: Trace,
+    pub stats: RunStats,
+    /// The highest token the fenced resource accepted.
+    pub resource_max_token: Option<i64>,
+    pub request_faults: RequestFaults,
+    /// The fault rates in force (drawn from the seed in swarm mode).
+    pub rates: crate::faults::FaultRates,
+    /// Every fault that struck, in order (the shrinker's input).
+    pub fault_history: Vec<ScheduledFault>,
+    pub phase: Phase,
+    pub supervisor: Option<Waker>,
+    pub initial_paths: BTreeSet<Path>,
+    pub handle: madsim::runtime::Handle,
+    /// State the workloads of one run share (see `Client::run_state`).
+    pub run_state: BTreeMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+/// Records a trace line, formatting it only when the trace is on.
+macro_rules! trace {
+    ($world:expr, $client:expr, $kind:ident, $($fmt:tt)+) => {
+        if $world.trace.enabled {
+            let at = $world.now_ns();
+            $world.trace.push(at, $client, $crate::world::TraceKind::$kind, format!($($fmt)+));
+        }
+    };
+}
+pub(crate) use trace;
+
+/// Locks the world for a task's poll and reads the clock.
+pub fn enter<R: SimRecipe>(shared: &Mutex<Shared<R>>) -> MutexGuard<'_, Shared<R>> {
+    let mut world = shared.lock().expect("world lock");
+    world.now = (world.time.elapsed() - world.start).as_nanos() as u64;
+    world
+}
+
+impl<R: SimRecipe> Shared<R> {
+    /// Simulated ns since the world started (as of this poll).
+    pub fn now_ns(&self) -> u64 {
+        self.now
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.now_ns() / 1_000_000
+    }
+
+    /// Queues an event and makes sure the scheduler wakes for it.
+    pub fn schedule(&mut self, at_ns: u64, event: Event) {
+        self.queue.push(at_ns, event);
+        self.arm(at_ns);
+    }
+
+    /// Registers a madsim timer that wakes the scheduler at `at_ns`, unless
+    /// one at or before it is already pending.
+    pub fn arm(&mut self, at_ns: u64) {
+        let now = self.now_ns();
+        self.scheduler.fired(now);
+        if self.scheduler.covers(at_ns) {
+            return;
+        }
+        let Some(waker) = self.scheduler.waker.clone() else {
+            return; // the scheduler has not run yet; its first poll arms
+        };
+        if at_ns <= now {
+            waker.wake();
+            return;
+        }
+        let deadline = self.time.now_instant() + Duration::from_nanos(at_ns - now);
+        let mut sleep = std::pin::pin!(self.time.sleep_until(deadline));
+        // sleep_until rounds up to 1 ms; reset keeps the exact deadline.
+        sleep.as_mut().reset(deadline);
+        let _ = sleep.poll(&mut Context::from_waker(&waker));
+        self.scheduler.armed.insert(at_ns);
+        self.stats.timers_armed += 1;
+    }
+
+    /// Feeds an observation to the oracles and stops the run at the first
+    /// violation when asked to.
+    pub fn observe(&mut self, client: usize, seen: Seen) {
+        let at = self.now_ns();
+        let view = View {
+            server: &self.server,
+            sessions: &self.sessions,
+        };
+        self.oracles.seen(at, client, &seen, &view);
+        if self.config.stop_on_violation && self.oracles.has_violation() {
+            self.finish_run();
+        }
+    }
+
+    /// Ends the run: the supervisor takes over.
+    pub fn finish_run(&mut self) {
+        if self.phase != Phase::Done {
+            self.phase = Phase::Done;
+            trace!(self, None, Phase, "run ends");
+        }
+        if let Some(waker) = self.supervisor.take() {
+            waker.wake();
+        }
+        if let Some(waker) = self.scheduler.waker.clone() {
+            waker.wake();
+        }
+    }
+
+    pub fn faults_active(&self) -> bool {
+        self.phase == Phase::Faults
+    }
+
+    /// Sends a message to the server on the client's current connection.
+    pub fn send_to_server(&mut self, client: usize, msg: ToServer) {
+        let now = self.now_ns();
+        let latency = self.config.latency.draw_ns(&mut self.rng.net);
+        let link = &mut self.clients[client].link;
+        let at = (now + latency).max(link.up_last_ns + 1);
+        link.up_last_ns = at;
+        let epoch = link.epoch;
+        self.clients[client].last_sent_ns = now;
+        self.stats.messages += 1;
+        self.schedule(at, Event::ToServer { client, epoch, msg });
+    }
+
+    /// Sends a message to the client on its current connection; watch
+    /// notifications under a delay fault overtake nothing but are overtaken.
+    pub fn send_to_client(&mut self, client: usize, msg: ToClient) {
+        let now = self.now_ns();
+        let latency = self.config.latency.draw_ns(&mut self.rng.net);
+        let link = &mut self.clients[client].link;
+        let delayed = match (&msg, link.watch_delay) {
+            (ToClient::Watch(_), Some((delay, until))) if now < until => Some(delay),
+            _ => None,
+        };
+        let at = match delayed {
+            Some(delay) => now + latency + delay,
+            None => {
+                let at = (now + latency).max(link.down_last_ns + 1);
+                link.down_last_ns = at;
+                at
+            }
+        };
+        let epoch = link.epoch;
+        self.stats.messages += 1;
+        self.schedule(at, Event::ToClient { client, epoch, msg });
+    }
+
+    /// Hands something to a client process. A running client handles it at
+    /// once, as its connection task would at this very instant (saving a
+    /// task switch per message); a paused one finds it in its inbox when its
+    /// node resumes, behind anything queued before.
+    pub fn hand_to(&mut self, client: usize, inbound: Inbound) {
+        let slot = &mut self.clients[client];
+        slot.inbox.push_back(inbound);
+        if !slot.paused && slot.inbox.len() == 1 {
+            self.client_step(client);
+        } else if let Some(waker) = slot.conn_waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// A seeded draw in a delay range, in ns.
+    pub fn delay_ns(&mut self, range: crate::faults::MsRange) -> u64 {
+        range.draw(&mut self.rng.delays) * 1_000_000
+    }
+}
