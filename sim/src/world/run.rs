@@ -274,13 +274,18 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
     world.reap();
     world.reap();
     let now = world.now_ns();
+    // A run stopped at its first violation never finished its workload:
+    // its leftovers (nodes, undelivered items) say nothing.
+    let cut_short = world.config.stop_on_violation && world.oracles.has_violation();
     let Shared {
         oracles,
         server,
         initial_paths,
         ..
     } = world;
-    oracles.finish(now, server, initial_paths);
+    if !cut_short {
+        oracles.finish(now, server, initial_paths);
+    }
     world.stats.sim_time_ns = world.now_ns();
     trace!(
         world,
