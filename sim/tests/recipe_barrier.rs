@@ -374,34 +374,6 @@ fn expiry_fixed_member_expired_after_entering_still_leaves() {
     assert_all_entered_and_left(&barrier);
 }
 
-/// Pins the fixed barrier's documented limitation: a member whose session
-/// expires after the last member counted it, but before it saw `ready`, and
-/// which comes back only after everyone else left, waits for a round that is
-/// over (nothing in ZooKeeper remembers the round without leaking a node).
-#[test]
-fn limitation_fixed_member_expired_before_seeing_ready_misses_a_finished_round() {
-    let mut barrier = Barrier::new(2, fixed(2));
-    barrier.call_and_run(0, BarrierCall::Enter);
-    barrier.call_and_run(1, BarrierCall::Enter);
-    assert_eq!(barrier.entered(), vec![1]);
-    barrier.stepper.expire(0);
-    barrier.call_and_run(1, BarrierCall::Leave);
-    assert_eq!(barrier.left(), vec![1], "{}", barrier.trace());
-    barrier.stepper.new_session(0, 0x900);
-    barrier.run();
-    assert_eq!(
-        barrier.entered(),
-        vec![1],
-        "member 0 never enters\n{}",
-        barrier.trace()
-    );
-    assert_eq!(
-        barrier.nodes().len(),
-        1,
-        "member 0's new node waits for a second member"
-    );
-}
-
 // ---- fixed under a fault at every step ----
 
 /// A fault the sweep injects in place of one send.
@@ -625,6 +597,52 @@ fn fixed_waiter_learning_its_expiry_late_starts_over() {
     barrier.stepper.notice_expiry(0);
     assert!(barrier.outcomes(0).is_empty(), "{}", barrier.trace());
     barrier.stepper.new_session(0, 0x900);
+    barrier.run();
+    assert_eq!(barrier.entered(), vec![0, 1], "{}", barrier.trace());
+    barrier.call(0, BarrierCall::Leave);
+    barrier.call(1, BarrierCall::Leave);
+    barrier.run();
+    assert_all_entered_and_left(&barrier);
+}
+
+/// A member counted by the last arrival expires before it sees `ready`; the
+/// others pass, leave and delete `ready`. Back in a new session, the member
+/// must not wait for a round that is over: its Enter fails with
+/// SessionExpired and nothing is left under the root.
+#[test]
+fn fixed_member_expired_after_being_counted_fails_instead_of_waiting_forever() {
+    let mut barrier = Barrier::new(2, fixed(2));
+    barrier.call(0, BarrierCall::Enter);
+    // Member 0 reads the root and creates its node; its count is not sent.
+    while barrier.nodes().is_empty() {
+        assert!(barrier.stepper.step(0), "{}", barrier.trace());
+    }
+    barrier.call_and_run(1, BarrierCall::Enter);
+    assert_eq!(barrier.entered(), vec![1], "{}", barrier.trace());
+    barrier.stepper.expire(0);
+    barrier.call_and_run(1, BarrierCall::Leave);
+    assert_eq!(barrier.left(), vec![1], "{}", barrier.trace());
+    barrier.stepper.new_session(0, FIRST_SESSION + 0x10);
+    barrier.run();
+    assert_eq!(
+        barrier.outcomes(0),
+        &[failed(ZkError::SessionExpired)],
+        "{}",
+        barrier.trace()
+    );
+    assert!(barrier.nodes().is_empty(), "{:?}", barrier.nodes());
+}
+
+/// A member that expires before anyone counted it joins again in its new
+/// session (no round opened meanwhile), so the others are not stranded.
+#[test]
+fn fixed_member_expired_before_the_round_opened_joins_again() {
+    let mut barrier = Barrier::new(2, fixed(2));
+    barrier.call_and_run(0, BarrierCall::Enter);
+    barrier.stepper.expire(0);
+    barrier.call_and_run(1, BarrierCall::Enter);
+    assert!(barrier.entered().is_empty(), "{}", barrier.trace());
+    barrier.stepper.new_session(0, FIRST_SESSION + 0x10);
     barrier.run();
     assert_eq!(barrier.entered(), vec![0, 1], "{}", barrier.trace());
     barrier.call(0, BarrierCall::Leave);

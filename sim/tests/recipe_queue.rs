@@ -634,6 +634,9 @@ fn bug6_create_applied_then_connection_loss_fixed_holds() {
 fn bug6_create_applied_item_consumed_before_producer_recovers_fixed_holds() {
     let (mut st, c) = setup::<FixedQueue>(2, 5);
     st.call(c[0], offer("a"));
+    // The first write finds the receipts container missing; the second
+    // creates it with the item and the receipt.
+    round_trip(&mut st, c[0]);
     assert!(st.apply_then_disconnect(c[0]));
     st.call(c[1], QueueCall::Take);
     st.run_client(c[1]);
@@ -895,7 +898,8 @@ fn next_request<R: Variant>(st: &Stepper<R>, client: ClientId) -> Option<Request
 fn fixed_offer_not_applied_is_written_again() {
     let (mut st, _) = setup::<FixedQueue>(0, 12);
     let c = [st.add_client(FixedQueue::build(1), 100)];
-    // At its first connection the queue makes sure of both directories.
+    // At its first connection the queue makes sure of its directory; the
+    // receipts container is only created together with a receipt.
     assert_eq!(
         next_request(&st, c[0]),
         Some(Request::Create {
@@ -905,21 +909,15 @@ fn fixed_offer_not_applied_is_written_again() {
         })
     );
     round_trip(&mut st, c[0]);
-    assert_eq!(
-        next_request(&st, c[0]),
-        Some(Request::Create {
-            path: Path::new("/q-receipts").unwrap(),
-            data: Vec::new(),
-            mode: CreateMode::Container
-        })
-    );
-    round_trip(&mut st, c[0]);
     assert_eq!(next_request(&st, c[0]), None);
     let receipt = Path::new("/q-receipts/p-1").unwrap();
     st.call(c[0], offer("a"));
+    // The first write finds the receipts container missing: the next one
+    // creates it in the same multi.
+    round_trip(&mut st, c[0]);
     let write = next_request(&st, c[0]).unwrap();
     assert!(
-        matches!(&write, Request::Multi(ops) if ops.len() == 2),
+        matches!(&write, Request::Multi(ops) if ops.len() == 3),
         "{write:?}"
     );
     st.disconnect(c[0]);
@@ -1274,4 +1272,47 @@ fn random_faults_find_a_violation_in_distributed_original() {
         violations.len(),
         &violations[..violations.len().min(3)]
     );
+}
+
+/// After the server reaps the receipts container, a client connecting (or
+/// writing) later must not leave an empty container that never had a child:
+/// the server would never reap it. The fixed queue creates the container
+/// only in the multi that writes a receipt into it.
+#[test]
+fn fixed_receipts_container_never_outlives_its_use_after_a_reap() {
+    let (mut st, clients) = setup::<FixedQueue>(1, 7);
+    let receipts_dir = Path::new("/q-receipts").unwrap();
+    offer_now(&mut st, clients[0], "a");
+    st.reap();
+    assert!(
+        !st.server().paths().contains(&receipts_dir),
+        "{}",
+        st.trace()
+    );
+    // A client connecting after the reap: its setup runs.
+    let late = st.add_client(FixedQueue::build(9), 109);
+    st.run_client(late);
+    st.reap();
+    assert!(
+        !st.server().paths().contains(&receipts_dir),
+        "an empty receipts container was left that the server never reaps\n{}",
+        st.trace()
+    );
+    // Writing still works: the container comes with the receipt, and goes.
+    offer_now(&mut st, late, "b");
+    st.call(clients[0], QueueCall::Take);
+    st.run();
+    assert_eq!(
+        st.take_outcomes(clients[0]),
+        vec![got("a")],
+        "{}",
+        st.trace()
+    );
+    st.reap();
+    assert!(
+        !st.server().paths().contains(&receipts_dir),
+        "{}",
+        st.trace()
+    );
+    assert_eq!(queued(&st), vec![item("b")]);
 }

@@ -2,10 +2,13 @@
 //! retry and leak-free.
 //!
 //! Enter:
+//! 0. read the root's data version: the number of rounds opened so far;
 //! 1. create `root/m-<unique id>` EPHEMERAL (a retry after a lost reply gets
 //!    NodeExists: the node is ours if its `ephemeral_owner` is our session);
 //! 2. read the children and count the member nodes (`ready` excluded);
-//! 3. if `size` are there, create `root/ready` (NodeExists is fine) and pass;
+//! 3. if `size` are there, create `root/ready` and bump the root's data
+//!    version in one multi (NodeExists: another member opened the round) and
+//!    pass;
 //! 4. else exists(`ready`) with a watch: pass if it exists, otherwise wait for
 //!    the watch and ask again (a spurious wakeup cannot let anyone through).
 //!
@@ -18,21 +21,23 @@
 //! Nobody passes the entry before `size` members have created their nodes:
 //! `ready` is only created by a member that counted them. Nobody waits for the
 //! count again after `ready` exists, so fast leavers strand no one. Every
-//! step is idempotent and retried on connection loss; after a session expiry
-//! a pending call starts over in the next session (an expired member's node
-//! is gone, which the leave protocol treats as having left). A root serves
-//! one round: `ready` is deleted by the members as they finish leaving.
+//! step is idempotent and retried on connection loss. A root serves one
+//! round at a time: `ready` is deleted by the members as they finish leaving.
 //!
-//! Limitation: a member whose session expires after the last member counted
-//! it but before it saw `ready`, and which returns only after everyone else
-//! has left (and deleted `ready`), waits in its new session for a round that
-//! is over.
+//! Session expiry: an expired member's node is gone, which the leave protocol
+//! treats as having left; a pending Leave starts over in the next session. A
+//! pending Enter first looks at the root's data version: unchanged, no round
+//! opened since the Enter began, so the member joins again (the others wait
+//! for it); bumped, the round it was waiting for opened meanwhile (possibly
+//! counting its old node): it passes if `ready` still exists, and otherwise
+//! that round is over and the Enter fails with SessionExpired instead of
+//! waiting for a round that will never open.
 
 use super::{BarrierCall, BarrierError, BarrierOutcome};
 use crate::recipe::{Input, Outbox, Recipe, Tag};
 use crate::zk::{
-    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
-    ANY_VERSION,
+    CreateMode, EventType, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError,
+    ZkResult, ANY_VERSION,
 };
 
 /// Enter 1: create our member node.
@@ -53,6 +58,12 @@ const DELETE_OWN: Tag = Tag(7);
 const WATCH_MEMBER: Tag = Tag(8);
 /// Leave 1 and 2: delete `ready`.
 const DELETE_READY: Tag = Tag(9);
+/// Enter 0: read the root's data version.
+const READ_ROOT: Tag = Tag(10);
+/// Enter again after an expiry: has a round opened since the Enter began?
+const REJOIN_READ_ROOT: Tag = Tag(11);
+/// Enter again after an expiry, a round opened meanwhile: is it still open?
+const REJOIN_CHECK_READY: Tag = Tag(12);
 
 /// The name of the node that opens the barrier.
 pub const READY: &str = "ready";
@@ -70,6 +81,7 @@ enum AfterDelete {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Idle,
+    ReadingRoot,
     CreatingOwn,
     CheckingOwner,
     Counting,
@@ -86,6 +98,10 @@ enum Phase {
         member: Path,
     },
     DeletingReady,
+    /// Enter in a new session: reading the root's data version.
+    RejoinReadingRoot,
+    /// Enter in a new session, a round opened meanwhile: does `ready` exist?
+    RejoinCheckingReady,
     /// The session expired during `call`: start it over in the next session.
     AwaitingSession {
         call: BarrierCall,
@@ -100,6 +116,8 @@ pub struct FixedBarrier {
     /// Drawn by the driver from the seed; unique among members.
     unique_id: u64,
     session: Option<SessionId>,
+    /// The root's data version (rounds opened) when the pending Enter began.
+    rounds_at_enter: Option<i32>,
     phase: Phase,
 }
 
@@ -111,6 +129,7 @@ impl FixedBarrier {
             size,
             unique_id,
             session: None,
+            rounds_at_enter: None,
             phase: Phase::Idle,
         }
     }
@@ -132,7 +151,7 @@ impl FixedBarrier {
 
     fn on_call(&mut self, call: BarrierCall, out: &mut Outbox<BarrierOutcome>) {
         match (call, &self.phase) {
-            (BarrierCall::Enter, Phase::Idle) => self.create_own(out),
+            (BarrierCall::Enter, Phase::Idle) => self.read_root(out),
             (BarrierCall::Leave, Phase::Entered) => self.list(out),
             _ => out.emit(BarrierOutcome::Failed(BarrierError::CallOutOfTurn(call))),
         }
@@ -146,11 +165,22 @@ impl FixedBarrier {
             return self.retry(tag, out);
         }
         match (tag, self.phase.clone()) {
+            (READ_ROOT, Phase::ReadingRoot) => self.on_root_read(result, out),
+            (REJOIN_READ_ROOT, Phase::RejoinReadingRoot) => self.on_rejoin_root_read(result, out),
+            (REJOIN_CHECK_READY, Phase::RejoinCheckingReady) => match result {
+                Ok(Reply::Exists(Some(_))) => self.entered(out),
+                // The round we waited for opened and closed without us.
+                Ok(Reply::Exists(None)) => self.fail(ZkError::SessionExpired, out),
+                Err(error) => self.fail(error, out),
+                Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+            },
             (CREATE_OWN, Phase::CreatingOwn) => self.on_own_created(result, out),
             (CHECK_OWNER, Phase::CheckingOwner) => self.on_owner(result, out),
             (COUNT, Phase::Counting) => self.on_counted(result, out),
             (CREATE_READY, Phase::CreatingReady) => match result {
-                Ok(_) | Err(ZkError::NodeExists) => self.entered(out),
+                // NodeExists: another member (or our lost-reply multi) opened it.
+                Ok(_) => self.entered(out),
+                Err(error) if *error.root_cause() == ZkError::NodeExists => self.entered(out),
                 Err(error) => self.fail(error, out),
             },
             (CHECK_READY, Phase::AwaitingReady) => match result {
@@ -192,6 +222,9 @@ impl FixedBarrier {
     /// step is idempotent, so it is sent again.
     fn retry(&mut self, tag: Tag, out: &mut Outbox<BarrierOutcome>) {
         match (tag, self.phase.clone()) {
+            (READ_ROOT, Phase::ReadingRoot) => self.read_root(out),
+            (REJOIN_READ_ROOT, Phase::RejoinReadingRoot) => self.rejoin(out),
+            (REJOIN_CHECK_READY, Phase::RejoinCheckingReady) => self.rejoin_check_ready(out),
             (CREATE_OWN, Phase::CreatingOwn) => self.create_own(out),
             (CHECK_OWNER, Phase::CheckingOwner) => self.check_owner(out),
             (COUNT, Phase::Counting) => self.count(out),
@@ -202,6 +235,31 @@ impl FixedBarrier {
             (WATCH_MEMBER, Phase::AwaitingMember { member }) => self.watch_member(member, out),
             (DELETE_READY, Phase::DeletingReady) => self.delete_ready(out),
             _ => {}
+        }
+    }
+
+    fn on_root_read(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        match result {
+            Ok(Reply::Exists(Some(stat))) => {
+                self.rounds_at_enter = Some(stat.version);
+                self.create_own(out)
+            }
+            Ok(Reply::Exists(None)) => self.fail(ZkError::NoNode, out),
+            Err(error) => self.fail(error, out),
+            Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
+        }
+    }
+
+    /// Unchanged rounds: join again; bumped: the round we waited for opened.
+    fn on_rejoin_root_read(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
+        match result {
+            Ok(Reply::Exists(Some(stat))) if Some(stat.version) == self.rounds_at_enter => {
+                self.create_own(out)
+            }
+            Ok(Reply::Exists(Some(_))) => self.rejoin_check_ready(out),
+            Ok(Reply::Exists(None)) => self.fail(ZkError::NoNode, out),
+            Err(error) => self.fail(error, out),
+            Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
         }
     }
 
@@ -310,7 +368,10 @@ impl FixedBarrier {
                 match self.phase {
                     Phase::AwaitingSession {
                         call: BarrierCall::Enter,
-                    } => self.create_own(out),
+                    } => match self.rounds_at_enter {
+                        Some(_) => self.rejoin(out),
+                        None => self.read_root(out),
+                    },
                     Phase::AwaitingSession {
                         call: BarrierCall::Leave,
                     } => self.list(out),
@@ -333,7 +394,10 @@ impl FixedBarrier {
             Phase::Idle => Phase::Idle,
             Phase::Entered => Phase::Entered,
             Phase::AwaitingSession { call } => Phase::AwaitingSession { call: *call },
-            Phase::CreatingOwn
+            Phase::ReadingRoot
+            | Phase::RejoinReadingRoot
+            | Phase::RejoinCheckingReady
+            | Phase::CreatingOwn
             | Phase::CheckingOwner
             | Phase::Counting
             | Phase::CreatingReady
@@ -347,6 +411,40 @@ impl FixedBarrier {
                 call: BarrierCall::Leave,
             },
         };
+    }
+
+    fn read_root(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::ReadingRoot;
+        self.rounds_at_enter = None;
+        out.send(
+            READ_ROOT,
+            Request::Exists {
+                path: self.root.clone(),
+                watch: false,
+            },
+        );
+    }
+
+    fn rejoin(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::RejoinReadingRoot;
+        out.send(
+            REJOIN_READ_ROOT,
+            Request::Exists {
+                path: self.root.clone(),
+                watch: false,
+            },
+        );
+    }
+
+    fn rejoin_check_ready(&mut self, out: &mut Outbox<BarrierOutcome>) {
+        self.phase = Phase::RejoinCheckingReady;
+        out.send(
+            REJOIN_CHECK_READY,
+            Request::Exists {
+                path: self.ready_node(),
+                watch: false,
+            },
+        );
     }
 
     fn create_own(&mut self, out: &mut Outbox<BarrierOutcome>) {
@@ -381,13 +479,21 @@ impl FixedBarrier {
         );
     }
 
+    /// Opens the round: `ready` and the root's round count change together.
     fn create_ready(&mut self, out: &mut Outbox<BarrierOutcome>) {
         self.phase = Phase::CreatingReady;
-        let request = Request::Create {
-            path: self.ready_node(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        };
+        let request = Request::Multi(vec![
+            MultiOp::Create {
+                path: self.ready_node(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            },
+            MultiOp::SetData {
+                path: self.root.clone(),
+                data: Vec::new(),
+                version: ANY_VERSION,
+            },
+        ]);
         out.send(CREATE_READY, request);
     }
 

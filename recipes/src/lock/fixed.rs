@@ -10,8 +10,11 @@
 //!   every wakeup (spurious or duplicated ones included) and after an exists
 //!   that finds the predecessor already gone.
 //! - At the end of a parent's counter ZooKeeper 3.8 stops counting: every
-//!   later sequential child is named `...2147483647` again. Nodes sharing our
-//!   sequence number are ordered by their creation zxid, read with exists().
+//!   later sequential child is named `...2147483647` again. A node with that
+//!   number cannot be ordered safely, so the lock deletes it and fails the
+//!   call with `SequenceExhausted` (as the election and curator lock do). The
+//!   czxid tie scan below is then unreachable for nodes of one counter; it is
+//!   kept as a defence.
 //! - The fencing token is the node's creation zxid (strictly increasing across
 //!   holders even when the sequence counter wraps); a node adopted after a
 //!   lost reply is stat'ed first, and kept only if its ephemeral owner is the
@@ -27,7 +30,7 @@
 use super::names::{node_prefix, parse_lock_node, predecessor};
 use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
-use crate::sequence::serial_order;
+use crate::sequence::{serial_order, STUCK_SEQUENCE};
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
     ZkResult, Zxid, ANY_VERSION,
@@ -369,6 +372,11 @@ impl FixedLock {
             // Our node is gone (deleted by someone else): queue up again.
             self.own = OwnNode::None;
             return self.drive(out);
+        }
+        if *sequence == STUCK_SEQUENCE {
+            // The counter sticks here: later nodes share our number, so no
+            // order is sure. Give the node up (drive deletes it).
+            return self.fail_call(LockError::SequenceExhausted, out);
         }
         let older_predecessor = predecessor(*sequence, &names).cloned();
         let tied: BTreeSet<String> = names

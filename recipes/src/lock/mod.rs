@@ -75,6 +75,11 @@ pub enum LockError {
     /// for its turn; the waiting call is unaffected.
     #[error("another call is still waiting to run")]
     Busy,
+    /// The lock directory's sequence counter has reached 2^31-1, where
+    /// ZooKeeper 3.8 stops counting: our node shares its number with later
+    /// ones and cannot be ordered, so the fixed lock gave it up.
+    #[error("the lock directory's sequence counter is exhausted")]
+    SequenceExhausted,
 }
 
 impl LockOutcome {

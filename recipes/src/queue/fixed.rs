@@ -19,9 +19,11 @@
 //!   next one. After the claim, delete `c-<u>` and answer `Item(data)`.
 //!   An empty take waits for a child event (state events and stale watches
 //!   are ignored; after a reconnect it lists again, to be safe).
-//! - Both directories are created at the first connection and again when
-//!   found missing: the queue directory persistent, the receipts directory a
-//!   container the server reaps when empty.
+//! - The queue directory (persistent) is created at the first connection
+//!   and again when found missing. The receipts directory is a container the
+//!   server reaps once it is empty again; it is only ever created inside the
+//!   multi that writes a receipt into it (after a write found it missing),
+//!   so it always gets a child and never outlives its use.
 //! - Nothing is tied to the session (items and receipts are persistent), so
 //!   after the session expires a running call is not failed: it waits for the
 //!   driver's new session and resumes, checking its receipt first.
@@ -35,7 +37,6 @@ use crate::zk::{
 use crate::{Input, Outbox, Recipe, Tag};
 
 const CREATE_DIR: Tag = Tag(1);
-const CREATE_RECEIPTS_DIR: Tag = Tag(2);
 const OFFER_WRITE: Tag = Tag(3);
 const OFFER_VERIFY: Tag = Tag(4);
 const OFFER_CLEANUP: Tag = Tag(5);
@@ -61,15 +62,28 @@ pub struct FixedQueue {
     /// The tag of the one request awaiting its reply.
     outstanding: Option<Tag>,
     setup: Setup,
+    /// The receipts container was found missing: the next receipt multi
+    /// creates it first.
+    receipts_dir_missing: bool,
     phase: Phase,
 }
 
-/// Which directory, if any, must be created before the phase can go on.
+/// Whether the queue directory must be created before the phase can go on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Setup {
     NeedDir,
-    NeedReceiptsDir,
     Ready,
+}
+
+/// Which part of a receipt multi failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MultiPart {
+    /// Creating the receipts container.
+    ReceiptsDir,
+    /// The write itself (create or delete the item).
+    Write,
+    /// Creating the receipt.
+    Receipt,
 }
 
 /// Where the running call is. Each phase but `Idle` and `Wait` has exactly
@@ -153,6 +167,7 @@ impl FixedQueue {
             expired: false,
             outstanding: None,
             setup: Setup::NeedDir,
+            receipts_dir_missing: false,
             phase: Phase::Idle,
         }
     }
@@ -183,17 +198,13 @@ impl FixedQueue {
         }
     }
 
-    /// The request of the current step: a missing directory first, then the
-    /// phase's own request (none while idle or waiting).
+    /// The request of the current step: a missing queue directory first,
+    /// then the phase's own request (none while idle or waiting).
     fn current_request(&self) -> Option<(Tag, Request)> {
         Some(match self.setup {
             Setup::NeedDir => (
                 CREATE_DIR,
                 create(&self.dir, Vec::new(), CreateMode::Persistent),
-            ),
-            Setup::NeedReceiptsDir => (
-                CREATE_RECEIPTS_DIR,
-                create(&self.receipts_dir, Vec::new(), CreateMode::Container),
             ),
             Setup::Ready => return self.phase_request(),
         })
@@ -232,26 +243,62 @@ impl FixedQueue {
             .child(ITEM_PREFIX)
             .expect("the prefix is a valid name");
         let mode = CreateMode::PersistentSequential;
-        Request::Multi(vec![
-            MultiOp::Create {
-                path: item,
-                data: data.to_vec(),
-                mode,
-            },
-            receipt_op(&self.producer_receipt, Vec::new()),
-        ])
+        let write = MultiOp::Create {
+            path: item,
+            data: data.to_vec(),
+            mode,
+        };
+        self.receipt_multi(write, receipt_op(&self.producer_receipt, Vec::new()))
     }
 
     /// Remove `head` and leave the consumer receipt naming it, all or nothing.
     fn claim_multi(&self, head: &Path) -> Request {
         let receipt_data = head.name().as_bytes().to_vec();
-        Request::Multi(vec![
-            MultiOp::Delete {
-                path: head.clone(),
-                version: ANY_VERSION,
-            },
-            receipt_op(&self.consumer_receipt, receipt_data),
-        ])
+        let write = MultiOp::Delete {
+            path: head.clone(),
+            version: ANY_VERSION,
+        };
+        self.receipt_multi(write, receipt_op(&self.consumer_receipt, receipt_data))
+    }
+
+    /// multi[write, receipt], preceded by the creation of the receipts
+    /// container when it was found missing: a container created here gets
+    /// its child in the same transaction, so the server reaps it again.
+    fn receipt_multi(&self, write: MultiOp, receipt: MultiOp) -> Request {
+        let mut ops = Vec::with_capacity(3);
+        if self.receipts_dir_missing {
+            ops.push(MultiOp::Create {
+                path: self.receipts_dir.clone(),
+                data: Vec::new(),
+                mode: CreateMode::Container,
+            });
+        }
+        ops.extend([write, receipt]);
+        Request::Multi(ops)
+    }
+
+    /// Which part of the last receipt multi failed, and why (None: not a
+    /// multi failure).
+    fn failed_part<'e>(&self, error: &'e ZkError) -> Option<(MultiPart, &'e ZkError)> {
+        let (index, cause) = failed_op(error)?;
+        let parts: &[MultiPart] = if self.receipts_dir_missing {
+            &[MultiPart::ReceiptsDir, MultiPart::Write, MultiPart::Receipt]
+        } else {
+            &[MultiPart::Write, MultiPart::Receipt]
+        };
+        Some((*parts.get(index)?, cause))
+    }
+
+    /// The receipts container was found missing (`true`) or present after
+    /// all (`false`): send the write again with or without its creation.
+    fn retry_write(
+        &mut self,
+        receipts_dir_missing: bool,
+        phase: Phase,
+        out: &mut Outbox<QueueOutcome>,
+    ) {
+        self.receipts_dir_missing = receipts_dir_missing;
+        self.enter(phase, out);
     }
 
     /// Moves to `phase` and sends its request.
@@ -344,10 +391,7 @@ impl FixedQueue {
     fn on_setup_reply(&mut self, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
         match result {
             Ok(_) | Err(ZkError::NodeExists) => {
-                self.setup = match self.setup {
-                    Setup::NeedDir => Setup::NeedReceiptsDir,
-                    _ => Setup::Ready,
-                };
+                self.setup = Setup::Ready;
                 self.drive(out);
             }
             // The directories are created again before the next call's request.
@@ -377,9 +421,7 @@ impl FixedQueue {
                         children: names, ..
                     },
                 ) => self.on_children(blocking, &names, out),
-                Err(ZkError::NoNode) => {
-                    self.need_dir(Phase::List { blocking }, Setup::NeedDir, out)
-                }
+                Err(ZkError::NoNode) => self.need_dir(Phase::List { blocking }, out),
                 other => self.finish(escaped(other), out),
             },
             Phase::Read(cursor) => match result {
@@ -407,13 +449,16 @@ impl FixedQueue {
         result: ZkResult,
         out: &mut Outbox<QueueOutcome>,
     ) {
-        match result.as_ref().map_err(failed_op) {
+        match result.as_ref().map_err(|error| self.failed_part(error)) {
             Ok(_) => self.enter(Phase::OfferCleanup, out),
-            Err(Some((0, ZkError::NoNode))) => {
-                self.need_dir(Phase::OfferWrite(data), Setup::NeedDir, out)
+            Err(Some((MultiPart::ReceiptsDir, ZkError::NodeExists))) => {
+                self.retry_write(false, Phase::OfferWrite(data), out)
             }
-            Err(Some((1, ZkError::NoNode))) => {
-                self.need_dir(Phase::OfferWrite(data), Setup::NeedReceiptsDir, out)
+            Err(Some((MultiPart::Write, ZkError::NoNode))) => {
+                self.need_dir(Phase::OfferWrite(data), out)
+            }
+            Err(Some((MultiPart::Receipt, ZkError::NoNode))) => {
+                self.retry_write(true, Phase::OfferWrite(data), out)
             }
             // Not applied (e.g. NodeExists when the sequence counter is
             // exhausted): the offer fails and nothing was enqueued.
@@ -428,12 +473,15 @@ impl FixedQueue {
         result: ZkResult,
         out: &mut Outbox<QueueOutcome>,
     ) {
-        match result.as_ref().map_err(failed_op) {
+        match result.as_ref().map_err(|error| self.failed_part(error)) {
             Ok(_) => self.enter(Phase::ClaimCleanup(data), out),
+            Err(Some((MultiPart::ReceiptsDir, ZkError::NodeExists))) => {
+                self.retry_write(false, Phase::Claim(cursor, data), out)
+            }
             // Another consumer has claimed it: try the next one.
-            Err(Some((0, ZkError::NoNode))) => self.try_next(cursor, out),
-            Err(Some((1, ZkError::NoNode))) => {
-                self.need_dir(Phase::Claim(cursor, data), Setup::NeedReceiptsDir, out)
+            Err(Some((MultiPart::Write, ZkError::NoNode))) => self.try_next(cursor, out),
+            Err(Some((MultiPart::Receipt, ZkError::NoNode))) => {
+                self.retry_write(true, Phase::Claim(cursor, data), out)
             }
             Err(_) => self.finish(escaped(result), out),
         }
@@ -470,10 +518,10 @@ impl FixedQueue {
         }
     }
 
-    /// A directory is missing (deleted, or the receipts container reaped):
-    /// create it, then resume `phase`.
-    fn need_dir(&mut self, phase: Phase, setup: Setup, out: &mut Outbox<QueueOutcome>) {
-        self.setup = setup;
+    /// The queue directory is missing (deleted): create it, then resume
+    /// `phase`.
+    fn need_dir(&mut self, phase: Phase, out: &mut Outbox<QueueOutcome>) {
+        self.setup = Setup::NeedDir;
         self.enter(phase, out);
     }
 
