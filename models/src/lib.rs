@@ -2,3 +2,43 @@
 //! core, the recipe machines, each client's in-flight requests and pending
 //! watch events, and the remaining fault budget. The same recipe code that
 //! the simulator runs is explored exhaustively here.
+//!
+//! - [`model::RecipeModel`] is the generic model; [`transition`] applies one
+//!   action; [`app`] turns outcomes into what each application believes;
+//!   [`properties`] are the named properties.
+//! - One module per recipe instantiates it (setup, workload, oracles,
+//!   properties) for its `original` and `fixed` variants.
+//! - [`run`] runs a checker and turns its discoveries into readable
+//!   counterexamples and replayable [`schedule`]s; [`catalog`] finds a model
+//!   by recipe and variant name for the command line.
+
+pub mod action;
+mod app;
+pub mod cached;
+pub mod faults;
+pub mod model;
+pub mod narrate;
+pub mod properties;
+pub mod run;
+pub mod schedule;
+pub mod setup;
+pub mod state;
+mod transition;
+pub mod workload;
+
+pub mod barrier;
+pub mod catalog;
+pub mod curator_lock;
+pub mod election;
+pub mod lock;
+pub mod queue;
+pub mod semaphore;
+pub mod shared_lock;
+
+pub use action::Action;
+pub use app::sequence_suffix;
+pub use faults::{FaultBudget, FaultKind, FaultSpecError};
+pub use model::{BarrierSteps, ChildOrderMode, ClientSpec, ModelRecipe, Oracles, RecipeModel};
+pub use setup::Setup;
+pub use state::{ClientId, ModelState};
+pub use workload::{Gate, WorkStep};

@@ -1,11 +1,224 @@
-//! `zkcheck check` (not implemented yet).
+//! `zkcheck check RECIPE --variant V --clients N --faults KIND=BUDGET,...`:
+//! model-checks a recipe with stateright (BFS by default, so every
+//! counterexample is a shortest one), prints the counts, the speed and a
+//! verdict per property, each counterexample as numbered steps, and writes
+//! each as a schedule file (see `zk_models::schedule`).
+//!
+//! Exit status: 0 when every property holds, 1 on a violation (or a missing
+//! example in an exhaustive search), 2 on bad input.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+use zk_models::catalog::{self, Entry};
+use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
+use zk_models::{ChildOrderMode, FaultBudget, Setup};
+
+/// Most clients a model takes (client bit sets are 32 wide; states explode long before).
+const MAX_CLIENTS: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StrategyArg {
+    /// Breadth first (shortest counterexamples when single-threaded).
+    Bfs,
+    /// Depth first.
+    Dfs,
+    /// Random walks (needs --depth; stops at --timeout).
+    Simulation,
+}
+
+/// What both `check` and `explore` need to build a model.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ModelArgs {
+    /// The recipe: lock, curator_lock, semaphore, shared_lock, election, queue, barrier.
+    pub recipe: String,
+    /// The variant: original, fixed (queue: also tutorial_original; barrier: also original_shared_host).
+    #[arg(long, default_value = "fixed")]
+    pub variant: String,
+    /// Number of clients.
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious).
+    #[arg(long, default_value = "none")]
+    pub faults: String,
+    /// Treat clients as interchangeable: they leave their initial state in index order.
+    #[arg(long)]
+    pub symmetry: bool,
+    /// Explore every order of getChildren results instead of sorted order.
+    #[arg(long)]
+    pub all_orders: bool,
+}
 
 #[derive(clap::Args)]
-pub struct CheckArgs {}
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Longest path explored, in steps (default: unbounded; required for simulation).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Checker threads (BFS paths are shortest only with 1).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    #[arg(long, value_enum, default_value = "bfs")]
+    pub strategy: StrategyArg,
+    /// Seed of the random walks (simulation).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Stop after this many seconds (the search is then not exhaustive).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Directory the counterexample schedules are written to.
+    #[arg(long, default_value = "target/zkcheck")]
+    pub out: PathBuf,
+    /// Also print the example path of each `sometimes` property.
+    #[arg(long)]
+    pub examples: bool,
+}
 
-pub fn run(_args: CheckArgs) -> ExitCode {
-    eprintln!("zkcheck check: not implemented yet");
-    ExitCode::from(2)
+/// Bad command-line input, naming the flag.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{flag}: {message}")]
+    Flag { flag: &'static str, message: String },
+}
+
+fn flag_error(flag: &'static str, message: impl ToString) -> InputError {
+    InputError::Flag {
+        flag,
+        message: message.to_string(),
+    }
+}
+
+impl ModelArgs {
+    /// The catalog entry and the model size, or the first bad flag.
+    pub fn resolve(&self) -> Result<(&'static Entry, Setup), InputError> {
+        let entry = catalog::find(&self.recipe, &self.variant).map_err(|error| match error {
+            catalog::CatalogError::UnknownRecipe(_) => flag_error("RECIPE", error),
+            catalog::CatalogError::UnknownVariant { .. } => flag_error("--variant", error),
+        })?;
+        if !(1..=MAX_CLIENTS).contains(&self.clients) {
+            return Err(flag_error(
+                "--clients",
+                format!("must be in 1..={MAX_CLIENTS}, got {}", self.clients),
+            ));
+        }
+        let faults: FaultBudget = self
+            .faults
+            .parse()
+            .map_err(|error| flag_error("--faults", error))?;
+        let order = if self.all_orders {
+            ChildOrderMode::AllOrders
+        } else {
+            ChildOrderMode::Sorted
+        };
+        let setup = Setup::new(self.clients)
+            .with_faults(faults)
+            .with_child_order(order)
+            .with_symmetry(self.symmetry);
+        Ok((entry, setup))
+    }
+}
+
+impl CheckArgs {
+    fn options(&self) -> Result<RunOptions, InputError> {
+        if self.threads == 0 {
+            return Err(flag_error("--threads", "must be at least 1"));
+        }
+        if self.depth == Some(0) {
+            return Err(flag_error("--depth", "must be at least 1"));
+        }
+        if self.timeout == Some(0) {
+            return Err(flag_error("--timeout", "must be at least 1 second"));
+        }
+        let strategy = match self.strategy {
+            StrategyArg::Bfs => Strategy::Bfs,
+            StrategyArg::Dfs => Strategy::Dfs,
+            StrategyArg::Simulation if self.depth.is_none() => {
+                return Err(flag_error(
+                    "--depth",
+                    "random simulation needs a depth bound",
+                ))
+            }
+            StrategyArg::Simulation if self.timeout.is_none() => {
+                return Err(flag_error(
+                    "--timeout",
+                    "random simulation needs a time bound",
+                ))
+            }
+            StrategyArg::Simulation => Strategy::Simulation { seed: self.seed },
+        };
+        Ok(RunOptions {
+            strategy,
+            threads: self.threads,
+            max_depth: self.depth,
+            timeout: self.timeout.map(Duration::from_secs),
+        })
+    }
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let resolved = args
+        .model
+        .resolve()
+        .and_then(|(entry, setup)| Ok((entry, setup, args.options()?)));
+    let (entry, setup, options) = match resolved {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            eprintln!("zkcheck check: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = entry.check(&setup, &options);
+    let mut stdout = std::io::stdout().lock();
+    // Output errors (a closed pipe) do not change the verdict.
+    let _ = write!(stdout, "{}", report.summary());
+    let mut written = Vec::new();
+    for property in &report.properties {
+        let show = property.verdict == Verdict::Violated
+            || (args.examples && property.verdict == Verdict::Found);
+        let Some(trace) = property.trace.as_ref().filter(|_| show) else {
+            continue;
+        };
+        let kind = if property.verdict == Verdict::Violated {
+            "counterexample"
+        } else {
+            "example"
+        };
+        let _ = writeln!(
+            stdout,
+            "\n{kind} for {} ({} steps):",
+            property.name,
+            trace.len()
+        );
+        let _ = write!(stdout, "{}", render_trace(trace));
+        if property.verdict == Verdict::Violated {
+            match write_schedule(&args.out, &report, property.name) {
+                Ok(path) => written.push(path),
+                Err(error) => eprintln!("zkcheck check: cannot write the schedule: {error}"),
+            }
+        }
+    }
+    for path in &written {
+        let _ = writeln!(stdout, "schedule written: {}", path.display());
+    }
+    if report.failures().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {
+    let result = report.property(property).expect("a property of the report");
+    let schedule = report
+        .schedule(result)
+        .expect("a violated property has a trace");
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!(
+        "{}-{}-{}.toml",
+        schedule.recipe, schedule.variant, property
+    ));
+    std::fs::write(&path, schedule.to_toml())?;
+    Ok(path)
 }

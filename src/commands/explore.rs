@@ -1,11 +1,42 @@
-//! `zkcheck explore` (not implemented yet).
+//! `zkcheck explore RECIPE --variant V --clients N --faults ... [--port P]`:
+//! serves stateright's Explorer for a recipe model on 127.0.0.1, to step
+//! through the model by hand (each step shows what happened and the state).
+//!
+//! Exit status: 2 on bad input or when the port cannot be bound; otherwise
+//! it serves until interrupted.
 
+use super::check::ModelArgs;
+use std::net::TcpListener;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
-pub struct ExploreArgs {}
+pub struct ExploreArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The port on 127.0.0.1.
+    #[arg(long, default_value_t = 3000)]
+    pub port: u16,
+}
 
-pub fn run(_args: ExploreArgs) -> ExitCode {
-    eprintln!("zkcheck explore: not implemented yet");
+pub fn run(args: ExploreArgs) -> ExitCode {
+    let (entry, setup) = match args.model.resolve() {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            eprintln!("zkcheck explore: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let address = format!("127.0.0.1:{}", args.port);
+    // Fail with a clear message instead of the Explorer's panic on a taken port.
+    if let Err(error) = TcpListener::bind(&address) {
+        eprintln!("zkcheck explore: --port: cannot listen on {address}: {error}");
+        return ExitCode::from(2);
+    }
+    println!(
+        "Explorer for {}/{} at http://{address}/ (Ctrl-C to stop)",
+        entry.recipe, entry.variant
+    );
+    entry.explore(&setup, &address);
+    eprintln!("zkcheck explore: the Explorer stopped");
     ExitCode::from(2)
 }

@@ -1,0 +1,110 @@
+//! The model's actions: what the checker may choose to happen next. Progress
+//! actions (a call, a request reaching the server, a reply or event reaching
+//! its client, a timer, a reconnect, a client learning of its expiry) are
+//! always allowed; faults spend the budget of their kind.
+
+use crate::faults::FaultKind;
+use crate::state::ClientId;
+use std::fmt;
+
+/// One step of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// The client's application makes its next workload call.
+    Call(ClientId),
+    /// The server applies the client's next request; the reply joins the
+    /// client's inbox. `order` picks the arrangement of a getChildren result
+    /// (0 = sorted; other values only when all orders are enumerated).
+    Send { client: ClientId, order: u16 },
+    /// The client handles the head of its inbox (a reply or a watch event).
+    Deliver(ClientId),
+    /// The client's earliest pending timer fires.
+    FireTimer(ClientId),
+    /// A disconnected client reconnects: into its session if the server
+    /// still has it (watches are re-registered), else it learns it expired.
+    Reconnect(ClientId),
+    /// A connected client whose session the server expired finds out: it
+    /// sees Disconnected and Expired, then opens a new session.
+    LearnExpiry(ClientId),
+    /// Fault: the connection drops; queued replies and events are lost and
+    /// requests in flight fail with ConnectionLoss.
+    Disconnect(ClientId),
+    /// Fault: the connection drops while the client's next request travels:
+    /// the server applied it (`applied`, reply lost) or never saw it. The
+    /// client sees ConnectionLoss either way.
+    LoseRequest { client: ClientId, applied: bool },
+    /// Fault: the server expires the client's session; the client does not
+    /// know yet (a pause).
+    Expire(ClientId),
+    /// Fault (opt-in): the watch event at `index` of the inbox overtakes
+    /// the replies queued before it.
+    Reorder { client: ClientId, index: u8 },
+    /// Fault (opt-in): the client's `watch`-th armed watch fires although
+    /// nothing changed.
+    Spurious { client: ClientId, watch: u8 },
+}
+
+impl Action {
+    /// The client the action concerns.
+    pub fn client(self) -> ClientId {
+        match self {
+            Action::Call(c)
+            | Action::Deliver(c)
+            | Action::FireTimer(c)
+            | Action::Reconnect(c)
+            | Action::LearnExpiry(c)
+            | Action::Disconnect(c)
+            | Action::Expire(c)
+            | Action::Send { client: c, .. }
+            | Action::LoseRequest { client: c, .. }
+            | Action::Reorder { client: c, .. }
+            | Action::Spurious { client: c, .. } => c,
+        }
+    }
+
+    /// The fault kind the action spends, if it is a fault.
+    pub fn fault(self) -> Option<FaultKind> {
+        match self {
+            Action::Disconnect(_) | Action::LoseRequest { .. } => Some(FaultKind::ConnectionLoss),
+            Action::Expire(_) => Some(FaultKind::Expiry),
+            Action::Reorder { .. } => Some(FaultKind::Reorder),
+            Action::Spurious { .. } => Some(FaultKind::Spurious),
+            _ => None,
+        }
+    }
+
+    /// True for the actions that move the system forward without a fault.
+    pub fn is_progress(self) -> bool {
+        self.fault().is_none()
+    }
+
+    /// The schedule operation name (see [`crate::schedule`]).
+    pub fn op_name(self) -> &'static str {
+        match self {
+            Action::Call(_) => "call",
+            Action::Send { .. } => "send",
+            Action::Deliver(_) => "deliver",
+            Action::FireTimer(_) => "fire_timer",
+            Action::Reconnect(_) => "reconnect",
+            Action::LearnExpiry(_) => "learn_expiry",
+            Action::Disconnect(_) => "disconnect",
+            Action::LoseRequest { applied: true, .. } => "lose_reply",
+            Action::LoseRequest { applied: false, .. } => "lose_request",
+            Action::Expire(_) => "expire",
+            Action::Reorder { .. } => "deliver_event_early",
+            Action::Spurious { .. } => "spurious_watch",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "c{} {}", self.client(), self.op_name())?;
+        match self {
+            Action::Send { order, .. } if *order > 0 => write!(f, " (children order #{order})"),
+            Action::Reorder { index, .. } => write!(f, " (inbox #{index})"),
+            Action::Spurious { watch, .. } => write!(f, " (watch #{watch})"),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The fault budget of a model: how many faults of each kind the checker may
+//! inject along one path, parsed from `KIND=BUDGET,...` on the command line.
+//!
+//! Kinds (names as on the command line):
+//! - `connection-loss`: the connection drops. Three shapes share this budget:
+//!   the client's next request is applied and its reply lost, the next
+//!   request is lost before the server sees it, or the connection drops with
+//!   nothing unsent (replies and events already queued are lost). Requests in
+//!   flight fail with ConnectionLoss; the client reconnects later (a heal step,
+//!   not budgeted).
+//! - `expiry`: the server expires a client's session. The client learns it
+//!   late (a heal step): until then it keeps acting on what it believes, which
+//!   is the process pause of known bug 8.
+//! - `reorder`: a watch event overtakes replies queued before it (beyond
+//!   ZooKeeper's guarantees; opt-in).
+//! - `spurious`: a watch fires although its node did not change (beyond
+//!   ZooKeeper's guarantees; opt-in).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Remaining faults per kind.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+pub struct FaultBudget {
+    pub connection_loss: u8,
+    pub expiry: u8,
+    pub reorder: u8,
+    pub spurious: u8,
+}
+
+/// One kind of fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FaultKind {
+    ConnectionLoss,
+    Expiry,
+    Reorder,
+    Spurious,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 4] = [
+        FaultKind::ConnectionLoss,
+        FaultKind::Expiry,
+        FaultKind::Reorder,
+        FaultKind::Spurious,
+    ];
+
+    /// The name used on the command line and in schedules.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::ConnectionLoss => "connection-loss",
+            FaultKind::Expiry => "expiry",
+            FaultKind::Reorder => "reorder",
+            FaultKind::Spurious => "spurious",
+        }
+    }
+}
+
+/// Why a `--faults` value was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultSpecError {
+    #[error("fault entry {0:?} is not KIND=BUDGET")]
+    Malformed(String),
+    #[error("unknown fault kind {0:?} (known: connection-loss, expiry, reorder, spurious)")]
+    UnknownKind(String),
+    #[error("budget {value:?} of fault {kind} is not a number in 0..=255")]
+    BadBudget { kind: String, value: String },
+    #[error("fault {0} is given twice")]
+    Duplicate(String),
+}
+
+impl FaultBudget {
+    /// No faults at all.
+    pub const NONE: FaultBudget = FaultBudget {
+        connection_loss: 0,
+        expiry: 0,
+        reorder: 0,
+        spurious: 0,
+    };
+
+    pub fn get(&self, kind: FaultKind) -> u8 {
+        match kind {
+            FaultKind::ConnectionLoss => self.connection_loss,
+            FaultKind::Expiry => self.expiry,
+            FaultKind::Reorder => self.reorder,
+            FaultKind::Spurious => self.spurious,
+        }
+    }
+
+    fn slot(&mut self, kind: FaultKind) -> &mut u8 {
+        match kind {
+            FaultKind::ConnectionLoss => &mut self.connection_loss,
+            FaultKind::Expiry => &mut self.expiry,
+            FaultKind::Reorder => &mut self.reorder,
+            FaultKind::Spurious => &mut self.spurious,
+        }
+    }
+
+    /// Sets the budget of one kind (builder style).
+    pub fn with(mut self, kind: FaultKind, budget: u8) -> FaultBudget {
+        *self.slot(kind) = budget;
+        self
+    }
+
+    pub fn allows(&self, kind: FaultKind) -> bool {
+        self.get(kind) > 0
+    }
+
+    /// Uses one fault of `kind`; the caller checked [`FaultBudget::allows`].
+    pub fn spend(&mut self, kind: FaultKind) {
+        let slot = self.slot(kind);
+        assert!(*slot > 0, "fault {} spent beyond its budget", kind.name());
+        *slot -= 1;
+    }
+}
+
+impl FromStr for FaultBudget {
+    type Err = FaultSpecError;
+
+    /// Parses `connection-loss=1,expiry=1`; an empty string or `none` is no faults.
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        let mut budget = FaultBudget::NONE;
+        let mut seen = Vec::new();
+        let spec = spec.trim();
+        if spec.is_empty() || spec == "none" {
+            return Ok(budget);
+        }
+        for entry in spec.split(',').map(str::trim) {
+            let (name, value) = entry
+                .split_once('=')
+                .ok_or_else(|| FaultSpecError::Malformed(entry.to_string()))?;
+            let (name, value) = (name.trim(), value.trim());
+            let kind = FaultKind::ALL
+                .into_iter()
+                .find(|kind| kind.name() == name)
+                .ok_or_else(|| FaultSpecError::UnknownKind(name.to_string()))?;
+            if seen.contains(&kind) {
+                return Err(FaultSpecError::Duplicate(name.to_string()));
+            }
+            seen.push(kind);
+            let count = value.parse::<u8>().map_err(|_| FaultSpecError::BadBudget {
+                kind: name.to_string(),
+                value: value.to_string(),
+            })?;
+            *budget.slot(kind) = count;
+        }
+        Ok(budget)
+    }
+}
+
+impl fmt::Display for FaultBudget {
+    /// The same `KIND=BUDGET,...` form the parser reads (zero budgets omitted).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entries: Vec<String> = FaultKind::ALL
+            .into_iter()
+            .filter(|kind| self.get(*kind) > 0)
+            .map(|kind| format!("{}={}", kind.name(), self.get(kind)))
+            .collect();
+        if entries.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&entries.join(","))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints_budgets() {
+        let budget: FaultBudget = "connection-loss=1, expiry=2".parse().unwrap();
+        assert_eq!(
+            budget,
+            FaultBudget::NONE
+                .with(FaultKind::ConnectionLoss, 1)
+                .with(FaultKind::Expiry, 2)
+        );
+        assert_eq!(budget.to_string(), "connection-loss=1,expiry=2");
+        assert_eq!("none".parse::<FaultBudget>().unwrap(), FaultBudget::NONE);
+        assert_eq!(FaultBudget::NONE.to_string(), "none");
+    }
+
+    #[test]
+    fn rejects_bad_specs() {
+        assert!(matches!(
+            "expiry".parse::<FaultBudget>(),
+            Err(FaultSpecError::Malformed(_))
+        ));
+        assert!(matches!(
+            "gc=1".parse::<FaultBudget>(),
+            Err(FaultSpecError::UnknownKind(_))
+        ));
+        assert!(matches!(
+            "expiry=-1".parse::<FaultBudget>(),
+            Err(FaultSpecError::BadBudget { .. })
+        ));
+        assert!(matches!(
+            "expiry=1,expiry=2".parse::<FaultBudget>(),
+            Err(FaultSpecError::Duplicate(_))
+        ));
+    }
+
+    #[test]
+    fn spending_counts_down() {
+        let mut budget = FaultBudget::NONE.with(FaultKind::Reorder, 1);
+        assert!(budget.allows(FaultKind::Reorder));
+        budget.spend(FaultKind::Reorder);
+        assert!(!budget.allows(FaultKind::Reorder));
+    }
+}

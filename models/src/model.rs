@@ -1,0 +1,513 @@
+//! [`RecipeModel`]: the generic stateright model of one recipe machine type
+//! run by several clients against the in-memory server, with faults as
+//! budgeted actions. Per-recipe modules (`lock.rs`, ...) build it with their
+//! setup, workload, oracles and properties.
+
+use crate::action::Action;
+use crate::cached::Cached;
+use crate::faults::{FaultBudget, FaultKind};
+use crate::narrate::Narration;
+use crate::state::Inbound;
+use crate::state::{session_id, ClientId, ClientState, ModelState, Violations};
+use crate::transition;
+use crate::workload::WorkStep;
+use stateright::{Model, Property};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use zk_recipes::zk::{EventType, WatchedEvent};
+use zk_recipes::zk::{Path, Request, SessionId};
+use zk_recipes::{Observe, Recipe};
+use zk_sim::client::{ClientSession, ConnectionState, WatchTable};
+use zk_sim::oracles::ObserveCall;
+use zk_sim::server::{ServerConfig, SortedOrder, ZkServer};
+
+/// A recipe machine the model can check: its outcomes and calls map to
+/// observations (the same ones the simulator's oracles use), and everything
+/// can cross the checker's threads.
+pub trait ModelRecipe:
+    Recipe<Outcome: Observe + Send + Sync, Call: ObserveCall + Send + Sync> + Send + Sync + 'static
+{
+}
+
+impl<R> ModelRecipe for R where
+    R: Recipe<Outcome: Observe + Send + Sync, Call: ObserveCall + Send + Sync>
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Session timeout the model's sessions are opened with. The model's clock
+/// never moves: sessions expire only through the `expiry` fault.
+pub const MODEL_SESSION_TIMEOUT_MS: u64 = 10_000;
+
+/// The session that creates the setup nodes (closed before the clients start).
+const SETUP_SESSION: SessionId = SessionId(1);
+
+/// Largest child count whose getChildren orders are enumerated.
+pub const MAX_ENUMERATED_CHILDREN: usize = 5;
+
+/// One client: its recipe machine as constructed, and its workload script.
+#[derive(Clone, Debug)]
+pub struct ClientSpec<R: Recipe> {
+    pub recipe: R,
+    pub workload: Vec<WorkStep<R::Call>>,
+}
+
+impl<R: Recipe> ClientSpec<R> {
+    /// `count` clients: client `c` runs `recipe(c)` with `workload(c)`.
+    pub fn many(
+        count: usize,
+        recipe: impl Fn(ClientId) -> R,
+        workload: impl Fn(ClientId) -> Vec<WorkStep<R::Call>>,
+    ) -> Vec<ClientSpec<R>> {
+        (0..count)
+            .map(|c| ClientSpec {
+                recipe: recipe(c),
+                workload: workload(c),
+            })
+            .collect()
+    }
+}
+
+/// The workload steps of a barrier: entering and, for a double barrier, leaving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierSteps {
+    pub enter: u8,
+    pub leave: Option<u8>,
+}
+
+/// What the step-checked properties need to know about the recipe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Oracles {
+    /// At most this many clients may be notified by one change of one node.
+    pub herd_bound: Option<usize>,
+    /// The parent of the sequential contender nodes, for FIFO fairness: an
+    /// exclusive acquisition must own the lowest-sequence child there.
+    pub fifo_parent: Option<Path>,
+    pub barrier: Option<BarrierSteps>,
+    /// A semaphore's lease count.
+    pub max_leases: Option<u32>,
+    /// A queue's directory: acknowledged items not yet taken must be there.
+    pub queue_dir: Option<Path>,
+}
+
+/// How the server orders getChildren results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChildOrderMode {
+    /// Sorted by name: the smallest state space.
+    #[default]
+    Sorted,
+    /// Every order is a separate branch (up to [`MAX_ENUMERATED_CHILDREN`]).
+    AllOrders,
+}
+
+/// A property condition over the model.
+pub type Condition<R> = fn(&RecipeModel<R>, &ModelState<R>) -> bool;
+
+/// The model of one recipe (one variant) with a fixed set of clients.
+#[derive(Clone)]
+pub struct RecipeModel<R: ModelRecipe> {
+    /// `recipe/variant`, for reports.
+    pub name: String,
+    pub clients: Vec<ClientSpec<R>>,
+    pub faults: FaultBudget,
+    pub child_order: ChildOrderMode,
+    pub oracles: Oracles,
+    /// Clients with the same workload are interchangeable: explore only the
+    /// executions in which they leave their initial state in index order.
+    pub symmetry: bool,
+    properties: Vec<Property<RecipeModel<R>>>,
+    setup_paths: BTreeSet<Path>,
+    /// Every item an `Offer` call of the workload offers: (producer, index
+    /// among its offers).
+    offers: BTreeMap<Vec<u8>, (ClientId, usize)>,
+    initial: ModelState<R>,
+    /// The condition of an `eventually` property whose counterexample is
+    /// being searched as an `always` property over terminal states (see
+    /// [`crate::run`]).
+    pub(crate) terminal_goal: Option<Condition<R>>,
+}
+
+impl<R: ModelRecipe> RecipeModel<R> {
+    /// Builds the model: applies `setup` (e.g. creating the lock's parent)
+    /// on a fresh server and connects every client.
+    pub fn new(
+        name: impl Into<String>,
+        setup: &[Request],
+        clients: Vec<ClientSpec<R>>,
+        faults: FaultBudget,
+        oracles: Oracles,
+    ) -> Self {
+        assert!(!clients.is_empty(), "a model needs at least one client");
+        let server = setup_server(setup);
+        let setup_paths = server.paths().into_iter().collect();
+        let offers = offers_of(&clients);
+        let mut model = RecipeModel {
+            name: name.into(),
+            clients,
+            faults,
+            child_order: ChildOrderMode::Sorted,
+            oracles,
+            symmetry: false,
+            properties: Vec::new(),
+            setup_paths,
+            offers,
+            terminal_goal: None,
+            initial: ModelState {
+                server: Cached::new(server),
+                clients: Vec::new(),
+                budget: faults,
+                fence: None,
+                items: BTreeMap::new(),
+                violations: Violations::default(),
+            },
+        };
+        model.initial = model.connect_clients(model.initial.clone());
+        model
+    }
+
+    /// Sets the properties to check (builder style).
+    pub fn with_properties(mut self, properties: Vec<Property<RecipeModel<R>>>) -> Self {
+        self.properties = properties;
+        self
+    }
+
+    /// Applies the setup's child order and symmetry (builder style).
+    pub fn with_setup(self, setup: &crate::setup::Setup) -> Self {
+        self.with_child_order(setup.child_order)
+            .with_symmetry(setup.symmetry)
+    }
+
+    pub fn with_symmetry(mut self, symmetry: bool) -> Self {
+        self.symmetry = symmetry;
+        self
+    }
+
+    pub fn with_child_order(mut self, mode: ChildOrderMode) -> Self {
+        self.child_order = mode;
+        self
+    }
+
+    /// The nodes that exist before any client acts.
+    pub fn setup_paths(&self) -> &BTreeSet<Path> {
+        &self.setup_paths
+    }
+
+    /// Who offers `item`, and as which of its offers.
+    pub fn offer_of(&self, item: &[u8]) -> Option<(ClientId, usize)> {
+        self.offers.get(item).copied()
+    }
+
+    /// The workload of `client`.
+    pub fn workload(&self, client: ClientId) -> &[WorkStep<R::Call>] {
+        &self.clients[client].workload
+    }
+
+    /// Applies `action` with narration on: what happened, in readable lines.
+    pub fn describe(&self, state: &ModelState<R>, action: Action) -> (ModelState<R>, Vec<String>) {
+        let mut next = state.clone();
+        let mut log = Narration::on();
+        transition::apply(self, &mut next, action, &mut log);
+        (next, log.into_lines())
+    }
+
+    /// True when no action at all, faults included, is enabled.
+    pub fn is_terminal(&self, state: &ModelState<R>) -> bool {
+        let mut actions = Vec::new();
+        self.actions(state, &mut actions);
+        actions.is_empty()
+    }
+
+    /// The same model checking only that every terminal state satisfies
+    /// `goal`: the `always` form of an `eventually` property.
+    pub fn terminal_goal_model(&self, name: &'static str, goal: Condition<R>) -> Self {
+        let mut model = self.clone();
+        model.terminal_goal = Some(goal);
+        model.properties = vec![Property::always(
+            name,
+            |model: &Self, state: &ModelState<R>| {
+                let goal = model.terminal_goal.expect("set with the property");
+                goal(model, state) || !model.is_terminal(state)
+            },
+        )];
+        model
+    }
+
+    /// True when no action other than a fault is enabled.
+    pub fn is_quiescent(&self, state: &ModelState<R>) -> bool {
+        (0..state.clients.len()).all(|c| !self.has_progress(state, c))
+    }
+
+    /// Every client has made every call and has every outcome.
+    pub fn is_done(&self, state: &ModelState<R>) -> bool {
+        state.clients.iter().enumerate().all(|(c, client)| {
+            client.pending.is_none() && usize::from(client.next_step) >= self.workload(c).len()
+        })
+    }
+
+    fn connect_clients(&self, mut state: ModelState<R>) -> ModelState<R> {
+        for (client, spec) in self.clients.iter().enumerate() {
+            let id = session_id(client, 0);
+            state
+                .server
+                .make_mut()
+                .open_session(id, MODEL_SESSION_TIMEOUT_MS)
+                .expect("fresh session id");
+            let mut session = ClientSession::new(spec.recipe.clone());
+            session.connected(id);
+            state.clients.push(Cached::new(ClientState {
+                session,
+                inbox: VecDeque::new(),
+                generation: 0,
+                next_step: 0,
+                pending: None,
+                holding: None,
+                last_call_failed: false,
+            }));
+        }
+        for client in 0..state.clients.len() {
+            transition::settle(self, &mut state, client, &mut Narration::off());
+        }
+        state
+    }
+
+    /// Symmetry: of clients with the same workload that are still exactly
+    /// as they started, only the first may act. Renaming the clients maps
+    /// every other order onto this one, provided their recipes differ only
+    /// in ids that they compare for equality (the caller's promise).
+    fn waits_for_an_earlier_twin(&self, state: &ModelState<R>, client: ClientId) -> bool {
+        self.is_pristine(state, client)
+            && (0..client).any(|earlier| {
+                self.clients[earlier].workload == self.clients[client].workload
+                    && self.is_pristine(state, earlier)
+            })
+    }
+
+    /// The client is exactly as it started: nothing happened to it yet.
+    fn is_pristine(&self, state: &ModelState<R>, client: ClientId) -> bool {
+        state.clients[client] == self.initial.clients[client]
+    }
+
+    /// The client is done, idle, holds nothing and owns no node or watch:
+    /// nothing that happens to its session can matter to anyone.
+    fn is_inert(&self, state: &ModelState<R>, client: ClientId) -> bool {
+        let c = &state.clients[client];
+        c.pending.is_none()
+            && usize::from(c.next_step) >= self.workload(client).len()
+            && c.holding.is_none()
+            && c.inbox.is_empty()
+            && c.session.is_idle()
+            && c.session.outgoing.is_empty()
+            && c.session.timers.is_empty()
+            && c.session.watches.armed_count() == 0
+            && state.server.ephemerals_of(c.session_id(client)).is_empty()
+    }
+
+    /// Can `client` move without a fault?
+    fn has_progress(&self, state: &ModelState<R>, client: ClientId) -> bool {
+        let c = &state.clients[client];
+        if !c.inbox.is_empty() || !c.session.timers.is_empty() {
+            return true;
+        }
+        if c.pending.is_none() && usize::from(c.next_step) < self.workload(client).len() {
+            return true;
+        }
+        match c.session.state {
+            ConnectionState::Connected => !c.session.outgoing.is_empty() || !state.is_alive(client),
+            ConnectionState::Disconnected => true,
+            ConnectionState::Expired => false,
+        }
+    }
+
+    fn push_actions(&self, state: &ModelState<R>, client: ClientId, actions: &mut Vec<Action>) {
+        let c = &state.clients[client];
+        let alive = state.is_alive(client);
+        // A fault on a finished client that holds nothing changes nothing
+        // anyone can observe; it only burns budget. Skip it.
+        let budget = if self.is_inert(state, client) {
+            FaultBudget::NONE
+        } else {
+            state.budget
+        };
+        if c.pending.is_none() && usize::from(c.next_step) < self.workload(client).len() {
+            actions.push(Action::Call(client));
+        }
+        if !c.inbox.is_empty() {
+            actions.push(Action::Deliver(client));
+        }
+        if !c.session.timers.is_empty() {
+            actions.push(Action::FireTimer(client));
+        }
+        match c.session.state {
+            ConnectionState::Connected => {
+                // The server closed an expired session's connection: what
+                // the client sends now fails, which is how it learns
+                // (LearnExpiry), so requests wait for that.
+                if let Some((_, request)) = c.session.outgoing.front().filter(|_| alive) {
+                    for order in 0..self.child_orders(state, request) {
+                        actions.push(Action::Send { client, order });
+                    }
+                    if budget.allows(FaultKind::ConnectionLoss) {
+                        actions.push(Action::LoseRequest {
+                            client,
+                            applied: true,
+                        });
+                        actions.push(Action::LoseRequest {
+                            client,
+                            applied: false,
+                        });
+                    }
+                }
+                if !alive {
+                    actions.push(Action::LearnExpiry(client));
+                } else if budget.allows(FaultKind::ConnectionLoss) {
+                    actions.push(Action::Disconnect(client));
+                }
+                if budget.allows(FaultKind::Spurious) {
+                    let armed = c.session.watches.armed_count().min(usize::from(u8::MAX));
+                    actions
+                        .extend((0..armed as u8).map(|watch| Action::Spurious { client, watch }));
+                }
+            }
+            ConnectionState::Disconnected => actions.push(Action::Reconnect(client)),
+            ConnectionState::Expired => {}
+        }
+        if alive && budget.allows(FaultKind::Expiry) {
+            actions.push(Action::Expire(client));
+        }
+        if budget.allows(FaultKind::Reorder) {
+            push_reorders(c, client, actions);
+        }
+    }
+
+    /// How many orders a request's result may come in (1 unless enumerated).
+    fn child_orders(&self, state: &ModelState<R>, request: &Request) -> u16 {
+        let path = match (self.child_order, request) {
+            (
+                ChildOrderMode::AllOrders,
+                Request::GetChildren { path, .. } | Request::GetChildren2 { path, .. },
+            ) => path,
+            _ => return 1,
+        };
+        let children = state
+            .server
+            .paths()
+            .iter()
+            .filter(|p| p.parent().as_ref() == Some(path))
+            .count();
+        (1..=children.min(MAX_ENUMERATED_CHILDREN)).product::<usize>() as u16
+    }
+}
+
+/// Reorders: a watch event behind at least one reply may jump ahead, if a
+/// watch for it is armed already (an event that overtook the reply arming
+/// its watch would reach no watcher: a lost event, not a reordered one).
+fn push_reorders<R: Recipe>(client: &ClientState<R>, id: ClientId, actions: &mut Vec<Action>) {
+    let mut reply_before = false;
+    for (index, inbound) in client.inbox.iter().enumerate().take(usize::from(u8::MAX)) {
+        match inbound {
+            Inbound::Reply { .. } => reply_before = true,
+            Inbound::Event(event) if reply_before && is_armed(&client.session.watches, event) => {
+                actions.push(Action::Reorder {
+                    client: id,
+                    index: index as u8,
+                })
+            }
+            Inbound::Event(_) => {}
+        }
+    }
+}
+
+/// A watch the event would fire is armed client-side.
+fn is_armed(watches: &WatchTable, event: &WatchedEvent) -> bool {
+    let Some(path) = &event.path else {
+        return false;
+    };
+    match event.event_type {
+        EventType::NodeCreated | EventType::NodeDataChanged => {
+            watches.data.contains(path) || watches.exist.contains(path)
+        }
+        EventType::NodeChildrenChanged => watches.child.contains(path),
+        EventType::NodeDeleted => {
+            watches.data.contains(path)
+                || watches.exist.contains(path)
+                || watches.child.contains(path)
+        }
+        EventType::None => false,
+    }
+}
+
+fn offers_of<R: ModelRecipe>(clients: &[ClientSpec<R>]) -> BTreeMap<Vec<u8>, (ClientId, usize)> {
+    let mut offers = BTreeMap::new();
+    for (client, spec) in clients.iter().enumerate() {
+        let items = spec
+            .workload
+            .iter()
+            .filter_map(|step| match step.call.observe_call() {
+                zk_sim::oracles::CallObservation::Offer { item } => Some(item),
+                _ => None,
+            });
+        for (index, item) in items.enumerate() {
+            let previous = offers.insert(item, (client, index));
+            assert!(previous.is_none(), "workload items must be distinct");
+        }
+    }
+    offers
+}
+
+/// A fresh server with the setup nodes.
+fn setup_server(setup: &[Request]) -> ZkServer {
+    let mut server = ZkServer::new(ServerConfig::default());
+    server
+        .open_session(SETUP_SESSION, MODEL_SESSION_TIMEOUT_MS)
+        .expect("setup session");
+    for request in setup {
+        let applied = server.apply(SETUP_SESSION, request, &mut SortedOrder);
+        assert!(
+            applied.result.is_ok(),
+            "setup request {request:?} failed: {:?}",
+            applied.result
+        );
+    }
+    server
+        .close_session(SETUP_SESSION)
+        .expect("setup session alive");
+    server
+}
+
+impl<R: ModelRecipe> Model for RecipeModel<R> {
+    type State = ModelState<R>;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<Self::State> {
+        vec![self.initial.clone()]
+    }
+
+    fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        for client in 0..state.clients.len() {
+            if self.symmetry && self.waits_for_an_earlier_twin(state, client) {
+                continue;
+            }
+            self.push_actions(state, client, actions);
+        }
+    }
+
+    fn next_state(&self, last_state: &Self::State, action: Self::Action) -> Option<Self::State> {
+        let mut next = last_state.clone();
+        transition::apply(self, &mut next, action, &mut Narration::off());
+        Some(next)
+    }
+
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
+    fn format_step(&self, last_state: &Self::State, action: Self::Action) -> Option<String> {
+        let (next, lines) = self.describe(last_state, action);
+        Some(format!("{}\n\n{next:#?}", lines.join("\n")))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        self.properties.clone()
+    }
+}

@@ -1,0 +1,377 @@
+//! Runs a checker over a [`RecipeModel`] and turns what it found into a
+//! [`CheckReport`]: counts, speed, a verdict per property and, for each
+//! discovery, the path as numbered readable steps plus a replayable
+//! [`Schedule`].
+
+use crate::action::Action;
+use crate::model::{ModelRecipe, RecipeModel};
+use crate::schedule::{Schedule, ScheduleStep};
+use crate::state::{session_id, ModelState};
+use crate::FaultBudget;
+use stateright::{Checker, Expectation, Model, UniformChooser};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// How the state space is searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Breadth first: single-threaded, every discovery is a shortest path.
+    Bfs,
+    /// Depth first: less memory, longer paths.
+    Dfs,
+    /// Random walks from the initial state (not exhaustive).
+    Simulation { seed: u64 },
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Bfs => "bfs",
+            Strategy::Dfs => "dfs",
+            Strategy::Simulation { .. } => "simulation",
+        }
+    }
+}
+
+/// Search limits and parallelism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    pub strategy: Strategy,
+    pub threads: usize,
+    /// Stop exploring below this depth (path length).
+    pub max_depth: Option<usize>,
+    pub timeout: Option<Duration>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            strategy: Strategy::Bfs,
+            threads: 1,
+            max_depth: None,
+            timeout: None,
+        }
+    }
+}
+
+/// What became of one property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No counterexample (over the whole space, or within the bounds).
+    Holds,
+    Violated,
+    /// A `sometimes` property has an example.
+    Found,
+    /// A `sometimes` property has no example (in the space searched).
+    NotFound,
+}
+
+/// One step of a discovered path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceStep {
+    pub action: Action,
+    /// What happened, one line per event (request, reply, outcome, fault).
+    pub lines: Vec<String>,
+    pub schedule: ScheduleStep,
+}
+
+/// One property's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PropertyResult {
+    pub name: &'static str,
+    pub expectation: Expectation,
+    pub verdict: Verdict,
+    /// The counterexample or example, if one was found.
+    pub trace: Option<Vec<TraceStep>>,
+}
+
+impl PropertyResult {
+    /// A violation, or (in an exhaustive search) a missing example.
+    pub fn is_failure(&self, exhaustive: bool) -> bool {
+        self.verdict == Verdict::Violated || (exhaustive && self.verdict == Verdict::NotFound)
+    }
+}
+
+/// The outcome of one check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckReport {
+    /// `recipe/variant`.
+    pub model: String,
+    pub clients: usize,
+    pub faults: FaultBudget,
+    pub options: RunOptions,
+    /// States generated, repeats included.
+    pub states: usize,
+    pub unique_states: usize,
+    pub max_depth: usize,
+    pub elapsed: Duration,
+    /// Every reachable state was visited (no depth or time bound cut the search).
+    pub exhaustive: bool,
+    pub properties: Vec<PropertyResult>,
+}
+
+impl CheckReport {
+    pub fn states_per_second(&self) -> f64 {
+        self.states as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The failed properties.
+    pub fn failures(&self) -> Vec<&PropertyResult> {
+        self.properties
+            .iter()
+            .filter(|p| p.is_failure(self.exhaustive))
+            .collect()
+    }
+
+    pub fn property(&self, name: &str) -> Option<&PropertyResult> {
+        self.properties.iter().find(|p| p.name == name)
+    }
+
+    /// The schedule of a property's discovery.
+    pub fn schedule(&self, property: &PropertyResult) -> Option<Schedule> {
+        let trace = property.trace.as_ref()?;
+        let (recipe, variant) = self.model.split_once('/').unwrap_or((&self.model, ""));
+        Some(Schedule {
+            recipe: recipe.to_string(),
+            variant: variant.to_string(),
+            clients: self.clients,
+            faults: self.faults.to_string(),
+            property: property.name.to_string(),
+            expect: if property.verdict == Verdict::Violated {
+                "violation"
+            } else {
+                "example"
+            }
+            .to_string(),
+            steps: trace.iter().map(|step| step.schedule.clone()).collect(),
+        })
+    }
+
+    /// The summary: counts, speed and one line per property.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "model {}: {} client(s), faults {}, {} with {} thread(s){}",
+            self.model,
+            self.clients,
+            self.faults,
+            self.options.strategy.name(),
+            self.options.threads,
+            self.options
+                .max_depth
+                .map(|d| format!(", depth <= {d}"))
+                .unwrap_or_default(),
+        );
+        let _ = writeln!(
+            out,
+            "states explored: {}, unique states: {}, max depth: {}, time: {:.2} s, states/s: {:.0}{}",
+            self.states,
+            self.unique_states,
+            self.max_depth,
+            self.elapsed.as_secs_f64(),
+            self.states_per_second(),
+            if self.exhaustive { " (exhaustive)" } else { " (bounded: not exhaustive)" },
+        );
+        for property in &self.properties {
+            let _ = writeln!(
+                out,
+                "  {:<26} {:<10} {}",
+                property.name,
+                expectation_name(&property.expectation),
+                self.verdict_text(property)
+            );
+        }
+        out
+    }
+
+    fn verdict_text(&self, property: &PropertyResult) -> String {
+        let steps = property.trace.as_ref().map_or(0, Vec::len);
+        match property.verdict {
+            Verdict::Holds if self.exhaustive => "holds".to_string(),
+            Verdict::Holds => "holds within the bounds".to_string(),
+            Verdict::Violated => format!("VIOLATED (counterexample: {steps} steps)"),
+            Verdict::Found => format!("example found ({steps} steps)"),
+            Verdict::NotFound if self.exhaustive => "NO EXAMPLE (vacuous model?)".to_string(),
+            Verdict::NotFound => "no example within the bounds".to_string(),
+        }
+    }
+}
+
+fn expectation_name(expectation: &Expectation) -> &'static str {
+    match expectation {
+        Expectation::Always => "always",
+        Expectation::Eventually => "eventually",
+        Expectation::Sometimes => "sometimes",
+    }
+}
+
+/// Renders a path as numbered steps, one indented line per event.
+pub fn render_trace(trace: &[TraceStep]) -> String {
+    let mut out = String::new();
+    for (number, step) in trace.iter().enumerate() {
+        let _ = writeln!(out, "  {:>3}. {}", number + 1, step.action);
+        for line in &step.lines {
+            let _ = writeln!(out, "         {line}");
+        }
+    }
+    out
+}
+
+/// Runs the model with `options` and collects the report.
+pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> CheckReport {
+    let name = model.name.clone();
+    let clients = model.clients.len();
+    let faults = model.faults;
+    let mut builder = model.checker().threads(options.threads.max(1));
+    if let Some(depth) = options.max_depth {
+        // stateright counts the initial state as depth 1.
+        builder = builder.target_max_depth(depth + 1);
+    }
+    if let Some(timeout) = options.timeout {
+        builder = builder.timeout(timeout);
+    }
+    let started = Instant::now();
+    let collect = |checker: &dyn Checker<RecipeModel<R>>| collect(checker, options, started);
+    let (properties, counts) = match options.strategy {
+        Strategy::Bfs => collect(&builder.spawn_bfs().join()),
+        Strategy::Dfs => collect(&builder.spawn_dfs().join()),
+        Strategy::Simulation { seed } => {
+            collect(&builder.spawn_simulation(seed, UniformChooser).join())
+        }
+    };
+    let Counts {
+        states,
+        unique_states,
+        max_depth,
+        elapsed,
+    } = counts;
+    let depth_cut = options.max_depth.is_some_and(|depth| max_depth > depth);
+    let timed_out = options.timeout.is_some_and(|timeout| elapsed >= timeout);
+    let exhaustive =
+        !matches!(options.strategy, Strategy::Simulation { .. }) && !depth_cut && !timed_out;
+    CheckReport {
+        model: name,
+        clients,
+        faults,
+        options: *options,
+        states,
+        unique_states,
+        max_depth,
+        elapsed,
+        exhaustive,
+        properties,
+    }
+}
+
+struct Counts {
+    states: usize,
+    unique_states: usize,
+    max_depth: usize,
+    elapsed: Duration,
+}
+
+fn collect<R: ModelRecipe>(
+    checker: &dyn Checker<RecipeModel<R>>,
+    options: &RunOptions,
+    started: Instant,
+) -> (Vec<PropertyResult>, Counts) {
+    let elapsed = started.elapsed();
+    let model = checker.model();
+    let mut discoveries = checker.discoveries();
+    let properties = model
+        .properties()
+        .into_iter()
+        .map(|property| {
+            let mut path = discoveries
+                .remove(property.name)
+                .map(|path| path.into_vec());
+            if property.expectation == Expectation::Eventually {
+                path = path.map(|path| eventually_counterexample(model, &property, path, options));
+            }
+            let trace = path.map(|path| trace(model, path));
+            let verdict = match (&property.expectation, trace.is_some()) {
+                (Expectation::Sometimes, true) => Verdict::Found,
+                (Expectation::Sometimes, false) => Verdict::NotFound,
+                (_, true) => Verdict::Violated,
+                (_, false) => Verdict::Holds,
+            };
+            PropertyResult {
+                name: property.name,
+                expectation: property.expectation,
+                verdict,
+                trace,
+            }
+        })
+        .collect();
+    let unique_states = match options.strategy {
+        Strategy::Simulation { .. } => checker.state_count(),
+        _ => checker.unique_state_count(),
+    };
+    let counts = Counts {
+        states: checker.state_count(),
+        unique_states,
+        max_depth: checker.max_depth(),
+        elapsed,
+    };
+    (properties, counts)
+}
+
+type StatePath<R> = Vec<(ModelState<R>, Option<Action>)>;
+
+/// stateright 0.30 keeps overwriting an `eventually` discovery with later
+/// terminal states once the property is discovered (it stops clearing the
+/// property's bit), so the path it returns may end in a state that satisfies
+/// the property. The verdict is right; the path is then searched again as
+/// the shortest path to a terminal state that breaks the property.
+fn eventually_counterexample<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    property: &stateright::Property<RecipeModel<R>>,
+    path: StatePath<R>,
+    options: &RunOptions,
+) -> StatePath<R> {
+    let ends_badly = path
+        .last()
+        .is_some_and(|(last, _)| !(property.condition)(model, last));
+    if ends_badly {
+        return path;
+    }
+    let mut builder = model
+        .terminal_goal_model(property.name, property.condition)
+        .checker();
+    if let Some(depth) = options.max_depth {
+        builder = builder.target_max_depth(depth + 1);
+    }
+    let rerun = builder.spawn_bfs().join();
+    rerun
+        .discovery(property.name)
+        .map(|path| path.into_vec())
+        .unwrap_or(path)
+}
+
+/// Narrates a discovered path step by step.
+pub fn trace<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    path: Vec<(ModelState<R>, Option<Action>)>,
+) -> Vec<TraceStep> {
+    path.into_iter()
+        .filter_map(|(state, action)| {
+            let action = action?;
+            let (next, lines) = model.describe(&state, action);
+            let mut schedule = ScheduleStep::of(action);
+            let c = action.client();
+            if let Action::Call(_) = action {
+                let step = usize::from(state.clients[c].next_step);
+                schedule.call = Some(format!("{:?}", model.workload(c)[step].call));
+            }
+            if next.clients[c].generation != state.clients[c].generation {
+                schedule.session = Some(session_id(c, next.clients[c].generation).0);
+            }
+            Some(TraceStep {
+                action,
+                lines,
+                schedule,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,418 @@
+//! Applies one [`Action`] to a [`ModelState`]: moves requests to the server,
+//! replies and events to clients, injects faults, and afterwards hands the
+//! outcomes the recipe emitted to the application view ([`crate::app`]).
+//!
+//! The network follows `zk_sim::stepper`: a request reaching the server is
+//! applied at once and its reply queued in the client's inbox behind the
+//! events already there; events a change triggers are queued for every
+//! connected client they concern; a dropped connection loses the inbox.
+
+use crate::action::Action;
+use crate::app;
+use crate::model::{ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
+use crate::narrate::{self, Narration};
+use crate::state::{session_id, ClientId, Inbound, ModelState, Violations};
+use std::collections::BTreeMap;
+use zk_recipes::zk::{EventType, WatchedEvent};
+use zk_sim::client::ConnectionState;
+use zk_sim::oracles::{CallObservation, ObserveCall};
+use zk_sim::server::{ChildOrder, Notification, SortedOrder};
+
+/// Applies `action`; the caller enumerated it from `state`.
+pub(crate) fn apply<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    action: Action,
+    log: &mut Narration,
+) {
+    if let Some(kind) = action.fault() {
+        state.budget.spend(kind);
+    }
+    let c = action.client();
+    match action {
+        Action::Call(_) => call(model, state, c, log),
+        Action::Send { order, .. } => send(model, state, c, order, log),
+        Action::Deliver(_) => deliver(state, c, 0, log),
+        Action::Reorder { index, .. } => deliver(state, c, usize::from(index), log),
+        Action::FireTimer(_) => fire_timer(state, c, log),
+        Action::Reconnect(_) => reconnect(model, state, c, log),
+        Action::LearnExpiry(_) => learn_expiry(model, state, c, log),
+        Action::Disconnect(_) => disconnect(model, state, c, log),
+        Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
+        Action::Expire(_) => expire(model, state, c, log),
+        Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
+    }
+    settle(model, state, c, log);
+}
+
+/// Hands the outcomes the client's recipe emitted to the application view,
+/// then skips workload steps whose gate no longer holds.
+pub(crate) fn settle<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    if !state.clients[c].session.outcomes.is_empty() {
+        let outcomes = std::mem::take(&mut state.clients[c].make_mut().session.outcomes);
+        for outcome in &outcomes {
+            app::observe(model, state, c, outcome, log);
+        }
+    }
+    app::skip_gated_steps(model, state, c);
+}
+
+fn call<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    let client = &mut *state.clients[c].make_mut();
+    let step = client.next_step;
+    let work = &model.workload(c)[usize::from(step)];
+    log.note(|| format!("c{c}: application calls {:?}", work.call));
+    client.pending = Some(crate::state::Pending {
+        step,
+        while_holding: client.holding.is_some(),
+    });
+    client.next_step += 1;
+    // The application stops using what it holds when it calls release.
+    if work.call.observe_call() == CallObservation::Release {
+        client.holding = None;
+    }
+    client.session.call(work.call.clone());
+}
+
+fn send<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    order: u16,
+    log: &mut Narration,
+) {
+    let sid = state.clients[c].session_id(c);
+    let mut client = state.clients[c].make_mut();
+    let (tag, request) = client
+        .session
+        .next_to_send()
+        .expect("send needs a request and a connection");
+    let applied = if order == 0 {
+        state
+            .server
+            .make_mut()
+            .apply(sid, &request, &mut SortedOrder)
+    } else {
+        state
+            .server
+            .make_mut()
+            .apply(sid, &request, &mut PermutedOrder(order))
+    };
+    log.note(|| {
+        format!(
+            "c{c}: server applies {} [{tag:?}] -> {}",
+            narrate::request(&request),
+            narrate::result(&applied.result)
+        )
+    });
+    client.inbox.push_back(Inbound::Reply {
+        result: applied.result,
+        zxid: applied.zxid,
+    });
+    drop(client);
+    route(model, state, applied.notifications, true, log);
+}
+
+fn deliver<R: ModelRecipe>(
+    state: &mut ModelState<R>,
+    c: ClientId,
+    index: usize,
+    log: &mut Narration,
+) {
+    let client = &mut *state.clients[c].make_mut();
+    let inbound = client
+        .inbox
+        .remove(index)
+        .expect("deliver needs an inbox entry");
+    match inbound {
+        Inbound::Reply { result, zxid } => {
+            log.note(|| {
+                let request = client
+                    .session
+                    .in_flight
+                    .front()
+                    .map(|(_, r)| narrate::request(r))
+                    .unwrap_or_default();
+                format!(
+                    "c{c}: receives reply to {request}: {}",
+                    narrate::result(&result)
+                )
+            });
+            client.session.reply(result, zxid);
+        }
+        Inbound::Event(event) => {
+            log.note(|| {
+                let early = if index > 0 {
+                    " (ahead of earlier replies)"
+                } else {
+                    ""
+                };
+                format!(
+                    "c{c}: receives watch event {}{early}",
+                    narrate::event(&event)
+                )
+            });
+            client.session.notification(event);
+        }
+    }
+}
+
+fn fire_timer<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut Narration) {
+    let client = &mut *state.clients[c].make_mut();
+    let (_, id) = client
+        .session
+        .next_timer()
+        .expect("fire_timer needs a pending timer");
+    log.note(|| format!("c{c}: timer {id:?} fires"));
+    client.session.fire_timer(id);
+}
+
+fn reconnect<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    if !state.is_alive(c) {
+        learn_expiry(model, state, c, log);
+        return;
+    }
+    let sid = state.clients[c].session_id(c);
+    let (watches, zxid) = state.clients[c].make_mut().session.reconnected();
+    log.note(|| {
+        format!(
+            "c{c}: reconnects into session {}, re-registers {} watch(es)",
+            sid.0,
+            watches.data.len() + watches.exist.len() + watches.child.len()
+        )
+    });
+    let notifications = state.server.make_mut().set_watches(sid, zxid, &watches);
+    settle(model, state, c, log);
+    route(model, state, notifications, false, log);
+}
+
+/// The client learns its session expired and opens a new one.
+fn learn_expiry<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    let old = state.clients[c].session_id(c);
+    {
+        let client = &mut *state.clients[c].make_mut();
+        client.inbox.clear();
+        client.session.expired();
+        client.generation += 1;
+    }
+    settle(model, state, c, log);
+    let new = session_id(c, state.clients[c].generation);
+    log.note(|| {
+        format!(
+            "c{c}: learns session {} expired; opens session {}",
+            old.0, new.0
+        )
+    });
+    state
+        .server
+        .make_mut()
+        .open_session(new, MODEL_SESSION_TIMEOUT_MS)
+        .expect("fresh session id");
+    state.clients[c].make_mut().session.connected(new);
+}
+
+fn disconnect<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    let sid = state.clients[c].session_id(c);
+    log.note(|| format!("c{c}: FAULT connection drops (queued replies and events lost)"));
+    state.server.make_mut().disconnect(sid);
+    let client = &mut *state.clients[c].make_mut();
+    client.inbox.clear();
+    client.session.disconnected();
+    let _ = model;
+}
+
+fn lose_request<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    applied: bool,
+    log: &mut Narration,
+) {
+    if applied {
+        log.note(|| format!("c{c}: FAULT the next request reaches the server, its reply is lost"));
+        send(model, state, c, 0, log);
+    } else {
+        let (_, request) = state.clients[c]
+            .make_mut()
+            .session
+            .next_to_send()
+            .expect("a request to lose");
+        log.note(|| {
+            format!(
+                "c{c}: FAULT {} is lost before the server sees it",
+                narrate::request(&request)
+            )
+        });
+    }
+    disconnect(model, state, c, log);
+}
+
+fn expire<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
+    let sid = state.clients[c].session_id(c);
+    log.note(|| {
+        format!(
+            "c{c}: FAULT server expires session {} (the client does not know yet)",
+            sid.0
+        )
+    });
+    let notifications = state
+        .server
+        .make_mut()
+        .close_session(sid)
+        .expect("expire needs a live session");
+    route(model, state, notifications, true, log);
+}
+
+fn spurious<R: ModelRecipe>(
+    state: &mut ModelState<R>,
+    c: ClientId,
+    watch: usize,
+    log: &mut Narration,
+) {
+    let client = &mut *state.clients[c].make_mut();
+    let watches = &client.session.watches;
+    let armed = watches
+        .data
+        .iter()
+        .map(|p| (EventType::NodeDataChanged, p))
+        .chain(watches.exist.iter().map(|p| (EventType::NodeCreated, p)))
+        .chain(
+            watches
+                .child
+                .iter()
+                .map(|p| (EventType::NodeChildrenChanged, p)),
+        );
+    let (kind, path) = armed
+        .clone()
+        .nth(watch)
+        .expect("spurious needs an armed watch");
+    let event = WatchedEvent::node(kind, path.clone());
+    log.note(|| {
+        format!(
+            "c{c}: FAULT spurious watch event {}",
+            narrate::event(&event)
+        )
+    });
+    client.session.notification(event);
+}
+
+/// Queues notifications for the connected clients they concern; with
+/// `count_herd`, flags a change that notified more clients than the bound.
+fn route<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    notifications: Vec<Notification>,
+    count_herd: bool,
+    log: &mut Narration,
+) {
+    let mut per_change: BTreeMap<(EventType, Option<String>), usize> = BTreeMap::new();
+    for notification in notifications {
+        let target = (0..state.clients.len()).find(|&k| {
+            state.clients[k].session_id(k) == notification.session
+                && state.clients[k].session.state == ConnectionState::Connected
+        });
+        let Some(k) = target else { continue };
+        log.note(|| {
+            format!(
+                "  -> watch event {} queued for c{k}",
+                narrate::event(&notification.event)
+            )
+        });
+        if count_herd {
+            let key = (
+                notification.event.event_type,
+                notification
+                    .event
+                    .path
+                    .as_ref()
+                    .map(|p| p.as_str().to_owned()),
+            );
+            *per_change.entry(key).or_default() += 1;
+        }
+        state.clients[k]
+            .make_mut()
+            .inbox
+            .push_back(Inbound::Event(notification.event));
+    }
+    if let Some(bound) = model.oracles.herd_bound {
+        if per_change.values().any(|&notified| notified > bound) {
+            log.note(|| format!("  !! one change notified more than {bound} client(s)"));
+            state.violations.insert(Violations::HERD);
+        }
+    }
+}
+
+/// Arranges getChildren results in the `n`-th permutation of sorted order
+/// (the Lehmer code of `n`; 0 is sorted).
+struct PermutedOrder(u16);
+
+impl ChildOrder for PermutedOrder {
+    fn arrange(&mut self, names: &mut [String]) {
+        names.sort();
+        let mut pool: Vec<String> = names.to_vec();
+        let mut code = usize::from(self.0);
+        for slot in names.iter_mut() {
+            let radix = pool.len();
+            *slot = pool.remove(code % radix);
+            code /= radix;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permuted_order_enumerates_every_arrangement_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for n in 0..6 {
+            let mut names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
+            PermutedOrder(n).arrange(&mut names);
+            seen.insert(names);
+        }
+        assert_eq!(seen.len(), 6);
+        let mut sorted: Vec<String> = ["b", "a"].iter().map(|s| s.to_string()).collect();
+        PermutedOrder(0).arrange(&mut sorted);
+        assert_eq!(sorted, ["a", "b"]);
+    }
+
+    #[test]
+    fn fault_kinds_match_actions() {
+        assert_eq!(
+            Action::Expire(0).fault(),
+            Some(crate::faults::FaultKind::Expiry)
+        );
+        assert!(Action::Deliver(0).is_progress());
+    }
+}

@@ -1,0 +1,121 @@
+//! Every `fixed` variant holds every property under connection loss and
+//! session expiry: exhaustively with 2 clients and one fault of each kind;
+//! with 3 clients and one fault of each kind up to depth 12 (exhaustive
+//! 3-client runs take minutes: they are `#[ignore]`d, run them with
+//! `cargo test -p zk-models --test fixed_variants -- --ignored`).
+//!
+//! The fixed barrier is the exception, pinned as such: a member whose
+//! session expires before it sees the `ready` node starts over in a round
+//! the others already finished, and waits forever.
+
+mod common;
+
+use common::{assert_all_hold, check, check_with};
+use zk_models::run::{CheckReport, Verdict};
+use zk_models::Setup;
+
+const BOTH_FAULTS: &str = "connection-loss=1,expiry=1";
+const THREE_CLIENT_DEPTH: usize = 12;
+
+fn three_clients_bounded(recipe: &str) -> CheckReport {
+    let setup = Setup::new(3).with_faults(BOTH_FAULTS.parse().unwrap());
+    check_with(recipe, "fixed", setup, Some(THREE_CLIENT_DEPTH))
+}
+
+fn no_violation(report: &CheckReport) {
+    let violated: Vec<&str> = report
+        .properties
+        .iter()
+        .filter(|p| p.verdict == Verdict::Violated)
+        .map(|p| p.name)
+        .collect();
+    assert!(violated.is_empty(), "{violated:?}\n{}", report.summary());
+}
+
+macro_rules! fixed_variant_tests {
+    ($($module:ident => $recipe:literal),* $(,)?) => {$(
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn holds_everything_with_two_clients_a_connection_loss_and_an_expiry() {
+                let report = check($recipe, "fixed", 2, BOTH_FAULTS);
+                assert!(report.exhaustive);
+                assert_all_hold(&report);
+            }
+
+            #[test]
+            fn holds_everything_with_three_clients_a_connection_loss_and_an_expiry_to_depth_12() {
+                no_violation(&three_clients_bounded($recipe));
+            }
+
+            #[test]
+            #[ignore = "minutes: exhaustive 3-client run"]
+            fn holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+                let setup = Setup::new(3).with_faults(BOTH_FAULTS.parse().unwrap());
+                assert_all_hold(&check_with($recipe, "fixed", setup, None));
+            }
+        }
+    )*};
+}
+
+fixed_variant_tests! {
+    lock => "lock",
+    curator_lock => "curator_lock",
+    semaphore => "semaphore",
+    shared_lock => "shared_lock",
+    election => "election",
+    queue => "queue",
+}
+
+#[test]
+fn small_fixed_variants_hold_everything_with_three_clients_and_a_connection_loss_exhaustively() {
+    for recipe in ["lock", "shared_lock", "election"] {
+        let report = check(recipe, "fixed", 3, "connection-loss=1");
+        assert!(report.exhaustive, "{recipe}");
+        assert_all_hold(&report);
+    }
+}
+
+#[test]
+fn barrier_fixed_holds_everything_but_strands_a_member_whose_session_expired_mid_round() {
+    let report = check("barrier", "fixed", 2, BOTH_FAULTS);
+    let failed: Vec<&str> = report.failures().iter().map(|p| p.name).collect();
+    assert_eq!(
+        failed,
+        ["no_stuck_waiter", "liveness"],
+        "{}",
+        report.summary()
+    );
+    let stuck = report
+        .property("no_stuck_waiter")
+        .unwrap()
+        .trace
+        .as_ref()
+        .unwrap();
+    assert!(
+        stuck.iter().any(|step| step.action.op_name() == "expire"),
+        "the expiry strands it"
+    );
+    // Without expiry every property holds.
+    assert_all_hold(&check("barrier", "fixed", 2, "connection-loss=1"));
+    assert_all_hold(&check("barrier", "fixed", 3, "none"));
+}
+
+#[test]
+fn barrier_fixed_with_three_clients_breaks_only_liveness_to_depth_12() {
+    let report = three_clients_bounded("barrier");
+    let violated: Vec<&str> = report
+        .properties
+        .iter()
+        .filter(|p| p.verdict == Verdict::Violated)
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        violated
+            .iter()
+            .all(|name| ["no_stuck_waiter", "liveness"].contains(name)),
+        "{}",
+        report.summary()
+    );
+}
