@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "zkcheck", version, about = "Deterministic simulation and model checking of ZooKeeper recipes")]
+#[command(
+    name = "zkcheck",
+    version,
+    about = "Deterministic simulation and model checking of ZooKeeper recipes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -67,8 +67,13 @@ pub enum Input<C> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TimerCommand {
     /// Fire `id` after `after_ms` of (simulated) time, replacing a pending one.
-    Set { id: TimerId, after_ms: u64 },
-    Cancel { id: TimerId },
+    Set {
+        id: TimerId,
+        after_ms: u64,
+    },
+    Cancel {
+        id: TimerId,
+    },
 }
 
 /// What a recipe asks of its driver while handling one input.
@@ -81,7 +86,11 @@ pub struct Outbox<O> {
 
 impl<O> Default for Outbox<O> {
     fn default() -> Self {
-        Outbox { requests: Vec::new(), timers: Vec::new(), outcomes: Vec::new() }
+        Outbox {
+            requests: Vec::new(),
+            timers: Vec::new(),
+            outcomes: Vec::new(),
+        }
     }
 }
 

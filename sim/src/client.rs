@@ -72,7 +72,9 @@ impl WatchTable {
     /// Removes the watches a node event fires; false if none was armed
     /// (the event then reaches no watcher).
     fn fire(&mut self, event: &WatchedEvent) -> bool {
-        let Some(path) = &event.path else { return false };
+        let Some(path) = &event.path else {
+            return false;
+        };
         match event.event_type {
             EventType::NodeCreated | EventType::NodeDataChanged => {
                 self.data.remove(path) | self.exist.remove(path)
@@ -162,7 +164,10 @@ impl<R: Recipe> ClientSession<R> {
 
     /// The reply to the oldest request in flight.
     pub fn reply(&mut self, result: ZkResult, zxid: Zxid) {
-        let (tag, request) = self.in_flight.pop_front().expect("a reply needs a request in flight");
+        let (tag, request) = self
+            .in_flight
+            .pop_front()
+            .expect("a reply needs a request in flight");
         self.last_zxid = self.last_zxid.max(zxid);
         self.watches.register(&request, &result);
         self.deliver(Input::Reply { tag, result });
@@ -192,7 +197,10 @@ impl<R: Recipe> ClientSession<R> {
         let mut lost = std::mem::take(&mut self.in_flight);
         lost.append(&mut self.outgoing);
         for (tag, _) in lost {
-            self.deliver(Input::Reply { tag, result: Err(ZkError::ConnectionLoss) });
+            self.deliver(Input::Reply {
+                tag,
+                result: Err(ZkError::ConnectionLoss),
+            });
         }
         self.state_event(KeeperState::Disconnected, SessionEvent::Disconnected);
     }
@@ -201,11 +209,18 @@ impl<R: Recipe> ClientSession<R> {
     /// and the zxid to re-register them with; the state events are delivered
     /// before the driver applies that re-registration.
     pub fn reconnected(&mut self) -> (WatchSet, Zxid) {
-        assert_eq!(self.state, ConnectionState::Disconnected, "reconnect needs a disconnected client");
+        assert_eq!(
+            self.state,
+            ConnectionState::Disconnected,
+            "reconnect needs a disconnected client"
+        );
         let session_id = self.session_id.expect("a reconnect needs a session");
         self.state = ConnectionState::Connected;
         let watches = self.watches.to_watch_set();
-        self.state_event(KeeperState::SyncConnected, SessionEvent::Connected { session_id });
+        self.state_event(
+            KeeperState::SyncConnected,
+            SessionEvent::Connected { session_id },
+        );
         (watches, self.last_zxid)
     }
 
@@ -247,7 +262,10 @@ impl<R: Recipe> ClientSession<R> {
 
     fn fail_outgoing_expired(&mut self) {
         if let Some((tag, _)) = self.outgoing.pop_front() {
-            self.deliver(Input::Reply { tag, result: Err(ZkError::SessionExpired) });
+            self.deliver(Input::Reply {
+                tag,
+                result: Err(ZkError::SessionExpired),
+            });
         }
     }
 
@@ -265,7 +283,10 @@ impl<R: Recipe> ClientSession<R> {
             if self.state == ConnectionState::Expired && expired_answers < EXPIRED_RETRY_LIMIT {
                 if let Some((tag, _)) = self.outgoing.pop_front() {
                     expired_answers += 1;
-                    next = Some(Input::Reply { tag, result: Err(ZkError::SessionExpired) });
+                    next = Some(Input::Reply {
+                        tag,
+                        result: Err(ZkError::SessionExpired),
+                    });
                 }
             }
         }

@@ -86,7 +86,9 @@ impl<R: Recipe> Stepper<R> {
     pub fn admin(&mut self, request: &Request) -> ZkResult {
         const ADMIN: SessionId = SessionId(0x7fff_ffff_ffff_fff0);
         if !self.server.is_session_alive(ADMIN) {
-            self.server.open_session(ADMIN, u64::MAX / 4).expect("admin session");
+            self.server
+                .open_session(ADMIN, u64::MAX / 4)
+                .expect("admin session");
         }
         let applied = self.apply(ADMIN, request);
         self.route(applied.notifications);
@@ -96,14 +98,21 @@ impl<R: Recipe> Stepper<R> {
     /// Adds a client, opens its session with the given id and delivers Connected.
     pub fn add_client(&mut self, recipe: R, session_id: i64) -> ClientId {
         let id = self.clients.len();
-        self.clients.push(SteppedClient { session: ClientSession::new(recipe), inbox: VecDeque::new() });
+        self.clients.push(SteppedClient {
+            session: ClientSession::new(recipe),
+            inbox: VecDeque::new(),
+        });
         self.open_session(id, SessionId(session_id));
         id
     }
 
     /// After an expiry: the client gets a new handle with a new session id.
     pub fn new_session(&mut self, client: ClientId, session_id: i64) {
-        assert_eq!(self.state(client), ConnectionState::Expired, "new_session after expiry only");
+        assert_eq!(
+            self.state(client),
+            ConnectionState::Expired,
+            "new_session after expiry only"
+        );
         self.open_session(client, SessionId(session_id));
     }
 
@@ -121,8 +130,14 @@ impl<R: Recipe> Stepper<R> {
         };
         let session = self.session_id(client);
         let applied = self.apply(session, &request);
-        self.log(client, &format!("send {tag:?} {request:?} -> {:?}", applied.result));
-        self.clients[client].inbox.push_back(Inbound::Reply { result: applied.result, zxid: applied.zxid });
+        self.log(
+            client,
+            &format!("send {tag:?} {request:?} -> {:?}", applied.result),
+        );
+        self.clients[client].inbox.push_back(Inbound::Reply {
+            result: applied.result,
+            zxid: applied.zxid,
+        });
         self.route(applied.notifications);
         true
     }
@@ -218,7 +233,10 @@ impl<R: Recipe> Stepper<R> {
     /// The client learns that its session expired on the server earlier
     /// (after `expire_on_server`: the pause is over, or the partition healed).
     pub fn notice_expiry(&mut self, client: ClientId) {
-        assert!(!self.server.is_session_alive(self.session_id(client)), "session still alive");
+        assert!(
+            !self.server.is_session_alive(self.session_id(client)),
+            "session still alive"
+        );
         self.log(client, "client learns its session expired");
         self.clients[client].inbox.clear();
         self.clients[client].session.expired();
@@ -269,7 +287,10 @@ impl<R: Recipe> Stepper<R> {
     }
 
     pub fn session_id(&self, client: ClientId) -> SessionId {
-        self.clients[client].session.session_id.expect("client has a session")
+        self.clients[client]
+            .session
+            .session_id
+            .expect("client has a session")
     }
 
     /// One line per step so far: print it when a test fails.

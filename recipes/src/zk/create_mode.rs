@@ -15,8 +15,12 @@ pub enum CreateMode {
     /// Reaped by the server once it has had a child and has none left.
     Container,
     /// Reaped once it has no children and was not modified for `ttl_ms`.
-    PersistentWithTtl { ttl_ms: i64 },
-    PersistentSequentialWithTtl { ttl_ms: i64 },
+    PersistentWithTtl {
+        ttl_ms: i64,
+    },
+    PersistentSequentialWithTtl {
+        ttl_ms: i64,
+    },
 }
 
 impl CreateMode {
@@ -30,7 +34,10 @@ impl CreateMode {
     }
 
     pub fn is_ephemeral(self) -> bool {
-        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+        matches!(
+            self,
+            CreateMode::Ephemeral | CreateMode::EphemeralSequential
+        )
     }
 
     pub fn is_container(self) -> bool {

@@ -23,7 +23,9 @@ pub enum ZkError {
     Unimplemented,
     #[error("RuntimeInconsistency: a multi op after the failing one")]
     RuntimeInconsistency,
-    #[error("ConnectionLoss: the connection dropped; the request may or may not have been applied")]
+    #[error(
+        "ConnectionLoss: the connection dropped; the request may or may not have been applied"
+    )]
     ConnectionLoss,
     #[error("SessionExpired: the session is gone")]
     SessionExpired,

@@ -34,12 +34,20 @@ pub struct WatchedEvent {
 impl WatchedEvent {
     /// A node event (NodeCreated, NodeDeleted, ...) in state SyncConnected.
     pub fn node(event_type: EventType, path: Path) -> WatchedEvent {
-        WatchedEvent { event_type, state: KeeperState::SyncConnected, path: Some(path) }
+        WatchedEvent {
+            event_type,
+            state: KeeperState::SyncConnected,
+            path: Some(path),
+        }
     }
 
     /// A connection state change (type None, no path).
     pub fn state(state: KeeperState) -> WatchedEvent {
-        WatchedEvent { event_type: EventType::None, state, path: None }
+        WatchedEvent {
+            event_type: EventType::None,
+            state,
+            path: None,
+        }
     }
 }
 

@@ -168,10 +168,22 @@ mod tests {
         assert_eq!(Path::new(""), Err(PathError::Empty));
         assert!(matches!(Path::new("a"), Err(PathError::NotAbsolute(_))));
         assert!(matches!(Path::new("/a/"), Err(PathError::TrailingSlash(_))));
-        assert!(matches!(Path::new("/a//b"), Err(PathError::EmptySegment(_))));
-        assert!(matches!(Path::new("/a/./b"), Err(PathError::RelativeSegment(_))));
-        assert!(matches!(Path::new("/a/.."), Err(PathError::RelativeSegment(_))));
-        assert!(matches!(Path::new("/a\u{0}"), Err(PathError::InvalidCharacter(_, 2))));
+        assert!(matches!(
+            Path::new("/a//b"),
+            Err(PathError::EmptySegment(_))
+        ));
+        assert!(matches!(
+            Path::new("/a/./b"),
+            Err(PathError::RelativeSegment(_))
+        ));
+        assert!(matches!(
+            Path::new("/a/.."),
+            Err(PathError::RelativeSegment(_))
+        ));
+        assert!(matches!(
+            Path::new("/a\u{0}"),
+            Err(PathError::InvalidCharacter(_, 2))
+        ));
     }
 
     #[test]

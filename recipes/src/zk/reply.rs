@@ -7,20 +7,31 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Reply {
     /// The actual path created (with the sequence suffix) and its stat.
-    Created { path: Path, stat: Stat },
+    Created {
+        path: Path,
+        stat: Stat,
+    },
     Deleted,
     /// `None` when the node does not exist (an exists watch is then armed
     /// for NodeCreated).
     Exists(Option<Stat>),
-    Data { data: Vec<u8>, stat: Stat },
+    Data {
+        data: Vec<u8>,
+        stat: Stat,
+    },
     DataSet(Stat),
     /// Child names (not full paths) in an order the server chose: sort them.
     Children(Vec<String>),
-    Children2 { children: Vec<String>, stat: Stat },
+    Children2 {
+        children: Vec<String>,
+        stat: Stat,
+    },
     Checked,
     /// One result per op, in order; only returned when every op succeeded.
     Multi(Vec<OpResult>),
-    Synced { path: Path },
+    Synced {
+        path: Path,
+    },
 }
 
 /// The result of one op of a successful multi.
@@ -28,7 +39,10 @@ pub enum Reply {
 pub enum OpResult {
     /// Note: ZooKeeper 3.8.0 returns an invalid stat for creates inside a
     /// multi (ZOOKEEPER-4026); compare the path only.
-    Created { path: Path, stat: Stat },
+    Created {
+        path: Path,
+        stat: Stat,
+    },
     Deleted,
     DataSet(Stat),
     Checked,

@@ -11,29 +11,71 @@ pub const ANY_VERSION: i32 = -1;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Request {
     /// Create a node; a sequential mode appends a 10-digit counter to `path`.
-    Create { path: Path, data: Vec<u8>, mode: CreateMode },
+    Create {
+        path: Path,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
     /// Delete if the data version matches (`ANY_VERSION` for any).
-    Delete { path: Path, version: i32 },
-    Exists { path: Path, watch: bool },
-    GetData { path: Path, watch: bool },
-    SetData { path: Path, data: Vec<u8>, version: i32 },
-    GetChildren { path: Path, watch: bool },
+    Delete {
+        path: Path,
+        version: i32,
+    },
+    Exists {
+        path: Path,
+        watch: bool,
+    },
+    GetData {
+        path: Path,
+        watch: bool,
+    },
+    SetData {
+        path: Path,
+        data: Vec<u8>,
+        version: i32,
+    },
+    GetChildren {
+        path: Path,
+        watch: bool,
+    },
     /// getChildren2: the children and the parent's stat.
-    GetChildren2 { path: Path, watch: bool },
+    GetChildren2 {
+        path: Path,
+        watch: bool,
+    },
     /// Fails with BadVersion unless the data version matches.
-    Check { path: Path, version: i32 },
+    Check {
+        path: Path,
+        version: i32,
+    },
     /// All ops or none.
     Multi(Vec<MultiOp>),
-    Sync { path: Path },
+    Sync {
+        path: Path,
+    },
 }
 
 /// An operation inside a multi.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MultiOp {
-    Create { path: Path, data: Vec<u8>, mode: CreateMode },
-    Delete { path: Path, version: i32 },
-    SetData { path: Path, data: Vec<u8>, version: i32 },
-    Check { path: Path, version: i32 },
+    Create {
+        path: Path,
+        data: Vec<u8>,
+        mode: CreateMode,
+    },
+    Delete {
+        path: Path,
+        version: i32,
+    },
+    SetData {
+        path: Path,
+        data: Vec<u8>,
+        version: i32,
+    },
+    Check {
+        path: Path,
+        version: i32,
+    },
 }
 
 impl Request {
@@ -72,7 +114,15 @@ impl MultiOp {
         match self.clone() {
             MultiOp::Create { path, data, mode } => Request::Create { path, data, mode },
             MultiOp::Delete { path, version } => Request::Delete { path, version },
-            MultiOp::SetData { path, data, version } => Request::SetData { path, data, version },
+            MultiOp::SetData {
+                path,
+                data,
+                version,
+            } => Request::SetData {
+                path,
+                data,
+                version,
+            },
             MultiOp::Check { path, version } => Request::Check { path, version },
         }
     }
