@@ -3,7 +3,9 @@
 //! the generic model for one recipe type, so callers stay non-generic.
 
 use crate::model::{ModelRecipe, RecipeModel};
+use crate::replay::{self, ReplayError, ReplayReport};
 use crate::run::{self, CheckReport, RunOptions};
+use crate::schedule::Schedule;
 use crate::setup::Setup;
 use crate::{barrier, curator_lock, election, lock, queue, semaphore, shared_lock};
 use stateright::Model;
@@ -16,11 +18,18 @@ pub struct Entry {
     pub about: &'static str,
     check: fn(&Setup, &RunOptions) -> CheckReport,
     explore: fn(&Setup, &str),
+    replay: fn(&Setup, &Schedule) -> Result<ReplayReport, ReplayError>,
 }
 
 impl Entry {
     pub fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         (self.check)(setup, options)
+    }
+
+    /// Replays a schedule of this model on the simulator's stepper, judged
+    /// by the simulator's oracles (see [`crate::replay`]).
+    pub fn replay(&self, schedule: &Schedule) -> Result<ReplayReport, ReplayError> {
+        (self.replay)(&Setup::new(schedule.clients), schedule)
     }
 
     /// Serves the Explorer on `address`; returns only if serving fails.
@@ -50,6 +59,7 @@ macro_rules! entry {
             about: $about,
             check: |setup, options| run::check($build(setup), options),
             explore: |setup, address| serve($build(setup), address),
+            replay: |setup, schedule| replay::replay(&$build(setup), schedule),
         }
     };
 }

@@ -79,7 +79,8 @@ pub struct BarrierSteps {
 /// What the step-checked properties need to know about the recipe.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Oracles {
-    /// At most this many clients may be notified by one change of one node.
+    /// At most this many watches may fire between a release and the next
+    /// acquisition (as the simulator's herd oracle counts).
     pub herd_bound: Option<usize>,
     /// The parent of the sequential contender nodes, for FIFO fairness: an
     /// exclusive acquisition must own the lowest-sequence child there.
@@ -116,7 +117,12 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// Clients with the same workload are interchangeable: explore only the
     /// executions in which they leave their initial state in index order.
     pub symmetry: bool,
+    /// Explore one order of independent, invisible client steps instead of
+    /// all of them (see [`crate::reduction`]).
+    pub reduction: bool,
     properties: Vec<Property<RecipeModel<R>>>,
+    /// The requests that create the nodes existing before the clients start.
+    setup: Vec<Request>,
     setup_paths: BTreeSet<Path>,
     /// Every item an `Offer` call of the workload offers: (producer, index
     /// among its offers).
@@ -149,7 +155,9 @@ impl<R: ModelRecipe> RecipeModel<R> {
             child_order: ChildOrderMode::Sorted,
             oracles,
             symmetry: false,
+            reduction: false,
             properties: Vec::new(),
+            setup: setup.to_vec(),
             setup_paths,
             offers,
             terminal_goal: None,
@@ -159,6 +167,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 budget: faults,
                 fence: None,
                 items: BTreeMap::new(),
+                herd_window: None,
                 violations: Violations::default(),
             },
         };
@@ -176,6 +185,12 @@ impl<R: ModelRecipe> RecipeModel<R> {
     pub fn with_setup(self, setup: &crate::setup::Setup) -> Self {
         self.with_child_order(setup.child_order)
             .with_symmetry(setup.symmetry)
+            .with_reduction(setup.reduction)
+    }
+
+    pub fn with_reduction(mut self, reduction: bool) -> Self {
+        self.reduction = reduction;
+        self
     }
 
     pub fn with_symmetry(mut self, symmetry: bool) -> Self {
@@ -186,6 +201,11 @@ impl<R: ModelRecipe> RecipeModel<R> {
     pub fn with_child_order(mut self, mode: ChildOrderMode) -> Self {
         self.child_order = mode;
         self
+    }
+
+    /// A fresh server holding the setup nodes (what every run starts from).
+    pub fn setup_server(&self) -> ZkServer {
+        setup_server(&self.setup)
     }
 
     /// The nodes that exist before any client acts.
@@ -304,7 +324,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
     }
 
     /// Can `client` move without a fault?
-    fn has_progress(&self, state: &ModelState<R>, client: ClientId) -> bool {
+    pub(crate) fn has_progress(&self, state: &ModelState<R>, client: ClientId) -> bool {
         let c = &state.clients[client];
         if !c.inbox.is_empty() || !c.session.timers.is_empty() {
             return true;
@@ -484,6 +504,12 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
     }
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        if self.reduction {
+            if let Some(step) = crate::reduction::invisible_step(self, state) {
+                actions.push(step);
+                return;
+            }
+        }
         for client in 0..state.clients.len() {
             if self.symmetry && self.waits_for_an_earlier_twin(state, client) {
                 continue;

@@ -6,6 +6,7 @@
 use crate::action::Action;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::schedule::{Schedule, ScheduleStep};
+use crate::shorten;
 use crate::state::{session_id, ModelState};
 use crate::FaultBudget;
 use stateright::{Checker, Expectation, Model, UniformChooser};
@@ -289,6 +290,7 @@ fn collect<R: ModelRecipe>(
             if property.expectation == Expectation::Eventually {
                 path = path.map(|path| eventually_counterexample(model, &property, path, options));
             }
+            let path = path.map(|path| shorten::shorten(model, &property, path));
             let trace = path.map(|path| trace(model, path));
             let verdict = match (&property.expectation, trace.is_some()) {
                 (Expectation::Sometimes, true) => Verdict::Found,
@@ -317,7 +319,7 @@ fn collect<R: ModelRecipe>(
     (properties, counts)
 }
 
-type StatePath<R> = Vec<(ModelState<R>, Option<Action>)>;
+use crate::shorten::StatePath;
 
 /// stateright 0.30 keeps overwriting an `eventually` discovery with later
 /// terminal states once the property is discovered (it stops clearing the

@@ -12,6 +12,8 @@ pub struct Setup {
     pub child_order: ChildOrderMode,
     /// Treat clients as interchangeable (see `RecipeModel::symmetry`).
     pub symmetry: bool,
+    /// Partial-order reduction (see `crate::reduction`): on by default.
+    pub reduction: bool,
 }
 
 impl Setup {
@@ -22,6 +24,7 @@ impl Setup {
             faults: FaultBudget::NONE,
             child_order: ChildOrderMode::Sorted,
             symmetry: false,
+            reduction: true,
         }
     }
 
@@ -32,6 +35,11 @@ impl Setup {
 
     pub fn with_symmetry(mut self, symmetry: bool) -> Setup {
         self.symmetry = symmetry;
+        self
+    }
+
+    pub fn with_reduction(mut self, reduction: bool) -> Setup {
+        self.reduction = reduction;
         self
     }
 

@@ -12,11 +12,10 @@ use crate::app;
 use crate::model::{ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
 use crate::narrate::{self, Narration};
 use crate::state::{session_id, ClientId, Inbound, ModelState, Violations};
-use std::collections::BTreeMap;
 use zk_recipes::zk::{EventType, WatchedEvent};
 use zk_sim::client::ConnectionState;
 use zk_sim::oracles::{CallObservation, ObserveCall};
-use zk_sim::server::{ChildOrder, Notification, SortedOrder};
+use zk_sim::server::{Notification, PermutedOrder, SortedOrder};
 
 /// Applies `action`; the caller enumerated it from `state`.
 pub(crate) fn apply<R: ModelRecipe>(
@@ -31,15 +30,15 @@ pub(crate) fn apply<R: ModelRecipe>(
     let c = action.client();
     match action {
         Action::Call(_) => call(model, state, c, log),
-        Action::Send { order, .. } => send(model, state, c, order, log),
-        Action::Deliver(_) => deliver(state, c, 0, log),
-        Action::Reorder { index, .. } => deliver(state, c, usize::from(index), log),
+        Action::Send { order, .. } => send(state, c, order, log),
+        Action::Deliver(_) => deliver(model, state, c, 0, log),
+        Action::Reorder { index, .. } => deliver(model, state, c, usize::from(index), log),
         Action::FireTimer(_) => fire_timer(state, c, log),
         Action::Reconnect(_) => reconnect(model, state, c, log),
         Action::LearnExpiry(_) => learn_expiry(model, state, c, log),
         Action::Disconnect(_) => disconnect(model, state, c, log),
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
-        Action::Expire(_) => expire(model, state, c, log),
+        Action::Expire(_) => expire(state, c, log),
         Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
     }
     settle(model, state, c, log);
@@ -68,7 +67,7 @@ fn call<R: ModelRecipe>(
     c: ClientId,
     log: &mut Narration,
 ) {
-    let client = &mut *state.clients[c].make_mut();
+    let mut client = state.clients[c].make_mut();
     let step = client.next_step;
     let work = &model.workload(c)[usize::from(step)];
     log.note(|| format!("c{c}: application calls {:?}", work.call));
@@ -78,19 +77,44 @@ fn call<R: ModelRecipe>(
     });
     client.next_step += 1;
     // The application stops using what it holds when it calls release.
-    if work.call.observe_call() == CallObservation::Release {
+    let release = work.call.observe_call() == CallObservation::Release;
+    if release {
         client.holding = None;
     }
     client.session.call(work.call.clone());
+    drop(client);
+    if release {
+        open_herd_window(model, state);
+    }
+    // The recipe may answer at once (e.g. a release with nothing held).
 }
 
-fn send<R: ModelRecipe>(
+/// A release opens a herd window (see [`ModelState::herd_window`]).
+pub(crate) fn open_herd_window<R: ModelRecipe>(model: &RecipeModel<R>, state: &mut ModelState<R>) {
+    if model.oracles.herd_bound.is_some() {
+        state.herd_window = Some(0);
+    }
+}
+
+/// A watch fired inside a herd window: one more woken; beyond the bound, a
+/// violation.
+fn watch_fired<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
-    c: ClientId,
-    order: u16,
     log: &mut Narration,
 ) {
+    let (Some(bound), Some(woken)) = (model.oracles.herd_bound, state.herd_window) else {
+        return;
+    };
+    let woken = woken.saturating_add(1);
+    state.herd_window = Some(woken);
+    if usize::from(woken) > bound {
+        log.note(|| format!("  !! one release woke {woken} watchers (bound {bound})"));
+        state.violations.insert(Violations::HERD);
+    }
+}
+
+fn send<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, order: u16, log: &mut Narration) {
     let sid = state.clients[c].session_id(c);
     let mut client = state.clients[c].make_mut();
     let (tag, request) = client
@@ -120,16 +144,17 @@ fn send<R: ModelRecipe>(
         zxid: applied.zxid,
     });
     drop(client);
-    route(model, state, applied.notifications, true, log);
+    route(state, applied.notifications, log);
 }
 
 fn deliver<R: ModelRecipe>(
+    model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     c: ClientId,
     index: usize,
     log: &mut Narration,
 ) {
-    let client = &mut *state.clients[c].make_mut();
+    let mut client = state.clients[c].make_mut();
     let inbound = client
         .inbox
         .remove(index)
@@ -162,7 +187,11 @@ fn deliver<R: ModelRecipe>(
                     narrate::event(&event)
                 )
             });
-            client.session.notification(event);
+            let fired = client.session.notification(event);
+            drop(client);
+            if fired {
+                watch_fired(model, state, log);
+            }
         }
     }
 }
@@ -198,7 +227,7 @@ fn reconnect<R: ModelRecipe>(
     });
     let notifications = state.server.make_mut().set_watches(sid, zxid, &watches);
     settle(model, state, c, log);
-    route(model, state, notifications, false, log);
+    route(state, notifications, log);
 }
 
 /// The client learns its session expired and opens a new one.
@@ -255,7 +284,7 @@ fn lose_request<R: ModelRecipe>(
 ) {
     if applied {
         log.note(|| format!("c{c}: FAULT the next request reaches the server, its reply is lost"));
-        send(model, state, c, 0, log);
+        send(state, c, 0, log);
     } else {
         let (_, request) = state.clients[c]
             .make_mut()
@@ -272,12 +301,7 @@ fn lose_request<R: ModelRecipe>(
     disconnect(model, state, c, log);
 }
 
-fn expire<R: ModelRecipe>(
-    model: &RecipeModel<R>,
-    state: &mut ModelState<R>,
-    c: ClientId,
-    log: &mut Narration,
-) {
+fn expire<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut Narration) {
     let sid = state.clients[c].session_id(c);
     log.note(|| {
         format!(
@@ -290,7 +314,7 @@ fn expire<R: ModelRecipe>(
         .make_mut()
         .close_session(sid)
         .expect("expire needs a live session");
-    route(model, state, notifications, true, log);
+    route(state, notifications, log);
 }
 
 fn spurious<R: ModelRecipe>(
@@ -323,19 +347,17 @@ fn spurious<R: ModelRecipe>(
             narrate::event(&event)
         )
     });
+    // An injected fault, not a wakeup the recipe caused: the herd bound
+    // does not count it (nor does the simulator's oracle).
     client.session.notification(event);
 }
 
-/// Queues notifications for the connected clients they concern; with
-/// `count_herd`, flags a change that notified more clients than the bound.
+/// Queues notifications for the connected clients they concern.
 fn route<R: ModelRecipe>(
-    model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     notifications: Vec<Notification>,
-    count_herd: bool,
     log: &mut Narration,
 ) {
-    let mut per_change: BTreeMap<(EventType, Option<String>), usize> = BTreeMap::new();
     for notification in notifications {
         let target = (0..state.clients.len()).find(|&k| {
             state.clients[k].session_id(k) == notification.session
@@ -348,64 +370,16 @@ fn route<R: ModelRecipe>(
                 narrate::event(&notification.event)
             )
         });
-        if count_herd {
-            let key = (
-                notification.event.event_type,
-                notification
-                    .event
-                    .path
-                    .as_ref()
-                    .map(|p| p.as_str().to_owned()),
-            );
-            *per_change.entry(key).or_default() += 1;
-        }
         state.clients[k]
             .make_mut()
             .inbox
             .push_back(Inbound::Event(notification.event));
-    }
-    if let Some(bound) = model.oracles.herd_bound {
-        if per_change.values().any(|&notified| notified > bound) {
-            log.note(|| format!("  !! one change notified more than {bound} client(s)"));
-            state.violations.insert(Violations::HERD);
-        }
-    }
-}
-
-/// Arranges getChildren results in the `n`-th permutation of sorted order
-/// (the Lehmer code of `n`; 0 is sorted).
-struct PermutedOrder(u16);
-
-impl ChildOrder for PermutedOrder {
-    fn arrange(&mut self, names: &mut [String]) {
-        names.sort();
-        let mut pool: Vec<String> = names.to_vec();
-        let mut code = usize::from(self.0);
-        for slot in names.iter_mut() {
-            let radix = pool.len();
-            *slot = pool.remove(code % radix);
-            code /= radix;
-        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permuted_order_enumerates_every_arrangement_once() {
-        let mut seen = std::collections::BTreeSet::new();
-        for n in 0..6 {
-            let mut names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
-            PermutedOrder(n).arrange(&mut names);
-            seen.insert(names);
-        }
-        assert_eq!(seen.len(), 6);
-        let mut sorted: Vec<String> = ["b", "a"].iter().map(|s| s.to_string()).collect();
-        PermutedOrder(0).arrange(&mut sorted);
-        assert_eq!(sorted, ["a", "b"]);
-    }
 
     #[test]
     fn fault_kinds_match_actions() {

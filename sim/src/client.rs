@@ -173,11 +173,14 @@ impl<R: Recipe> ClientSession<R> {
         self.deliver(Input::Reply { tag, result });
     }
 
-    /// A node event from the server; delivered if a watch was armed for it.
-    pub fn notification(&mut self, event: WatchedEvent) {
-        if self.watches.fire(&event) {
+    /// A node event from the server; delivered if a watch was armed for it
+    /// (then true).
+    pub fn notification(&mut self, event: WatchedEvent) -> bool {
+        let fired = self.watches.fire(&event);
+        if fired {
             self.deliver(Input::Watch(event));
         }
+        fired
     }
 
     /// A watch event no armed watch asked for (opt-in robustness fault).

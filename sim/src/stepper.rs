@@ -12,7 +12,9 @@
 //! re-registration on reconnect.
 
 use crate::client::{ClientSession, ConnectionState};
-use crate::server::{ChildOrder, Notification, ServerConfig, ShuffledOrder, ZkServer};
+use crate::server::{
+    ChildOrder, Notification, PermutedOrder, ServerConfig, ShuffledOrder, ZkServer,
+};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::VecDeque;
@@ -34,6 +36,16 @@ enum Inbound {
     Event(WatchedEvent),
 }
 
+/// What [`Stepper::deliver_at`] handed to the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivered {
+    Reply,
+    /// A watch event; `fired` when an armed watch took it to the recipe.
+    Event {
+        fired: bool,
+    },
+}
+
 struct SteppedClient<R: Recipe> {
     session: ClientSession<R>,
     inbox: VecDeque<Inbound>,
@@ -44,6 +56,8 @@ pub struct Stepper<R: Recipe> {
     server: ZkServer,
     clients: Vec<SteppedClient<R>>,
     child_order: SmallRng,
+    /// getChildren results in sorted order instead of shuffled.
+    sorted_children: bool,
     now_ms: u64,
     trace: String,
 }
@@ -66,8 +80,18 @@ impl<R: Recipe> Stepper<R> {
             server: ZkServer::new(ServerConfig::default()),
             clients: Vec::new(),
             child_order: SmallRng::seed_from_u64(seed),
+            sorted_children: false,
             now_ms: 0,
             trace: String::new(),
+        }
+    }
+
+    /// A stepper whose getChildren results come sorted by name (as the
+    /// model checker's do), unless a send asks for another order.
+    pub fn with_sorted_children() -> Self {
+        Stepper {
+            sorted_children: true,
+            ..Self::new()
         }
     }
 
@@ -125,11 +149,23 @@ impl<R: Recipe> Stepper<R> {
     /// The server applies the client's next outgoing request; the reply waits
     /// in the client's inbox. False if there was nothing to send.
     pub fn send(&mut self, client: ClientId) -> bool {
+        self.send_in_order(client, 0)
+    }
+
+    /// As [`Stepper::send`], with a getChildren result arranged in the
+    /// `order`-th permutation of sorted order (see [`PermutedOrder`]); 0
+    /// keeps the stepper's own order.
+    pub fn send_in_order(&mut self, client: ClientId, order: u16) -> bool {
         let Some((tag, request)) = self.clients[client].session.next_to_send() else {
             return false;
         };
         let session = self.session_id(client);
-        let applied = self.apply(session, &request);
+        let applied = if order == 0 {
+            self.apply(session, &request)
+        } else {
+            self.server
+                .apply(session, &request, &mut PermutedOrder(order))
+        };
         self.log(
             client,
             &format!("send {tag:?} {request:?} -> {:?}", applied.result),
@@ -144,16 +180,24 @@ impl<R: Recipe> Stepper<R> {
 
     /// The client handles the head of its inbox. False if it was empty.
     pub fn deliver(&mut self, client: ClientId) -> bool {
-        let Some(inbound) = self.clients[client].inbox.pop_front() else {
-            return false;
-        };
+        self.deliver_at(client, 0).is_some()
+    }
+
+    /// The client handles the inbox entry at `index` (beyond 0: an event
+    /// overtaking what was queued before it). None if there is none.
+    pub fn deliver_at(&mut self, client: ClientId, index: usize) -> Option<Delivered> {
+        let inbound = self.clients[client].inbox.remove(index)?;
         self.log(client, &format!("deliver {inbound:?}"));
         let session = &mut self.clients[client].session;
         match inbound {
-            Inbound::Reply { result, zxid } => session.reply(result, zxid),
-            Inbound::Event(event) => session.notification(event),
+            Inbound::Reply { result, zxid } => {
+                session.reply(result, zxid);
+                Some(Delivered::Reply)
+            }
+            Inbound::Event(event) => Some(Delivered::Event {
+                fired: session.notification(event),
+            }),
         }
-        true
     }
 
     /// Sends if the client has something to send, else delivers.
@@ -200,6 +244,20 @@ impl<R: Recipe> Stepper<R> {
         let sent = self.send(client);
         self.disconnect(client);
         sent
+    }
+
+    /// The client's next request is lost before the server sees it, and
+    /// the connection drops. False if there was nothing to send.
+    pub fn lose_request(&mut self, client: ClientId) -> bool {
+        let lost = self.clients[client].session.next_to_send();
+        if let Some((tag, request)) = &lost {
+            self.log(
+                client,
+                &format!("fault: {tag:?} {request:?} lost before the server"),
+            );
+        }
+        self.disconnect(client);
+        lost.is_some()
     }
 
     /// The connection drops: queued replies and notifications are lost;
@@ -258,6 +316,16 @@ impl<R: Recipe> Stepper<R> {
         self.clients[client].session.spurious_event(event);
     }
 
+    /// A watch event for an armed watch although its node did not change:
+    /// the watch fires as if it had (beyond ZooKeeper's guarantees).
+    pub fn fire_armed_watch(&mut self, client: ClientId, event: WatchedEvent) -> bool {
+        self.log(
+            client,
+            &format!("fault: spurious {event:?} on an armed watch"),
+        );
+        self.clients[client].session.notification(event)
+    }
+
     /// Runs the server's container / TTL reaper.
     pub fn reap(&mut self) {
         let notifications = self.server.reap();
@@ -309,6 +377,9 @@ impl<R: Recipe> Stepper<R> {
     }
 
     fn apply(&mut self, session: SessionId, request: &Request) -> crate::server::Applied {
+        if self.sorted_children {
+            return self.server.apply(session, request, &mut PermutedOrder(0));
+        }
         let mut order = ShuffledOrder(&mut self.child_order);
         let order: &mut dyn ChildOrder = &mut order;
         self.server.apply(session, request, order)

@@ -9,8 +9,8 @@ use zk_recipes::zk::{
     WatchedEvent, ZkError, ZkResult, ANY_VERSION,
 };
 use zk_sim::server::{
-    Applied, ChildOrder, NodeKind, Notification, ServerConfig, SessionError, SortedOrder, WatchSet,
-    ZkServer, MAX_TTL_MS,
+    Applied, ChildOrder, NodeKind, Notification, PermutedOrder, ServerConfig, SessionError,
+    SortedOrder, WatchSet, ZkServer, MAX_TTL_MS,
 };
 
 const A: SessionId = SessionId(0x100);
@@ -1494,4 +1494,18 @@ fn equal_histories_give_equal_servers() {
     assert_eq!(one, two);
     exists_watch(&mut two, C, "/p/x").unwrap();
     assert_ne!(one, two, "watch tables are part of the state");
+}
+
+#[test]
+fn permuted_order_enumerates_every_arrangement_once() {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in 0..6 {
+        let mut names: Vec<String> = ["c", "a", "b"].iter().map(|s| s.to_string()).collect();
+        PermutedOrder(n).arrange(&mut names);
+        seen.insert(names);
+    }
+    assert_eq!(seen.len(), 6);
+    let mut sorted: Vec<String> = ["b", "a"].iter().map(|s| s.to_string()).collect();
+    PermutedOrder(0).arrange(&mut sorted);
+    assert_eq!(sorted, ["a", "b"]);
 }

@@ -48,6 +48,10 @@ pub struct ModelArgs {
     /// Explore every order of getChildren results instead of sorted order.
     #[arg(long)]
     pub all_orders: bool,
+    /// Explore every interleaving: turn off the partial-order reduction
+    /// (same verdicts, more states; for measuring what it saves).
+    #[arg(long)]
+    pub no_reduction: bool,
 }
 
 #[derive(clap::Args)]
@@ -115,7 +119,8 @@ impl ModelArgs {
         let setup = Setup::new(self.clients)
             .with_faults(faults)
             .with_child_order(order)
-            .with_symmetry(self.symmetry);
+            .with_symmetry(self.symmetry)
+            .with_reduction(!self.no_reduction);
         Ok((entry, setup))
     }
 }

@@ -3,5 +3,6 @@
 pub mod check;
 pub mod explore;
 pub mod replay;
+pub mod schedule;
 pub mod sim;
 pub mod sweep;

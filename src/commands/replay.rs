@@ -6,6 +6,9 @@
 //! deliveries, timers) at TRACE. Without RUST_LOG every line is shown;
 //! `RUST_LOG=info` keeps the story only. Output stops quietly when the
 //! reader goes away (`| head`).
+//!
+//! Given a model checker schedule (`zkcheck check` writes them), replays
+//! its steps on the simulator's stepper instead (`super::schedule`).
 
 use super::sim::{load_scenario, replay_command, QuietStdout, EXIT_VIOLATION};
 use std::io::Write;
@@ -16,7 +19,7 @@ use zk_sim::world::{TraceKind, TraceLine};
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or a schedule written by `zkcheck check`.
     pub scenario: PathBuf,
     /// Run another variant of the scenario's recipe (e.g. `fixed` on a bug's scenario).
     #[arg(long)]
@@ -27,6 +30,9 @@ pub struct ReplayArgs {
 }
 
 pub fn run(args: ReplayArgs) -> ExitCode {
+    if super::schedule::is_schedule(&args.scenario) {
+        return super::schedule::run(&args.scenario, true);
+    }
     let scenario = match load_scenario(&args.scenario, args.variant.as_deref()) {
         Ok(scenario) => scenario,
         Err(code) => return code,

@@ -15,7 +15,7 @@ use zk_sim::world::RunReport;
 
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or a schedule written by `zkcheck check`.
     pub scenario: PathBuf,
     /// The seed to run.
     #[arg(long, default_value_t = 0)]
@@ -126,6 +126,9 @@ pub fn run(args: SimArgs) -> ExitCode {
 }
 
 fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
+    if super::schedule::is_schedule(&args.scenario) {
+        return Ok(super::schedule::run(&args.scenario, args.trace));
+    }
     let scenario = load_scenario(&args.scenario, args.variant.as_deref())?;
     let runner = scenario.runner();
     let want_trace = args.trace || args.check_determinism;

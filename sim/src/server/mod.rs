@@ -97,6 +97,25 @@ impl ChildOrder for SortedOrder {
     }
 }
 
+/// Arranges children in the `n`-th permutation of sorted order (the Lehmer
+/// code of `n`; 0 is sorted): how the model checker enumerates every order
+/// a server may return, and how a replay of its schedule repeats one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PermutedOrder(pub u16);
+
+impl ChildOrder for PermutedOrder {
+    fn arrange(&mut self, names: &mut [String]) {
+        names.sort();
+        let mut pool: Vec<String> = names.to_vec();
+        let mut code = usize::from(self.0);
+        for slot in names.iter_mut() {
+            let radix = pool.len();
+            *slot = pool.remove(code % radix);
+            code /= radix;
+        }
+    }
+}
+
 /// Shuffles children with a seeded random source.
 pub struct ShuffledOrder<'a, R: rand::Rng>(pub &'a mut R);
 

@@ -6,11 +6,11 @@
 use super::events::{Event, Inbound, LocalTimer, ToClient, ToServer};
 use super::shared::{enter, trace, Connecting, Phase, Shared, SimRecipe};
 use crate::client::{ConnectionState, WatchTable};
-use crate::oracles::Seen;
+use crate::oracles::{is_read, Seen};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use zk_recipes::zk::{EventType, Request, SessionId, WatchedEvent};
+use zk_recipes::zk::{EventType, SessionId, WatchedEvent};
 use zk_recipes::Observe;
 
 /// The client node's connection task: runs until the run is done.
@@ -47,16 +47,6 @@ fn would_fire(watches: &WatchTable, event: &WatchedEvent) -> bool {
     }
 }
 
-fn is_read(request: &Request) -> bool {
-    matches!(
-        request,
-        Request::Exists { .. }
-            | Request::GetData { .. }
-            | Request::GetChildren { .. }
-            | Request::GetChildren2 { .. }
-    )
-}
-
 impl<R: SimRecipe> Shared<R> {
     /// Processes everything in the client's inbox.
     pub fn client_step(&mut self, client: usize) {
@@ -76,8 +66,8 @@ impl<R: SimRecipe> Shared<R> {
                 trace!(self, Some(client), Deliver, "reply {result:?}");
                 self.clients[client].session.reply(result, zxid);
             }
-            Inbound::Net(ToClient::Watch(event)) => self.notify(client, event, ""),
-            Inbound::Spurious(event) => self.notify(client, event, " (spurious)"),
+            Inbound::Net(ToClient::Watch(event)) => self.notify(client, event, false),
+            Inbound::Spurious(event) => self.notify(client, event, true),
             Inbound::Net(ToClient::Connected) => self.connected(client),
             Inbound::Net(ToClient::Expired) => self.learn_expired(client),
             Inbound::Net(ToClient::Closed) | Inbound::Dropped => self.dropped(client),
@@ -85,17 +75,20 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
-    fn notify(&mut self, client: usize, event: WatchedEvent, how: &str) {
+    /// A watch event reaches the client. A spurious one (an injected fault)
+    /// is not a wakeup the recipe caused, so the herd oracle does not see it.
+    fn notify(&mut self, client: usize, event: WatchedEvent, spurious: bool) {
         let fires = would_fire(&self.clients[client].session.watches, &event);
         trace!(
             self,
             Some(client),
             Deliver,
-            "watch {event:?}{how}{}",
+            "watch {event:?}{}{}",
+            if spurious { " (spurious)" } else { "" },
             if fires { "" } else { " (no watch armed)" }
         );
         self.clients[client].session.notification(event);
-        if fires {
+        if fires && !spurious {
             self.observe(client, Seen::WatchFired);
         }
     }

@@ -1,0 +1,93 @@
+//! Partial-order reduction: in a state where some client can handle the head
+//! of its inbox without anyone being able to tell, explore only that step.
+//!
+//! Most of a model's states are orders of steps that do not affect one
+//! another: client A handling a reply (its recipe sends the next request)
+//! while client B's request is applied at the server, in either order, ends
+//! in the same state. This module picks, where it is safe, a single such
+//! step as the state's only successor (a persistent set of size one, in the
+//! terms of Godefroid's and Peled's ample sets):
+//!
+//! - **The step.** `Deliver(c)`: client `c` handles the head of its inbox.
+//! - **Independence (C1).** It commutes with every step any client can take
+//!   before it, as long as no fault can happen any more (the whole budget is
+//!   spent), `c` is connected with a live session, has no pending timer and
+//!   no application call to make. Then `c`'s only other possible step is
+//!   `Send(c)` (moves its outgoing head to the server; the delivery only
+//!   appends to the outgoing queue and pops the head of the in-flight one),
+//!   and other clients' steps reach `c` only by appending watch events to
+//!   the tail of its inbox, behind the head being handled.
+//! - **Invisibility (C2).** The step must leave every fact a property reads
+//!   unchanged: the server, the fault budget, the fencing token, the queue
+//!   tallies, the herd window, the violations seen, and `c`'s application view (pending call,
+//!   what it holds, workload position, session generation). A delivery that
+//!   answers a call or grants a hold is not reduced. The properties that read
+//!   quiescence are safe because a skipped state has the step enabled (so is
+//!   not quiescent), and with no budget left a quiescent state is a terminal
+//!   one, which persistent sets never lose.
+//! - **Cycles (C3).** Every reduced step shortens an inbox and nothing but a
+//!   fully expanded step fills one, so no cycle consists of reduced steps.
+//!
+//! `tests/reduction.rs` checks that every catalog model reaches the same
+//! verdict with and without the reduction, and pins what it saves.
+
+use crate::action::Action;
+use crate::faults::FaultBudget;
+use crate::model::{ModelRecipe, RecipeModel};
+use crate::narrate::Narration;
+use crate::state::{ClientId, ModelState};
+use crate::transition;
+use zk_sim::client::ConnectionState;
+
+/// The single step to explore from `state`, if one is safe to pick alone.
+pub fn invisible_step<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+) -> Option<Action> {
+    if state.budget != FaultBudget::NONE {
+        return None;
+    }
+    (0..state.clients.len())
+        .filter(|&c| delivery_is_independent(model, state, c))
+        .map(Action::Deliver)
+        .find(|&action| is_invisible(model, state, action))
+}
+
+/// `Deliver(c)` commutes with everything that can happen before it.
+fn delivery_is_independent<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    c: ClientId,
+) -> bool {
+    let client = &state.clients[c];
+    let call_enabled =
+        client.pending.is_none() && usize::from(client.next_step) < model.workload(c).len();
+    !client.inbox.is_empty()
+        && !call_enabled
+        && client.session.timers.is_empty()
+        && client.session.state == ConnectionState::Connected
+        && state.is_alive(c)
+}
+
+/// The step changes nothing any property reads.
+fn is_invisible<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    action: Action,
+) -> bool {
+    let c = action.client();
+    let mut next = state.clone();
+    transition::apply(model, &mut next, action, &mut Narration::off());
+    let (before, after) = (&state.clients[c], &next.clients[c]);
+    next.server == state.server
+        && next.budget == state.budget
+        && next.fence == state.fence
+        && next.items == state.items
+        && next.violations == state.violations
+        && next.herd_window == state.herd_window
+        && after.pending == before.pending
+        && after.holding == before.holding
+        && after.next_step == before.next_step
+        && after.generation == before.generation
+        && after.last_call_failed == before.last_call_failed
+}

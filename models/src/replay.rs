@@ -1,0 +1,486 @@
+//! Replays a model checker [`Schedule`] on the simulator's synchronous
+//! driver ([`zk_sim::stepper::Stepper`]) and judges it with the simulator's
+//! oracles ([`zk_sim::oracles`]), not with the model's properties: a
+//! counterexample counts only if the simulator sees the same violation.
+//!
+//! The stepper starts from the model's setup server with the model's
+//! clients and session ids, returns getChildren results sorted (or in the
+//! permutation a step names), and applies each step as the model did. The
+//! oracles see what the simulated world shows them: calls, outcomes, reads
+//! sent, watches fired, sessions ended. After the last step the run is
+//! healed (reconnects, expiries learned, everything sent and delivered,
+//! timers fired; no new calls): a call still unanswered then is a liveness
+//! violation, and with every call answered the end-of-run checks (leaked
+//! nodes, once the container reaper is done; items never delivered) run.
+//!
+//! One meaning differs on purpose: the model's `mutual_exclusion` counts
+//! holders whose session is alive (a stale holder after an expiry is the
+//! separate `stale_holder_overlap` example, harmless with fencing), while
+//! the simulator's oracle counts every client that believes it holds. A
+//! `stale_holder_overlap` example therefore replays as a simulator
+//! mutual-exclusion violation.
+
+use crate::model::{ModelRecipe, RecipeModel};
+use crate::schedule::{Schedule, ScheduleStep};
+use crate::state::session_id;
+use crate::workload::Gate;
+use stateright::Model;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use zk_recipes::zk::{EventType, SessionId, WatchedEvent};
+use zk_recipes::{Observation, Observe};
+use zk_sim::client::ConnectionState;
+use zk_sim::oracles::{
+    is_read, CallObservation, ObserveCall, OracleConfig, Oracles, Property, Seen, View, Violation,
+};
+use zk_sim::stepper::{Delivered, Stepper};
+
+/// Simulated time per schedule step, so violations say at which step.
+const STEP_NS: u64 = 1_000_000;
+
+/// Heal rounds after the schedule; a healed run settles long before.
+const HEAL_ROUNDS_MAX: usize = 10_000;
+
+/// What the replay showed.
+#[derive(Clone, Debug)]
+pub struct ReplayReport {
+    /// The model property the schedule was written for.
+    pub property: String,
+    /// The simulator oracle that judges it (None: no oracle checks it).
+    pub oracle: Option<Property>,
+    /// "violation" or "example", from the schedule.
+    pub expect: String,
+    pub steps: usize,
+    /// What the simulator's oracles reported, first per property.
+    pub violations: Vec<Violation>,
+    /// One line per stepper action.
+    pub trace: String,
+}
+
+impl ReplayReport {
+    /// The oracle of the schedule's property reported a violation.
+    pub fn shows_expected_violation(&self) -> bool {
+        self.oracle
+            .is_some_and(|oracle| self.violations.iter().any(|v| v.property == oracle))
+    }
+
+    /// The replay agrees with the schedule: the expected violation shows,
+    /// or (for an example) nothing is violated.
+    pub fn agrees(&self) -> bool {
+        match self.expect.as_str() {
+            "violation" => self.shows_expected_violation(),
+            _ => self.violations.is_empty(),
+        }
+    }
+}
+
+/// A schedule that does not fit the model or cannot be applied.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("the schedule has {found} client(s); the model was built with {expected}")]
+    Clients { expected: usize, found: usize },
+    #[error("step {step} (client {client}, op {op:?}): {message}")]
+    Step {
+        step: usize,
+        client: usize,
+        op: String,
+        message: String,
+    },
+}
+
+/// The simulator oracle that checks a model property of the same meaning.
+pub fn oracle_for(property: &str) -> Option<Property> {
+    Some(match property {
+        "mutual_exclusion" => Property::MutualExclusion,
+        "one_leader" => Property::OneLeader,
+        "fenced_mutual_exclusion" => Property::FencedMutualExclusion,
+        "fifo" => Property::Fifo,
+        "herd" => Property::Herd,
+        "no_leaks" => Property::NoLeaks,
+        "no_stuck_waiter" | "liveness" => Property::Liveness,
+        "exactly_once" => Property::ExactlyOnce,
+        "barrier" => Property::Barrier,
+        _ => return None,
+    })
+}
+
+/// What the application of one client believes (the model's `app` view,
+/// reduced to what replay needs).
+#[derive(Clone, Copy, Debug, Default)]
+struct AppView {
+    /// Next workload step that may be called.
+    cursor: usize,
+    /// A call waits for its outcome; `true` if made while holding.
+    pending: Option<bool>,
+    holding: bool,
+    last_call_failed: bool,
+    generation: u8,
+}
+
+struct Replay<'m, R: ModelRecipe> {
+    model: &'m RecipeModel<R>,
+    stepper: Stepper<R>,
+    oracles: Oracles,
+    apps: Vec<AppView>,
+    initial_paths: BTreeSet<zk_recipes::zk::Path>,
+    now_ns: u64,
+}
+
+/// Replays `schedule` on the stepper built from `model`.
+pub fn replay<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    schedule: &Schedule,
+) -> Result<ReplayReport, ReplayError> {
+    if schedule.clients != model.clients.len() {
+        return Err(ReplayError::Clients {
+            expected: model.clients.len(),
+            found: schedule.clients,
+        });
+    }
+    let mut replay = Replay::new(model);
+    for (index, step) in schedule.steps.iter().enumerate() {
+        replay.now_ns = (index as u64 + 1) * STEP_NS;
+        replay.apply(step).map_err(|message| ReplayError::Step {
+            step: index + 1,
+            client: step.client,
+            op: step.op.clone(),
+            message,
+        })?;
+        replay.observe_outcomes();
+    }
+    replay.now_ns += STEP_NS;
+    replay.heal();
+    replay.finish();
+    Ok(ReplayReport {
+        property: schedule.property.clone(),
+        oracle: oracle_for(&schedule.property),
+        expect: schedule.expect.clone(),
+        steps: schedule.steps.len(),
+        violations: replay.oracles.violations().to_vec(),
+        trace: replay.stepper.trace().to_string(),
+    })
+}
+
+/// The simulator oracles matching the model's properties and oracle settings.
+fn oracle_config<R: ModelRecipe>(model: &RecipeModel<R>) -> OracleConfig {
+    let properties = model
+        .properties()
+        .iter()
+        .filter_map(|p| oracle_for(p.name))
+        .collect();
+    OracleConfig {
+        properties,
+        max_leases: model.oracles.max_leases.unwrap_or(1),
+        herd_bound: model
+            .oracles
+            .herd_bound
+            .map_or(u32::MAX, |bound| bound as u32),
+        fifo_dir: model.oracles.fifo_parent.clone(),
+        barrier_size: model.clients.len(),
+    }
+}
+
+impl<'m, R: ModelRecipe> Replay<'m, R> {
+    fn new(model: &'m RecipeModel<R>) -> Self {
+        let mut stepper = Stepper::with_sorted_children();
+        *stepper.server_mut() = model.setup_server();
+        let initial_paths = stepper.server().paths().into_iter().collect();
+        for (client, spec) in model.clients.iter().enumerate() {
+            stepper.add_client(spec.recipe.clone(), session_id(client, 0).0);
+        }
+        let mut replay = Replay {
+            model,
+            oracles: Oracles::new(oracle_config(model), model.clients.len()),
+            stepper,
+            apps: vec![AppView::default(); model.clients.len()],
+            initial_paths,
+            now_ns: 0,
+        };
+        replay.observe_outcomes();
+        replay
+    }
+
+    fn apply(&mut self, step: &ScheduleStep) -> Result<(), String> {
+        let c = step.client;
+        if c >= self.apps.len() {
+            return Err(format!("no client {c}"));
+        }
+        match step.op.as_str() {
+            "call" => self.call(c, step.call.as_deref().ok_or("a call step names its call")?),
+            "send" => self.send(c, step.order.unwrap_or(0)),
+            "deliver" => self.deliver(c, 0),
+            "deliver_event_early" => self.deliver(c, usize::from(step.index.unwrap_or(0))),
+            "fire_timer" => self
+                .stepper
+                .fire_next_timer(c)
+                .then_some(())
+                .ok_or_else(|| "no timer pending".to_string()),
+            "reconnect" if step.session.is_some() => self.learn_expiry(c, step.session),
+            "reconnect" => {
+                self.stepper.reconnect(c);
+                Ok(())
+            }
+            "learn_expiry" => self.learn_expiry(c, step.session),
+            "disconnect" => {
+                self.stepper.disconnect(c);
+                Ok(())
+            }
+            "lose_reply" => {
+                self.observe_read(c);
+                self.stepper
+                    .apply_then_disconnect(c)
+                    .then_some(())
+                    .ok_or_else(|| "nothing to send".to_string())
+            }
+            "lose_request" => self
+                .stepper
+                .lose_request(c)
+                .then_some(())
+                .ok_or_else(|| "nothing to send".to_string()),
+            "expire" => self.expire(c),
+            "spurious_watch" => self.spurious(c, usize::from(step.watch.unwrap_or(0))),
+            other => Err(format!("unknown op {other:?}")),
+        }
+    }
+
+    fn call(&mut self, c: usize, call_text: &str) -> Result<(), String> {
+        let workload = self.model.workload(c);
+        let from = self.apps[c].cursor;
+        let index = (from..workload.len())
+            .find(|&i| format!("{:?}", workload[i].call) == call_text)
+            .ok_or_else(|| format!("client {c} has no call {call_text} left in its workload"))?;
+        let call = workload[index].call.clone();
+        let observed = call.observe_call();
+        self.seen(c, Seen::Call(observed.clone()));
+        let app = &mut self.apps[c];
+        app.cursor = index + 1;
+        app.pending = Some(app.holding);
+        if observed == CallObservation::Release {
+            app.holding = false;
+        }
+        self.stepper.call(c, call);
+        Ok(())
+    }
+
+    fn send(&mut self, c: usize, order: u16) -> Result<(), String> {
+        self.observe_read(c);
+        self.stepper
+            .send_in_order(c, order)
+            .then_some(())
+            .ok_or_else(|| "nothing to send".to_string())
+    }
+
+    fn observe_read(&mut self, c: usize) {
+        let reads = self
+            .stepper
+            .client(c)
+            .outgoing
+            .front()
+            .is_some_and(|(_, request)| is_read(request));
+        if reads && self.stepper.state(c) == ConnectionState::Connected {
+            self.seen(c, Seen::Read);
+        }
+    }
+
+    fn deliver(&mut self, c: usize, index: usize) -> Result<(), String> {
+        match self.stepper.deliver_at(c, index) {
+            None => Err(format!("nothing at inbox index {index}")),
+            Some(Delivered::Event { fired: true }) => {
+                self.seen(c, Seen::WatchFired);
+                Ok(())
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn learn_expiry(&mut self, c: usize, session: Option<i64>) -> Result<(), String> {
+        if self
+            .stepper
+            .server()
+            .is_session_alive(self.stepper.session_id(c))
+        {
+            return Err("the session is still alive on the server".to_string());
+        }
+        self.stepper.notice_expiry(c);
+        self.observe_outcomes();
+        self.apps[c].generation += 1;
+        let next = session_id(c, self.apps[c].generation).0;
+        if session.is_some_and(|id| id != next) {
+            return Err(format!(
+                "expected new session {next}, the schedule says {session:?}"
+            ));
+        }
+        self.stepper.new_session(c, next);
+        Ok(())
+    }
+
+    fn expire(&mut self, c: usize) -> Result<(), String> {
+        if !self
+            .stepper
+            .server()
+            .is_session_alive(self.stepper.session_id(c))
+        {
+            return Err("the session already expired".to_string());
+        }
+        self.stepper.expire_on_server(c);
+        self.seen(c, Seen::SessionEnded);
+        Ok(())
+    }
+
+    /// The `watch`-th armed watch (data, exist, then child) fires for nothing.
+    fn spurious(&mut self, c: usize, watch: usize) -> Result<(), String> {
+        let watches = &self.stepper.client(c).watches;
+        let armed = watches
+            .data
+            .iter()
+            .map(|p| (EventType::NodeDataChanged, p))
+            .chain(watches.exist.iter().map(|p| (EventType::NodeCreated, p)))
+            .chain(
+                watches
+                    .child
+                    .iter()
+                    .map(|p| (EventType::NodeChildrenChanged, p)),
+            );
+        let (kind, path) = armed
+            .clone()
+            .nth(watch)
+            .ok_or_else(|| format!("no armed watch number {watch}"))?;
+        // An injected fault: not a wakeup the herd oracle counts.
+        let event = WatchedEvent::node(kind, path.clone());
+        self.stepper.fire_armed_watch(c, event);
+        Ok(())
+    }
+
+    /// Hands every client's new outcomes to the oracles and its application.
+    fn observe_outcomes(&mut self) {
+        for c in 0..self.apps.len() {
+            for outcome in self.stepper.take_outcomes(c) {
+                let observation = outcome.observe();
+                self.seen(c, Seen::Outcome(observation.clone()));
+                self.answer(c, &observation);
+            }
+        }
+    }
+
+    /// The application side of an outcome (as `crate::app` does it).
+    fn answer(&mut self, c: usize, observation: &Observation) {
+        let app = &mut self.apps[c];
+        let completes_call = match observation {
+            Observation::Acquired { .. } => {
+                app.holding = true;
+                true
+            }
+            Observation::Released => {
+                app.holding = false;
+                true
+            }
+            Observation::Lost => {
+                app.holding = false;
+                app.pending == Some(true)
+            }
+            _ => true,
+        };
+        if completes_call && app.pending.is_some() {
+            app.pending = None;
+            app.last_call_failed = matches!(
+                observation,
+                Observation::Failed { .. } | Observation::TimedOut
+            );
+        }
+    }
+
+    fn seen(&mut self, c: usize, seen: Seen) {
+        let sessions: Vec<Option<SessionId>> = (0..self.apps.len())
+            .map(|k| self.stepper.client(k).session_id)
+            .collect();
+        let view = View {
+            server: self.stepper.server(),
+            sessions: &sessions,
+        };
+        self.oracles.seen(self.now_ns, c, &seen, &view);
+    }
+
+    /// Runs without faults and without new calls until nothing moves.
+    fn heal(&mut self) {
+        for _ in 0..HEAL_ROUNDS_MAX {
+            let mut moved = false;
+            for c in 0..self.apps.len() {
+                moved |= self.heal_client(c);
+                self.observe_outcomes();
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    fn heal_client(&mut self, c: usize) -> bool {
+        let alive = self
+            .stepper
+            .server()
+            .is_session_alive(self.stepper.session_id(c));
+        match self.stepper.state(c) {
+            ConnectionState::Disconnected if alive => {
+                self.stepper.reconnect(c);
+                true
+            }
+            ConnectionState::Expired => false,
+            _ if !alive => self.learn_expiry(c, None).is_ok(),
+            _ => {
+                self.observe_read(c);
+                self.stepper.step(c) || self.stepper.fire_next_timer(c)
+            }
+        }
+    }
+
+    /// Liveness and the end-of-run checks.
+    fn finish(&mut self) {
+        let waiting: Vec<usize> = (0..self.apps.len())
+            .filter(|&c| self.apps[c].pending.is_some())
+            .collect();
+        if !waiting.is_empty() {
+            let mut message = String::from("after healing, calls still wait:");
+            for &c in &waiting {
+                let _ = write!(message, " c{c}");
+            }
+            self.oracles.report(Violation {
+                property: Property::Liveness,
+                at_ns: self.now_ns,
+                message,
+                events: Vec::new(),
+            });
+            return;
+        }
+        if (0..self.apps.len()).all(|c| self.workload_done(c)) {
+            self.reap_containers();
+            let server = self.stepper.server().clone();
+            self.oracles
+                .finish(self.now_ns, &server, &self.initial_paths);
+        }
+    }
+
+    /// Runs the container reaper until it takes nothing more (a parent
+    /// container empties once its child containers go), as the simulated
+    /// world's periodic reaper would have by the end of a run.
+    fn reap_containers(&mut self) {
+        loop {
+            let before = self.stepper.server().paths().len();
+            self.stepper.reap();
+            if self.stepper.server().paths().len() == before {
+                return;
+            }
+        }
+    }
+
+    /// Every call of the client's workload was made or skipped by its gate.
+    fn workload_done(&self, c: usize) -> bool {
+        let app = self.apps[c];
+        self.model.workload(c)[app.cursor..]
+            .iter()
+            .all(|step| match step.gate {
+                Gate::Always => false,
+                Gate::Release => !app.holding,
+                Gate::AfterSuccess => app.last_call_failed,
+            })
+    }
+}
