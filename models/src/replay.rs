@@ -27,7 +27,7 @@ use crate::workload::Gate;
 use stateright::Model;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use zk_recipes::zk::{EventType, SessionId, WatchedEvent};
+use zk_recipes::zk::SessionId;
 use zk_recipes::{Observation, Observe};
 use zk_sim::client::ConnectionState;
 use zk_sim::oracles::{
@@ -329,24 +329,13 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
 
     /// The `watch`-th armed watch (data, exist, then child) fires for nothing.
     fn spurious(&mut self, c: usize, watch: usize) -> Result<(), String> {
-        let watches = &self.stepper.client(c).watches;
-        let armed = watches
-            .data
-            .iter()
-            .map(|p| (EventType::NodeDataChanged, p))
-            .chain(watches.exist.iter().map(|p| (EventType::NodeCreated, p)))
-            .chain(
-                watches
-                    .child
-                    .iter()
-                    .map(|p| (EventType::NodeChildrenChanged, p)),
-            );
-        let (kind, path) = armed
-            .clone()
-            .nth(watch)
+        let event = self
+            .stepper
+            .client(c)
+            .watches
+            .nth_armed_event(watch)
             .ok_or_else(|| format!("no armed watch number {watch}"))?;
         // An injected fault: not a wakeup the herd oracle counts.
-        let event = WatchedEvent::node(kind, path.clone());
         self.stepper.fire_armed_watch(c, event);
         Ok(())
     }

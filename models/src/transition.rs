@@ -12,7 +12,6 @@ use crate::app;
 use crate::model::{ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
 use crate::narrate::{self, Narration};
 use crate::state::{session_id, ClientId, Inbound, ModelState, Violations};
-use zk_recipes::zk::{EventType, WatchedEvent};
 use zk_sim::client::ConnectionState;
 use zk_sim::oracles::{CallObservation, ObserveCall};
 use zk_sim::server::{Notification, PermutedOrder, SortedOrder};
@@ -324,23 +323,11 @@ fn spurious<R: ModelRecipe>(
     log: &mut Narration,
 ) {
     let client = &mut *state.clients[c].make_mut();
-    let watches = &client.session.watches;
-    let armed = watches
-        .data
-        .iter()
-        .map(|p| (EventType::NodeDataChanged, p))
-        .chain(watches.exist.iter().map(|p| (EventType::NodeCreated, p)))
-        .chain(
-            watches
-                .child
-                .iter()
-                .map(|p| (EventType::NodeChildrenChanged, p)),
-        );
-    let (kind, path) = armed
-        .clone()
-        .nth(watch)
+    let event = client
+        .session
+        .watches
+        .nth_armed_event(watch)
         .expect("spurious needs an armed watch");
-    let event = WatchedEvent::node(kind, path.clone());
     log.note(|| {
         format!(
             "c{c}: FAULT spurious watch event {}",

@@ -1,8 +1,10 @@
 //! Every `fixed` variant holds every property under connection loss and
 //! session expiry: exhaustively with 2 clients and one fault of each kind;
-//! with 3 clients and one fault of each kind up to depth 12 (exhaustive
-//! 3-client runs take minutes: they are `#[ignore]`d, run them with
-//! `cargo test -p zk-models --test fixed_variants -- --ignored`).
+//! with 3 clients and one fault of each kind exhaustively for the lock, the
+//! shared lock and the election (DFS, under a minute each), and up to
+//! depth 12 for all (the other exhaustive 3-client runs take many minutes:
+//! they are `#[ignore]`d, run them with
+//! `cargo test --release -p zk-models --test fixed_variants -- --ignored`).
 //!
 //! The fixed barrier is the exception, pinned as such: a member whose
 //! session expires before it sees the `ready` node starts over in a round
@@ -10,7 +12,7 @@
 
 mod common;
 
-use common::{assert_all_hold, check, check_with};
+use common::{assert_all_hold, check, check_exhaustively, check_with};
 use zk_models::run::{CheckReport, Verdict};
 use zk_models::Setup;
 
@@ -48,13 +50,6 @@ macro_rules! fixed_variant_tests {
             fn holds_everything_with_three_clients_a_connection_loss_and_an_expiry_to_depth_12() {
                 no_violation(&three_clients_bounded($recipe));
             }
-
-            #[test]
-            #[ignore = "minutes: exhaustive 3-client run"]
-            fn holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
-                let setup = Setup::new(3).with_faults(BOTH_FAULTS.parse().unwrap());
-                assert_all_hold(&check_with($recipe, "fixed", setup, None));
-            }
         }
     )*};
 }
@@ -66,6 +61,46 @@ fixed_variant_tests! {
     shared_lock => "shared_lock",
     election => "election",
     queue => "queue",
+}
+
+fn three_clients_exhaustively(recipe: &str) {
+    let setup = Setup::new(3).with_faults(BOTH_FAULTS.parse().unwrap());
+    let report = check_exhaustively(recipe, "fixed", setup);
+    assert!(report.exhaustive, "{recipe}");
+    assert_all_hold(&report);
+}
+
+#[test]
+fn lock_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("lock");
+}
+
+#[test]
+fn shared_lock_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("shared_lock");
+}
+
+#[test]
+fn election_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("election");
+}
+
+#[test]
+#[ignore = "many minutes: exhaustive 3-client run"]
+fn curator_lock_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("curator_lock");
+}
+
+#[test]
+#[ignore = "many minutes: exhaustive 3-client run"]
+fn semaphore_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("semaphore");
+}
+
+#[test]
+#[ignore = "many minutes: exhaustive 3-client run"]
+fn queue_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
+    three_clients_exhaustively("queue");
 }
 
 #[test]

@@ -87,6 +87,20 @@ impl WatchTable {
         }
     }
 
+    /// The event that would fire the `n`-th armed watch (data watches
+    /// first, then exist, then child, each in path order): how a spurious
+    /// watch fault picks its event.
+    pub fn nth_armed_event(&self, n: usize) -> Option<WatchedEvent> {
+        let data = self.data.iter().map(|p| (EventType::NodeDataChanged, p));
+        let exist = self.exist.iter().map(|p| (EventType::NodeCreated, p));
+        let child = self
+            .child
+            .iter()
+            .map(|p| (EventType::NodeChildrenChanged, p));
+        let (kind, path) = data.chain(exist).chain(child).nth(n)?;
+        Some(WatchedEvent::node(kind, path.clone()))
+    }
+
     /// How many watcher registrations a state event reaches.
     pub fn armed_count(&self) -> usize {
         self.data.len() + self.exist.len() + self.child.len()

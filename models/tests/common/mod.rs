@@ -39,6 +39,21 @@ pub fn check_with(
     )
 }
 
+/// Exhausts `recipe`/`variant` with DFS on two threads: the fastest way
+/// to show that every property holds (paths are not shortest).
+pub fn check_exhaustively(recipe: &str, variant: &str, setup: Setup) -> CheckReport {
+    let entry = catalog::find(recipe, variant).expect("a catalog entry");
+    entry.check(
+        &setup,
+        &RunOptions {
+            strategy: Strategy::Dfs,
+            threads: 2,
+            max_depth: None,
+            timeout: None,
+        },
+    )
+}
+
 /// The length of the counterexample of a violated property.
 pub fn counterexample_steps(report: &CheckReport, property: &str) -> usize {
     let result = report

@@ -1,0 +1,3 @@
+//! Helpers shared by the recipe test binaries.
+
+pub mod random_walk;
