@@ -26,7 +26,6 @@ pub(crate) fn observe<R: ModelRecipe>(
     let completes_call = match &observation {
         Observation::Acquired { hold, token } => {
             acquired(model, state, c, *hold, *token, log);
-            state.herd_window = None;
             true
         }
         Observation::Released => {
@@ -34,7 +33,6 @@ pub(crate) fn observe<R: ModelRecipe>(
             true
         }
         Observation::Lost => {
-            crate::transition::open_herd_window(model, state);
             let client = &mut *state.clients[c].make_mut();
             client.holding = None;
             client.pending.is_some_and(|p| p.while_holding)

@@ -79,8 +79,8 @@ pub struct BarrierSteps {
 /// What the step-checked properties need to know about the recipe.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Oracles {
-    /// At most this many watches may fire between a release and the next
-    /// acquisition (as the simulator's herd oracle counts).
+    /// At most this many clients may be notified of one change a release
+    /// makes (a delete, or the deletions of an expired session).
     pub herd_bound: Option<usize>,
     /// The parent of the sequential contender nodes, for FIFO fairness: an
     /// exclusive acquisition must own the lowest-sequence child there.
@@ -167,7 +167,6 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 budget: faults,
                 fence: None,
                 items: BTreeMap::new(),
-                herd_window: None,
                 violations: Violations::default(),
             },
         };

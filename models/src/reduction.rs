@@ -19,7 +19,7 @@
 //!   the tail of its inbox, behind the head being handled.
 //! - **Invisibility (C2).** The step must leave every fact a property reads
 //!   unchanged: the server, the fault budget, the fencing token, the queue
-//!   tallies, the herd window, the violations seen, and `c`'s application view (pending call,
+//!   tallies, the violations seen, and `c`'s application view (pending call,
 //!   what it holds, workload position, session generation). A delivery that
 //!   answers a call or grants a hold is not reduced. The properties that read
 //!   quiescence are safe because a skipped state has the step enabled (so is
@@ -84,7 +84,6 @@ fn is_invisible<R: ModelRecipe>(
         && next.fence == state.fence
         && next.items == state.items
         && next.violations == state.violations
-        && next.herd_window == state.herd_window
         && after.pending == before.pending
         && after.holding == before.holding
         && after.next_step == before.next_step

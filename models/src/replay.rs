@@ -416,8 +416,9 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             ConnectionState::Expired => false,
             _ if !alive => self.learn_expiry(c, None).is_ok(),
             _ => {
-                self.observe_read(c);
-                self.stepper.step(c) || self.stepper.fire_next_timer(c)
+                self.send(c, 0).is_ok()
+                    || self.deliver(c, 0).is_ok()
+                    || self.stepper.fire_next_timer(c)
             }
         }
     }

@@ -93,7 +93,8 @@ impl Violations {
     pub const FENCE: Violations = Violations(1);
     /// A client acquired although an older contender's node was still there.
     pub const FIFO: Violations = Violations(1 << 1);
-    /// One release woke more watchers than the herd bound.
+    /// One release (a delete, or an expiry's deletions) notified more
+    /// clients of one change than the herd bound.
     pub const HERD: Violations = Violations(1 << 2);
     /// A client passed a barrier's entry before every member called enter.
     pub const BARRIER_ENTER: Violations = Violations(1 << 3);
@@ -133,10 +134,6 @@ pub struct ModelState<R: Recipe> {
     pub fence: Option<FencingToken>,
     /// Queue items by content.
     pub items: BTreeMap<Vec<u8>, ItemTally>,
-    /// Watches fired since the last release (a `Release` call or a `Lost`
-    /// outcome) and before the next acquisition; None outside such a
-    /// window. Only tracked when the model has a herd bound.
-    pub herd_window: Option<u8>,
     pub violations: Violations,
 }
 

@@ -12,6 +12,8 @@ use crate::app;
 use crate::model::{ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
 use crate::narrate::{self, Narration};
 use crate::state::{session_id, ClientId, Inbound, ModelState, Violations};
+use std::collections::BTreeMap;
+use zk_recipes::zk::{EventType, MultiOp, Request};
 use zk_sim::client::ConnectionState;
 use zk_sim::oracles::{CallObservation, ObserveCall};
 use zk_sim::server::{Notification, PermutedOrder, SortedOrder};
@@ -29,15 +31,15 @@ pub(crate) fn apply<R: ModelRecipe>(
     let c = action.client();
     match action {
         Action::Call(_) => call(model, state, c, log),
-        Action::Send { order, .. } => send(state, c, order, log),
-        Action::Deliver(_) => deliver(model, state, c, 0, log),
-        Action::Reorder { index, .. } => deliver(model, state, c, usize::from(index), log),
+        Action::Send { order, .. } => send(model, state, c, order, log),
+        Action::Deliver(_) => deliver(state, c, 0, log),
+        Action::Reorder { index, .. } => deliver(state, c, usize::from(index), log),
         Action::FireTimer(_) => fire_timer(state, c, log),
         Action::Reconnect(_) => reconnect(model, state, c, log),
         Action::LearnExpiry(_) => learn_expiry(model, state, c, log),
         Action::Disconnect(_) => disconnect(model, state, c, log),
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
-        Action::Expire(_) => expire(state, c, log),
+        Action::Expire(_) => expire(model, state, c, log),
         Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
     }
     settle(model, state, c, log);
@@ -76,44 +78,19 @@ fn call<R: ModelRecipe>(
     });
     client.next_step += 1;
     // The application stops using what it holds when it calls release.
-    let release = work.call.observe_call() == CallObservation::Release;
-    if release {
+    if work.call.observe_call() == CallObservation::Release {
         client.holding = None;
     }
     client.session.call(work.call.clone());
-    drop(client);
-    if release {
-        open_herd_window(model, state);
-    }
-    // The recipe may answer at once (e.g. a release with nothing held).
 }
 
-/// A release opens a herd window (see [`ModelState::herd_window`]).
-pub(crate) fn open_herd_window<R: ModelRecipe>(model: &RecipeModel<R>, state: &mut ModelState<R>) {
-    if model.oracles.herd_bound.is_some() {
-        state.herd_window = Some(0);
-    }
-}
-
-/// A watch fired inside a herd window: one more woken; beyond the bound, a
-/// violation.
-fn watch_fired<R: ModelRecipe>(
+fn send<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
+    c: ClientId,
+    order: u16,
     log: &mut Narration,
 ) {
-    let (Some(bound), Some(woken)) = (model.oracles.herd_bound, state.herd_window) else {
-        return;
-    };
-    let woken = woken.saturating_add(1);
-    state.herd_window = Some(woken);
-    if usize::from(woken) > bound {
-        log.note(|| format!("  !! one release woke {woken} watchers (bound {bound})"));
-        state.violations.insert(Violations::HERD);
-    }
-}
-
-fn send<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, order: u16, log: &mut Narration) {
     let sid = state.clients[c].session_id(c);
     let mut client = state.clients[c].make_mut();
     let (tag, request) = client
@@ -143,17 +120,16 @@ fn send<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, order: u16, log:
         zxid: applied.zxid,
     });
     drop(client);
-    route(state, applied.notifications, log);
+    route(model, state, applied.notifications, deletes(&request), log);
 }
 
 fn deliver<R: ModelRecipe>(
-    model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     c: ClientId,
     index: usize,
     log: &mut Narration,
 ) {
-    let mut client = state.clients[c].make_mut();
+    let client = &mut *state.clients[c].make_mut();
     let inbound = client
         .inbox
         .remove(index)
@@ -186,11 +162,7 @@ fn deliver<R: ModelRecipe>(
                     narrate::event(&event)
                 )
             });
-            let fired = client.session.notification(event);
-            drop(client);
-            if fired {
-                watch_fired(model, state, log);
-            }
+            client.session.notification(event);
         }
     }
 }
@@ -226,7 +198,7 @@ fn reconnect<R: ModelRecipe>(
     });
     let notifications = state.server.make_mut().set_watches(sid, zxid, &watches);
     settle(model, state, c, log);
-    route(state, notifications, log);
+    route(model, state, notifications, false, log);
 }
 
 /// The client learns its session expired and opens a new one.
@@ -283,7 +255,7 @@ fn lose_request<R: ModelRecipe>(
 ) {
     if applied {
         log.note(|| format!("c{c}: FAULT the next request reaches the server, its reply is lost"));
-        send(state, c, 0, log);
+        send(model, state, c, 0, log);
     } else {
         let (_, request) = state.clients[c]
             .make_mut()
@@ -300,7 +272,12 @@ fn lose_request<R: ModelRecipe>(
     disconnect(model, state, c, log);
 }
 
-fn expire<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut Narration) {
+fn expire<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    log: &mut Narration,
+) {
     let sid = state.clients[c].session_id(c);
     log.note(|| {
         format!(
@@ -313,7 +290,7 @@ fn expire<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut Narr
         .make_mut()
         .close_session(sid)
         .expect("expire needs a live session");
-    route(state, notifications, log);
+    route(model, state, notifications, true, log);
 }
 
 fn spurious<R: ModelRecipe>(
@@ -339,13 +316,19 @@ fn spurious<R: ModelRecipe>(
     client.session.notification(event);
 }
 
-/// Queues notifications for the connected clients they concern.
+/// Queues notifications for the connected clients they concern. With
+/// `release` (the change deleted nodes: a delete, or an expired session's
+/// ephemerals), flags a change that notified more clients than the herd
+/// bound: a release should wake its successor, not every contender.
 fn route<R: ModelRecipe>(
+    model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     notifications: Vec<Notification>,
+    release: bool,
     log: &mut Narration,
 ) {
-    for notification in notifications {
+    let mut per_change: BTreeMap<(EventType, Option<&str>), usize> = BTreeMap::new();
+    for notification in &notifications {
         let target = (0..state.clients.len()).find(|&k| {
             state.clients[k].session_id(k) == notification.session
                 && state.clients[k].session.state == ConnectionState::Connected
@@ -357,10 +340,32 @@ fn route<R: ModelRecipe>(
                 narrate::event(&notification.event)
             )
         });
+        let event = &notification.event;
+        // An expired session's own notifications wake no live contender.
+        let live = state.server.is_session_alive(notification.session);
+        *per_change
+            .entry((event.event_type, event.path.as_ref().map(|p| p.as_str())))
+            .or_default() += usize::from(live);
         state.clients[k]
             .make_mut()
             .inbox
-            .push_back(Inbound::Event(notification.event));
+            .push_back(Inbound::Event(notification.event.clone()));
+    }
+    let Some(bound) = model.oracles.herd_bound.filter(|_| release) else {
+        return;
+    };
+    if per_change.values().any(|&notified| notified > bound) {
+        log.note(|| format!("  !! one release notified more than {bound} client(s) of one change"));
+        state.violations.insert(Violations::HERD);
+    }
+}
+
+/// The request deletes nodes (a release, for the herd bound).
+fn deletes(request: &Request) -> bool {
+    match request {
+        Request::Delete { .. } => true,
+        Request::Multi(ops) => ops.iter().any(|op| matches!(op, MultiOp::Delete { .. })),
+        _ => false,
     }
 }
 

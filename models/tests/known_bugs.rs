@@ -191,11 +191,11 @@ fn bug4_reproduction_steps() -> usize {
 
 #[test]
 fn bug4_herd_one_release_wakes_every_contender() {
-    // Herd bound 1 per release: the leader's resignation wakes both
-    // contenders watching the election node's children.
+    // Herd bound 1 per release: the leader's resignation (a delete)
+    // notifies both clients watching the election node's children.
     let report = check("election", "original", 2, "none");
     let steps = counterexample_steps(&report, "herd");
-    assert_eq!(steps, 14);
+    assert_eq!(steps, 11);
     assert!(steps <= bug4_reproduction_steps());
     // The fixed election wakes only the successor, with three contenders too.
     let fixed = check("election", "fixed", 3, "none");

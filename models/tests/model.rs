@@ -231,7 +231,7 @@ fn symmetry_saves_states_and_keeps_every_verdict() {
     assert!(reduced.unique_states < full.unique_states);
     assert_eq!(
         (full.unique_states, reduced.unique_states),
-        (239_908, 236_596)
+        (225_382, 222_174)
     );
     let verdicts = |r: &zk_models::run::CheckReport| {
         r.properties

@@ -12,16 +12,16 @@ use common::check;
 /// (recipe, variant, unique states without faults, with one connection loss).
 /// `None`: too large for a quick test.
 const PINNED: &[(&str, &str, usize, Option<usize>)] = &[
-    ("lock", "original", 411, Some(3_384)),
-    ("lock", "fixed", 240, Some(1_716)),
-    ("curator_lock", "original", 2_936, Some(28_771)),
-    ("curator_lock", "fixed", 1_111, Some(8_905)),
+    ("lock", "original", 403, Some(3_278)),
+    ("lock", "fixed", 226, Some(1_642)),
+    ("curator_lock", "original", 2_842, Some(27_743)),
+    ("curator_lock", "fixed", 1_065, Some(8_595)),
     ("semaphore", "original", 122_855, None),
     ("semaphore", "fixed", 1_025, Some(9_138)),
     ("shared_lock", "original", 226, Some(1_786)),
     ("shared_lock", "fixed", 202, Some(1_504)),
-    ("election", "original", 290, Some(2_438)),
-    ("election", "fixed", 294, Some(1_738)),
+    ("election", "original", 263, Some(2_137)),
+    ("election", "fixed", 268, Some(1_594)),
     ("queue", "original", 83, Some(391)),
     ("queue", "tutorial_original", 83, Some(391)),
     ("queue", "fixed", 298, Some(2_692)),
