@@ -13,6 +13,8 @@ use crate::transition;
 use crate::workload::WorkStep;
 use stateright::{Model, Property};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use zk_recipes::zk::{EventType, WatchedEvent};
 use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
@@ -132,6 +134,11 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// being searched as an `always` property over terminal states (see
     /// [`crate::run`]).
     pub(crate) terminal_goal: Option<Condition<R>>,
+    /// Set when a time-bounded search must stop: every state then has no
+    /// successor, so the checker drains its queue and returns (see
+    /// [`crate::run::check`]; stateright's own timeout holds a lock while
+    /// it sleeps and slows its workers a hundredfold).
+    pub(crate) stop: Arc<AtomicBool>,
 }
 
 impl<R: ModelRecipe> RecipeModel<R> {
@@ -161,6 +168,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             setup_paths,
             offers,
             terminal_goal: None,
+            stop: Arc::new(AtomicBool::new(false)),
             initial: ModelState {
                 server: Cached::new(server),
                 clients: Vec::new(),
@@ -503,6 +511,9 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
     }
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        if self.stop.load(Ordering::Relaxed) {
+            return;
+        }
         if self.reduction {
             if let Some(step) = crate::reduction::invisible_step(self, state) {
                 actions.push(step);

@@ -11,6 +11,8 @@ use crate::state::{session_id, ModelState};
 use crate::FaultBudget;
 use stateright::{Checker, Expectation, Model, UniformChooser};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How the state space is searched.
@@ -224,21 +226,31 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     let name = model.name.clone();
     let clients = model.clients.len();
     let faults = model.faults;
+    let stop = Arc::clone(&model.stop);
     let mut builder = model.checker().threads(options.threads.max(1));
     if let Some(depth) = options.max_depth {
         // stateright counts the initial state as depth 1.
         builder = builder.target_max_depth(depth + 1);
     }
-    if let Some(timeout) = options.timeout {
-        builder = builder.timeout(timeout);
-    }
     let started = Instant::now();
-    let collect = |checker: &dyn Checker<RecipeModel<R>>| collect(checker, options, started);
-    let (properties, counts) = match options.strategy {
-        Strategy::Bfs => collect(&builder.spawn_bfs().join()),
-        Strategy::Dfs => collect(&builder.spawn_dfs().join()),
-        Strategy::Simulation { seed } => {
-            collect(&builder.spawn_simulation(seed, UniformChooser).join())
+    let collect = |checker: &dyn Checker<RecipeModel<R>>, timer: Option<StopTimer>| {
+        let timed_out = timer.is_some_and(StopTimer::finish);
+        collect(checker, options, started, timed_out)
+    };
+    let (properties, counts) = match (options.strategy, options.timeout) {
+        (Strategy::Simulation { seed }, timeout) => {
+            if let Some(timeout) = timeout {
+                builder = builder.timeout(timeout);
+            }
+            collect(&builder.spawn_simulation(seed, UniformChooser).join(), None)
+        }
+        (strategy, timeout) => {
+            let timer = timeout.map(|timeout| StopTimer::start(stop, timeout));
+            if strategy == Strategy::Bfs {
+                collect(&builder.spawn_bfs().join(), timer)
+            } else {
+                collect(&builder.spawn_dfs().join(), timer)
+            }
         }
     };
     let Counts {
@@ -246,9 +258,10 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         unique_states,
         max_depth,
         elapsed,
+        timed_out: counts_timed_out,
     } = counts;
     let depth_cut = options.max_depth.is_some_and(|depth| max_depth > depth);
-    let timed_out = options.timeout.is_some_and(|timeout| elapsed >= timeout);
+    let timed_out = counts_timed_out;
     let exhaustive =
         !matches!(options.strategy, Strategy::Simulation { .. }) && !depth_cut && !timed_out;
     CheckReport {
@@ -265,19 +278,54 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     }
 }
 
+/// Sets a model's stop flag when the timeout passes (see `RecipeModel::stop`).
+struct StopTimer {
+    stop: Arc<AtomicBool>,
+    done: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl StopTimer {
+    fn start(stop: Arc<AtomicBool>, timeout: Duration) -> StopTimer {
+        let (done, finished) = mpsc::channel();
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            if finished.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
+        StopTimer { stop, done, thread }
+    }
+
+    /// Ends the timer; whether it stopped the search. Clears the flag, so
+    /// the model can rebuild and narrate the paths found.
+    fn finish(self) -> bool {
+        let _ = self.done.send(());
+        let _ = self.thread.join();
+        self.stop.swap(false, Ordering::Relaxed)
+    }
+}
+
 struct Counts {
     states: usize,
     unique_states: usize,
     max_depth: usize,
     elapsed: Duration,
+    /// The search was cut short by the timeout.
+    timed_out: bool,
 }
 
 fn collect<R: ModelRecipe>(
     checker: &dyn Checker<RecipeModel<R>>,
     options: &RunOptions,
     started: Instant,
+    stopped: bool,
 ) -> (Vec<PropertyResult>, Counts) {
     let elapsed = started.elapsed();
+    // A simulation ends only at its timeout; a stopped search made every
+    // state it had queued look terminal, so its `eventually` discoveries
+    // mean nothing.
+    let timed_out = stopped || options.timeout.is_some_and(|timeout| elapsed >= timeout);
     let model = checker.model();
     let mut discoveries = checker.discoveries();
     let properties = model
@@ -286,7 +334,8 @@ fn collect<R: ModelRecipe>(
         .map(|property| {
             let mut path = discoveries
                 .remove(property.name)
-                .map(|path| path.into_vec());
+                .map(|path| path.into_vec())
+                .filter(|_| !(stopped && property.expectation == Expectation::Eventually));
             if property.expectation == Expectation::Eventually {
                 path = path.map(|path| eventually_counterexample(model, &property, path, options));
             }
@@ -315,6 +364,7 @@ fn collect<R: ModelRecipe>(
         unique_states,
         max_depth: checker.max_depth(),
         elapsed,
+        timed_out,
     };
     (properties, counts)
 }

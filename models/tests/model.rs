@@ -323,3 +323,29 @@ fn opt_in_watch_faults_are_explored_when_budgeted() {
         assert!(report.failures().is_empty(), "{}", report.summary());
     }
 }
+
+#[test]
+fn a_timeout_stops_a_large_search_soon_without_false_liveness_verdicts() {
+    // Exhausting this takes tens of seconds (13.7 M states); 300 ms cuts it.
+    let setup = Setup::new(3).with_faults("connection-loss=1,expiry=1".parse().unwrap());
+    let options = zk_models::run::RunOptions {
+        strategy: zk_models::run::Strategy::Dfs,
+        threads: 2,
+        max_depth: None,
+        timeout: Some(std::time::Duration::from_millis(300)),
+    };
+    let report = zk_models::catalog::find("lock", "fixed")
+        .unwrap()
+        .check(&setup, &options);
+    assert!(!report.exhaustive);
+    assert!(report.unique_states < 13_689_118, "{}", report.summary());
+    // Stopping makes queued states look terminal; that must not read as a
+    // liveness violation.
+    assert_eq!(
+        report.property("liveness").unwrap().verdict,
+        Verdict::Holds,
+        "{}",
+        report.summary()
+    );
+    assert!(report.failures().is_empty(), "{}", report.summary());
+}
