@@ -31,7 +31,7 @@ use zk_recipes::zk::SessionId;
 use zk_recipes::{Observation, Observe};
 use zk_sim::client::ConnectionState;
 use zk_sim::oracles::{
-    is_read, CallObservation, ObserveCall, OracleConfig, Oracles, Property, Seen, View, Violation,
+    CallObservation, ObserveCall, OracleConfig, Oracles, Property, Seen, View, Violation,
 };
 use zk_sim::stepper::{Delivered, Stepper};
 
@@ -276,7 +276,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             .client(c)
             .outgoing
             .front()
-            .is_some_and(|(_, request)| is_read(request));
+            .is_some_and(|(_, request)| request.is_read());
         if reads && self.stepper.state(c) == ConnectionState::Connected {
             self.seen(c, Seen::Read);
         }

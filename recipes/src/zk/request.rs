@@ -91,6 +91,17 @@ impl Request {
         )
     }
 
+    /// True for requests that read (what the herd oracle counts as reads).
+    pub fn is_read(&self) -> bool {
+        matches!(
+            self,
+            Request::Exists { .. }
+                | Request::GetData { .. }
+                | Request::GetChildren { .. }
+                | Request::GetChildren2 { .. }
+        )
+    }
+
     /// The path the request is about (`None` for a multi).
     pub fn path(&self) -> Option<&Path> {
         match self {

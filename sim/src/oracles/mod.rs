@@ -70,18 +70,6 @@ pub enum Seen {
     SessionEnded,
 }
 
-/// A request that reads (what [`Seen::Read`] counts for the herd bound).
-pub fn is_read(request: &zk_recipes::zk::Request) -> bool {
-    use zk_recipes::zk::Request;
-    matches!(
-        request,
-        Request::Exists { .. }
-            | Request::GetData { .. }
-            | Request::GetChildren { .. }
-            | Request::GetChildren2 { .. }
-    )
-}
-
 /// What a property needs to know about the world while it checks.
 pub struct View<'a> {
     pub server: &'a ZkServer,

@@ -6,7 +6,7 @@
 use super::events::{Event, Inbound, LocalTimer, ToClient, ToServer};
 use super::shared::{enter, trace, Connecting, Phase, Shared, SimRecipe};
 use crate::client::{ConnectionState, WatchTable};
-use crate::oracles::{is_read, Seen};
+use crate::oracles::Seen;
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -257,7 +257,7 @@ impl<R: SimRecipe> Shared<R> {
     /// workload (and the oracles), and schedules its timers.
     pub fn pump(&mut self, client: usize) {
         while let Some((tag, request)) = self.clients[client].session.next_to_send() {
-            if is_read(&request) {
+            if request.is_read() {
                 self.observe(client, Seen::Read);
             }
             trace!(self, Some(client), Send, "{tag:?} {request:?}");
