@@ -15,10 +15,9 @@ use stateright::{Model, Property};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use zk_recipes::zk::{EventType, WatchedEvent};
 use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
-use zk_sim::client::{ClientSession, ConnectionState, WatchTable};
+use zk_sim::client::{ClientSession, ConnectionState};
 use zk_sim::oracles::ObserveCall;
 use zk_sim::server::{ServerConfig, SortedOrder, ZkServer};
 
@@ -331,7 +330,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
     }
 
     /// Can `client` move without a fault?
-    pub(crate) fn has_progress(&self, state: &ModelState<R>, client: ClientId) -> bool {
+    fn has_progress(&self, state: &ModelState<R>, client: ClientId) -> bool {
         let c = &state.clients[client];
         if !c.inbox.is_empty() || !c.session.timers.is_empty() {
             return true;
@@ -434,7 +433,7 @@ fn push_reorders<R: Recipe>(client: &ClientState<R>, id: ClientId, actions: &mut
     for (index, inbound) in client.inbox.iter().enumerate().take(usize::from(u8::MAX)) {
         match inbound {
             Inbound::Reply { .. } => reply_before = true,
-            Inbound::Event(event) if reply_before && is_armed(&client.session.watches, event) => {
+            Inbound::Event(event) if reply_before && client.session.watches.would_fire(event) => {
                 actions.push(Action::Reorder {
                     client: id,
                     index: index as u8,
@@ -442,25 +441,6 @@ fn push_reorders<R: Recipe>(client: &ClientState<R>, id: ClientId, actions: &mut
             }
             Inbound::Event(_) => {}
         }
-    }
-}
-
-/// A watch the event would fire is armed client-side.
-fn is_armed(watches: &WatchTable, event: &WatchedEvent) -> bool {
-    let Some(path) = &event.path else {
-        return false;
-    };
-    match event.event_type {
-        EventType::NodeCreated | EventType::NodeDataChanged => {
-            watches.data.contains(path) || watches.exist.contains(path)
-        }
-        EventType::NodeChildrenChanged => watches.child.contains(path),
-        EventType::NodeDeleted => {
-            watches.data.contains(path)
-                || watches.exist.contains(path)
-                || watches.child.contains(path)
-        }
-        EventType::None => false,
     }
 }
 

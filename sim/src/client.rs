@@ -69,6 +69,23 @@ impl WatchTable {
         }
     }
 
+    /// True if a watch this node event fires is armed (`fire` would take it).
+    pub fn would_fire(&self, event: &WatchedEvent) -> bool {
+        let Some(path) = &event.path else {
+            return false;
+        };
+        match event.event_type {
+            EventType::NodeCreated | EventType::NodeDataChanged => {
+                self.data.contains(path) || self.exist.contains(path)
+            }
+            EventType::NodeChildrenChanged => self.child.contains(path),
+            EventType::NodeDeleted => {
+                self.data.contains(path) || self.exist.contains(path) || self.child.contains(path)
+            }
+            EventType::None => false,
+        }
+    }
+
     /// Removes the watches a node event fires; false if none was armed
     /// (the event then reaches no watcher).
     fn fire(&mut self, event: &WatchedEvent) -> bool {

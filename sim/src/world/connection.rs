@@ -5,12 +5,12 @@
 
 use super::events::{Event, Inbound, LocalTimer, ToClient, ToServer};
 use super::shared::{enter, trace, Connecting, Phase, Shared, SimRecipe};
-use crate::client::{ConnectionState, WatchTable};
+use crate::client::ConnectionState;
 use crate::oracles::Seen;
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use zk_recipes::zk::{EventType, SessionId, WatchedEvent};
+use zk_recipes::zk::{SessionId, WatchedEvent};
 use zk_recipes::Observe;
 
 /// The client node's connection task: runs until the run is done.
@@ -25,26 +25,6 @@ pub async fn connection_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>, client
         Poll::Pending
     })
     .await
-}
-
-/// True if the client's watch table has a watch this event fires (the
-/// session layer drops the others).
-fn would_fire(watches: &WatchTable, event: &WatchedEvent) -> bool {
-    let Some(path) = &event.path else {
-        return false;
-    };
-    match event.event_type {
-        EventType::NodeCreated | EventType::NodeDataChanged => {
-            watches.data.contains(path) || watches.exist.contains(path)
-        }
-        EventType::NodeChildrenChanged => watches.child.contains(path),
-        EventType::NodeDeleted => {
-            watches.data.contains(path)
-                || watches.exist.contains(path)
-                || watches.child.contains(path)
-        }
-        EventType::None => false,
-    }
 }
 
 impl<R: SimRecipe> Shared<R> {
@@ -78,7 +58,7 @@ impl<R: SimRecipe> Shared<R> {
     /// A watch event reaches the client. A spurious one (an injected fault)
     /// is not a wakeup the recipe caused, so the herd oracle does not see it.
     fn notify(&mut self, client: usize, event: WatchedEvent, spurious: bool) {
-        let fires = would_fire(&self.clients[client].session.watches, &event);
+        let fires = self.clients[client].session.watches.would_fire(&event);
         trace!(
             self,
             Some(client),
