@@ -24,10 +24,10 @@ const PINNED: &[(&str, &str, usize, Option<usize>)] = &[
     ("election", "fixed", 268, Some(1_594)),
     ("queue", "original", 83, Some(391)),
     ("queue", "tutorial_original", 83, Some(391)),
-    ("queue", "fixed", 298, Some(2_692)),
+    ("queue", "fixed", 298, Some(2_710)),
     ("barrier", "original", 201, Some(1_672)),
     ("barrier", "original_shared_host", 36, Some(216)),
-    ("barrier", "fixed", 1_201, Some(12_175)),
+    ("barrier", "fixed", 1_053, Some(10_790)),
 ];
 
 #[test]

@@ -5,7 +5,8 @@
 //! 0. read the root's data version: the number of rounds opened so far;
 //! 1. create `root/m-<unique id>` EPHEMERAL (a retry after a lost reply gets
 //!    NodeExists: the node is ours if its `ephemeral_owner` is our session);
-//! 2. read the children and count the member nodes (`ready` excluded);
+//! 2. read the children (getChildren2) and count the member nodes (`ready`
+//!    excluded);
 //! 3. if `size` are there, create `root/ready` and bump the root's data
 //!    version in one multi (NodeExists: another member opened the round) and
 //!    pass;
@@ -31,13 +32,16 @@
 //! for it); bumped, the round it was waiting for opened meanwhile (possibly
 //! counting its old node): it passes if `ready` still exists, and otherwise
 //! that round is over and the Enter fails with SessionExpired instead of
-//! waiting for a round that will never open.
+//! waiting for a round that will never open. A member that joined again
+//! counts with getChildren2 and looks at the version once more: a member
+//! that counted the old node before the expiry may open the round after the
+//! rejoiner's first look (found by the model checker: 30 steps, 2 members).
 
 use super::{BarrierCall, BarrierError, BarrierOutcome};
 use crate::recipe::{Input, Outbox, Recipe, Tag};
 use crate::zk::{
-    CreateMode, EventType, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError,
-    ZkResult, ANY_VERSION,
+    CreateMode, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
+    ANY_VERSION,
 };
 
 /// Enter 1: create our member node.
@@ -75,6 +79,8 @@ enum AfterDelete {
     Finish,
     /// Wait for this (lowest) member to go.
     WaitFor(Path),
+    /// Enter in a new session found its round over: fail the Enter.
+    AbandonEnter,
 }
 
 /// Where the member is.
@@ -118,6 +124,8 @@ pub struct FixedBarrier {
     session: Option<SessionId>,
     /// The root's data version (rounds opened) when the pending Enter began.
     rounds_at_enter: Option<i32>,
+    /// The pending Enter joined again in a new session after an expiry.
+    rejoined: bool,
     phase: Phase,
 }
 
@@ -130,6 +138,7 @@ impl FixedBarrier {
             unique_id,
             session: None,
             rounds_at_enter: None,
+            rejoined: false,
             phase: Phase::Idle,
         }
     }
@@ -169,8 +178,9 @@ impl FixedBarrier {
             (REJOIN_READ_ROOT, Phase::RejoinReadingRoot) => self.on_rejoin_root_read(result, out),
             (REJOIN_CHECK_READY, Phase::RejoinCheckingReady) => match result {
                 Ok(Reply::Exists(Some(_))) => self.entered(out),
-                // The round we waited for opened and closed without us.
-                Ok(Reply::Exists(None)) => self.fail(ZkError::SessionExpired, out),
+                // The round we waited for opened and closed without us:
+                // take back the node we may have created again, and fail.
+                Ok(Reply::Exists(None)) => self.delete_own(AfterDelete::AbandonEnter, out),
                 Err(error) => self.fail(error, out),
                 Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
             },
@@ -195,6 +205,9 @@ impl FixedBarrier {
                 (Ok(_) | Err(ZkError::NoNode), AfterDelete::Finish) => self.delete_ready(out),
                 (Ok(_) | Err(ZkError::NoNode), AfterDelete::WaitFor(member)) => {
                     self.watch_member(member, out)
+                }
+                (Ok(_) | Err(ZkError::NoNode), AfterDelete::AbandonEnter) => {
+                    self.fail(ZkError::SessionExpired, out)
                 }
                 (Err(error), _) => self.fail(error, out),
             },
@@ -254,6 +267,7 @@ impl FixedBarrier {
     fn on_rejoin_root_read(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
         match result {
             Ok(Reply::Exists(Some(stat))) if Some(stat.version) == self.rounds_at_enter => {
+                self.rejoined = true;
                 self.create_own(out)
             }
             Ok(Reply::Exists(Some(_))) => self.rejoin_check_ready(out),
@@ -293,10 +307,17 @@ impl FixedBarrier {
 
     fn on_counted(&mut self, result: ZkResult, out: &mut Outbox<BarrierOutcome>) {
         match result {
-            Ok(Reply::Children(children)) if members(&children).len() >= self.size => {
+            // Joined again, and a round opened since the Enter began: it
+            // counted our old node.
+            Ok(Reply::Children2 { stat, .. })
+                if self.rejoined && Some(stat.version) != self.rounds_at_enter =>
+            {
+                self.rejoin_check_ready(out)
+            }
+            Ok(Reply::Children2 { children, .. }) if members(&children).len() >= self.size => {
                 self.create_ready(out)
             }
-            Ok(Reply::Children(_)) => self.check_ready(out),
+            Ok(Reply::Children2 { .. }) => self.check_ready(out),
             Err(error) => self.fail(error, out),
             Ok(_) => self.fail(ZkError::RuntimeInconsistency, out),
         }
@@ -330,26 +351,17 @@ impl FixedBarrier {
         }
     }
 
-    /// `ready` appeared (ask again: the event may be spurious) or the member
-    /// we wait for went away (list again). Accepted even before the reply
-    /// that armed the watch, in case events overtake replies; the replies of
-    /// the step left behind are then ignored, or answer a repeated question.
-    fn on_watch(
-        &mut self,
-        event_type: EventType,
-        path: Option<Path>,
-        out: &mut Outbox<BarrierOutcome>,
-    ) {
+    /// The watch on `ready` or on the member we wait for fired: ask again,
+    /// whatever the event says (it may be spurious, and it used up the
+    /// one-shot watch, which the question arms again). Accepted even before
+    /// the reply that armed the watch, in case events overtake replies; the
+    /// replies of the step left behind are then ignored, or answer a
+    /// repeated question.
+    fn on_watch(&mut self, path: Option<Path>, out: &mut Outbox<BarrierOutcome>) {
         match &self.phase {
-            Phase::AwaitingReady
-                if event_type == EventType::NodeCreated && path == Some(self.ready_node()) =>
-            {
-                self.check_ready(out)
-            }
-            Phase::AwaitingMember { member }
-                if event_type == EventType::NodeDeleted && path.as_ref() == Some(member) =>
-            {
-                self.list(out)
+            Phase::AwaitingReady if path == Some(self.ready_node()) => self.check_ready(out),
+            Phase::AwaitingMember { member } if path.as_ref() == Some(member) => {
+                self.watch_member(member.clone(), out)
             }
             // State events repeat `Input::Session`; other node events come
             // from watches of steps left behind.
@@ -401,7 +413,10 @@ impl FixedBarrier {
             | Phase::CheckingOwner
             | Phase::Counting
             | Phase::CreatingReady
-            | Phase::AwaitingReady => Phase::AwaitingSession {
+            | Phase::AwaitingReady
+            | Phase::DeletingOwn {
+                then: AfterDelete::AbandonEnter,
+            } => Phase::AwaitingSession {
                 call: BarrierCall::Enter,
             },
             Phase::Listing
@@ -416,6 +431,7 @@ impl FixedBarrier {
     fn read_root(&mut self, out: &mut Outbox<BarrierOutcome>) {
         self.phase = Phase::ReadingRoot;
         self.rounds_at_enter = None;
+        self.rejoined = false;
         out.send(
             READ_ROOT,
             Request::Exists {
@@ -472,7 +488,7 @@ impl FixedBarrier {
         self.phase = Phase::Counting;
         out.send(
             COUNT,
-            Request::GetChildren {
+            Request::GetChildren2 {
                 path: self.root.clone(),
                 watch: false,
             },
@@ -593,7 +609,7 @@ impl Recipe for FixedBarrier {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(event.event_type, event.path, out),
+            Input::Watch(event) => self.on_watch(event.path, out),
             Input::Session(event) => self.on_session(event, out),
             // This recipe sets no timers.
             Input::Timer(_) => {}

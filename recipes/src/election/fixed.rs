@@ -29,8 +29,7 @@ use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
 use crate::sequence::{last_before, parse_sequence, serial_order};
 use crate::zk::{
-    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
-    ANY_VERSION,
+    CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
 
 /// Create our node.
@@ -254,17 +253,14 @@ impl FixedElection {
         }
     }
 
-    /// Only the deletion of the watched predecessor matters; state events
-    /// repeat what `Input::Session` says, and other node events come from
-    /// watches of steps left behind.
-    fn on_watch(
-        &mut self,
-        event_type: EventType,
-        path: Option<Path>,
-        out: &mut Outbox<ElectionOutcome>,
-    ) {
+    /// Only the watched predecessor's events matter; state events repeat
+    /// what `Input::Session` says, and other node events come from watches
+    /// of steps left behind.
+    fn on_watch(&mut self, path: Option<Path>, out: &mut Outbox<ElectionOutcome>) {
         if let Phase::Waiting { node, predecessor } = &self.phase {
-            if event_type == EventType::NodeDeleted && path.as_ref() == Some(predecessor) {
+            // Whatever the event says: it may be spurious, and it used up
+            // the one-shot watch, which ranking again arms anew.
+            if path.as_ref() == Some(predecessor) {
                 let node = node.clone();
                 self.rank(node, out);
             }
@@ -471,7 +467,7 @@ impl Recipe for FixedElection {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(event.event_type, event.path, out),
+            Input::Watch(event) => self.on_watch(event.path, out),
             Input::Session(event) => self.on_session(event, out),
             // This recipe sets no timers.
             Input::Timer(_) => {}

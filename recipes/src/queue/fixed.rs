@@ -65,6 +65,10 @@ pub struct FixedQueue {
     /// The receipts container was found missing: the next receipt multi
     /// creates it first.
     receipts_dir_missing: bool,
+    /// A child event came while a blocking listing was in flight (it
+    /// overtook the listing's reply): an empty listing may predate the
+    /// change, and the event used up the watch, so list again.
+    changed_while_listing: bool,
     phase: Phase,
 }
 
@@ -168,6 +172,7 @@ impl FixedQueue {
             outstanding: None,
             setup: Setup::NeedDir,
             receipts_dir_missing: false,
+            changed_while_listing: false,
             phase: Phase::Idle,
         }
     }
@@ -492,8 +497,11 @@ impl FixedQueue {
             .iter()
             .filter_map(|name| self.dir.child(name).ok())
             .collect();
+        let changed_while_listing = std::mem::take(&mut self.changed_while_listing);
         if !items.is_empty() {
             self.enter(Phase::Read(Cursor { blocking, items }), out);
+        } else if blocking && changed_while_listing {
+            self.enter(Phase::List { blocking }, out);
         } else if blocking {
             self.phase = Phase::Wait;
         } else {
@@ -528,8 +536,13 @@ impl FixedQueue {
     fn on_watch(&mut self, event_type: EventType, out: &mut Outbox<QueueOutcome>) {
         // Node events only: a state event (type None) says nothing about the
         // children, and the session events handle reconnects and expiry.
-        if self.phase == Phase::Wait && event_type != EventType::None {
-            self.enter(Phase::List { blocking: true }, out);
+        if event_type == EventType::None {
+            return;
+        }
+        match self.phase {
+            Phase::Wait => self.enter(Phase::List { blocking: true }, out),
+            Phase::List { blocking: true } => self.changed_while_listing = true,
+            _ => {}
         }
     }
 }
