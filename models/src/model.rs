@@ -509,6 +509,11 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
     }
 
     fn next_state(&self, last_state: &Self::State, action: Self::Action) -> Option<Self::State> {
+        if self.reduction {
+            if let Some(next) = crate::reduction::take_successor(last_state, action) {
+                return Some(next);
+            }
+        }
         let mut next = last_state.clone();
         transition::apply(self, &mut next, action, &mut Narration::off());
         Some(next)

@@ -30,6 +30,10 @@
 //!
 //! `tests/reduction.rs` checks that every catalog model reaches the same
 //! verdict with and without the reduction, and pins what it saves.
+//!
+//! Testing invisibility computes the step's successor; the checker asks for
+//! it right after (`next_state`), so it is kept for that call on the same
+//! thread ([`take_successor`]) instead of being computed twice.
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
@@ -37,7 +41,32 @@ use crate::model::{ModelRecipe, RecipeModel};
 use crate::narrate::Narration;
 use crate::state::{ClientId, ModelState};
 use crate::transition;
+use std::any::Any;
+use std::cell::RefCell;
 use zk_sim::client::ConnectionState;
+
+thread_local! {
+    /// The last reduced step found on this thread: a [`Reduced`].
+    static LAST_REDUCED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+/// A reduced step and the successor computed while testing it.
+struct Reduced<R: ModelRecipe> {
+    from: ModelState<R>,
+    action: Action,
+    to: ModelState<R>,
+}
+
+/// The successor of `action` from `state`, if the reduction just computed it
+/// on this thread.
+pub fn take_successor<R: ModelRecipe>(
+    state: &ModelState<R>,
+    action: Action,
+) -> Option<ModelState<R>> {
+    let reduced = LAST_REDUCED.with(|cell| cell.borrow_mut().take())?;
+    let reduced = reduced.downcast::<Reduced<R>>().ok()?;
+    (reduced.action == action && reduced.from == *state).then_some(reduced.to)
+}
 
 /// The single step to explore from `state`, if one is safe to pick alone.
 pub fn invisible_step<R: ModelRecipe>(
@@ -47,10 +76,17 @@ pub fn invisible_step<R: ModelRecipe>(
     if state.budget != FaultBudget::NONE {
         return None;
     }
-    (0..state.clients.len())
+    let (action, to) = (0..state.clients.len())
         .filter(|&c| delivery_is_independent(model, state, c))
         .map(Action::Deliver)
-        .find(|&action| is_invisible(model, state, action))
+        .find_map(|action| invisible_successor(model, state, action).map(|to| (action, to)))?;
+    let reduced = Reduced {
+        from: state.clone(),
+        action,
+        to,
+    };
+    LAST_REDUCED.with(|cell| *cell.borrow_mut() = Some(Box::new(reduced)));
+    Some(action)
 }
 
 /// `Deliver(c)` commutes with everything that can happen before it.
@@ -69,17 +105,17 @@ fn delivery_is_independent<R: ModelRecipe>(
         && state.is_alive(c)
 }
 
-/// The step changes nothing any property reads.
-fn is_invisible<R: ModelRecipe>(
+/// The step's successor, if the step changes nothing any property reads.
+fn invisible_successor<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &ModelState<R>,
     action: Action,
-) -> bool {
+) -> Option<ModelState<R>> {
     let c = action.client();
     let mut next = state.clone();
     transition::apply(model, &mut next, action, &mut Narration::off());
     let (before, after) = (&state.clients[c], &next.clients[c]);
-    next.server == state.server
+    let invisible = next.server == state.server
         && next.budget == state.budget
         && next.fence == state.fence
         && next.items == state.items
@@ -88,5 +124,6 @@ fn is_invisible<R: ModelRecipe>(
         && after.holding == before.holding
         && after.next_step == before.next_step
         && after.generation == before.generation
-        && after.last_call_failed == before.last_call_failed
+        && after.last_call_failed == before.last_call_failed;
+    invisible.then_some(next)
 }
