@@ -650,3 +650,44 @@ fn fixed_member_expired_before_the_round_opened_joins_again() {
     barrier.run();
     assert_all_entered_and_left(&barrier);
 }
+
+/// Found by the model checker (30 steps): member 0 counts both nodes; member
+/// 1 expires, and in its new session reads the root's round count before
+/// member 0 opens the round with its stale count. Member 0 passes and
+/// leaves; member 1 joins again, alone. It must notice, when it counts, that
+/// a round opened since its Enter began, and fail instead of waiting forever
+/// for a round that is over, taking its new node back.
+#[test]
+fn fixed_rejoiner_that_read_the_root_before_a_stale_count_opened_the_round_fails() {
+    let mut barrier = Barrier::new(2, fixed(2));
+    barrier.call(0, BarrierCall::Enter);
+    for _ in 0..2 {
+        // Read the root, create the node.
+        assert!(barrier.stepper.send(0) && barrier.stepper.deliver(0));
+    }
+    barrier.call(1, BarrierCall::Enter);
+    assert!(barrier.stepper.send(1) && barrier.stepper.deliver(1));
+    assert!(barrier.stepper.send(1), "member 1's create is applied");
+    // Member 0 counts two members; its multi opening the round waits.
+    assert!(barrier.stepper.send(0) && barrier.stepper.deliver(0));
+    barrier.stepper.expire_on_server(1);
+    barrier.stepper.notice_expiry(1);
+    barrier.stepper.new_session(1, FIRST_SESSION + 0x10);
+    assert!(
+        barrier.stepper.send(1),
+        "member 1 reads the root: no round yet"
+    );
+    barrier.stepper.run_client(0);
+    assert_eq!(barrier.entered(), vec![0], "{}", barrier.trace());
+    barrier.call(0, BarrierCall::Leave);
+    barrier.stepper.run_client(0);
+    assert_eq!(barrier.left(), vec![0], "{}", barrier.trace());
+    barrier.run();
+    assert_eq!(
+        barrier.outcomes(1),
+        &[failed(ZkError::SessionExpired)],
+        "{}",
+        barrier.trace()
+    );
+    assert!(barrier.nodes().is_empty(), "{:?}", barrier.nodes());
+}
