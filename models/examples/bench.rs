@@ -27,6 +27,7 @@ fn main() {
         threads,
         max_depth,
         timeout: None,
+        progress_every: None,
     };
     let report = entry.check(&setup, &options);
     print!("{}", report.summary());

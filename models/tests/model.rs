@@ -333,6 +333,7 @@ fn a_timeout_stops_a_large_search_soon_without_false_liveness_verdicts() {
         threads: 2,
         max_depth: None,
         timeout: Some(std::time::Duration::from_millis(300)),
+        progress_every: None,
     };
     let report = zk_models::catalog::find("lock", "fixed")
         .unwrap()

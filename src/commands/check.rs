@@ -72,6 +72,10 @@ pub struct CheckArgs {
     /// Stop after this many seconds (the search is then not exhaustive).
     #[arg(long)]
     pub timeout: Option<u64>,
+    /// Print a progress line (states, unique states, depth) to stderr every
+    /// this many seconds; 0: never.
+    #[arg(long, default_value_t = 10)]
+    pub progress: u64,
     /// Directory the counterexample schedules are written to.
     #[arg(long, default_value = "target/zkcheck")]
     pub out: PathBuf,
@@ -158,6 +162,7 @@ impl CheckArgs {
             threads: self.threads,
             max_depth: self.depth,
             timeout: self.timeout.map(Duration::from_secs),
+            progress_every: (self.progress > 0).then(|| Duration::from_secs(self.progress)),
         })
     }
 }

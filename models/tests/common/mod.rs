@@ -35,6 +35,7 @@ pub fn check_with(
             threads: 1,
             max_depth,
             timeout: None,
+            progress_every: None,
         },
     )
 }
@@ -50,6 +51,7 @@ pub fn check_exhaustively(recipe: &str, variant: &str, setup: Setup) -> CheckRep
             threads: 2,
             max_depth: None,
             timeout: None,
+            progress_every: None,
         },
     )
 }
