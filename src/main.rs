@@ -1,6 +1,13 @@
 //! `zkcheck`: the command line of the ZooKeeper recipe checker.
 //!
-//! Exit status: 0 when every property holds, 1 on a violation, 2 on bad input.
+//! Exit status, in order of precedence:
+//! - 1: a property was violated (also a non-deterministic run under
+//!   `--check-determinism`); an output error after a violation was found
+//!   (an unwritable `--json` file, say) is reported but never hides it;
+//! - 2: bad input (file, line and key named), a run that could not have
+//!   failed (no workload made progress), or an output file that cannot be
+//!   written;
+//! - 0: every property holds.
 
 mod commands;
 

@@ -38,6 +38,10 @@ pub mod queue;
 pub mod semaphore;
 pub mod shared_lock;
 
+/// The stateright version these models are built on, for a user's own
+/// properties and checkers (no direct, version-matched dependency needed).
+pub use stateright;
+
 pub use action::Action;
 pub use app::sequence_suffix;
 pub use faults::{FaultBudget, FaultKind, FaultSpecError};

@@ -21,7 +21,7 @@
 //! mutual-exclusion violation.
 
 use crate::model::{ModelRecipe, RecipeModel};
-use crate::schedule::{Schedule, ScheduleStep};
+use crate::schedule::{clip, Schedule, ScheduleStep};
 use crate::state::session_id;
 use crate::workload::Gate;
 use stateright::Model;
@@ -215,11 +215,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .fire_next_timer(c)
                 .then_some(())
                 .ok_or_else(|| "no timer pending".to_string()),
-            "reconnect" if step.session.is_some() => self.learn_expiry(c, step.session),
-            "reconnect" => {
-                self.stepper.reconnect(c);
-                Ok(())
-            }
+            "reconnect" => self.reconnect(c, step.session),
             "learn_expiry" => self.learn_expiry(c, step.session),
             "disconnect" => {
                 self.stepper.disconnect(c);
@@ -243,12 +239,35 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         }
     }
 
+    /// The application makes its next call, as the model lets it: not while
+    /// a call waits for its outcome, and skipping only steps with a gate
+    /// (never an unconditional one).
     fn call(&mut self, c: usize, call_text: &str) -> Result<(), String> {
+        if self.apps[c].pending.is_some() {
+            return Err(format!(
+                "client {c} still waits for the outcome of its previous call"
+            ));
+        }
         let workload = self.model.workload(c);
         let from = self.apps[c].cursor;
         let index = (from..workload.len())
             .find(|&i| format!("{:?}", workload[i].call) == call_text)
-            .ok_or_else(|| format!("client {c} has no call {call_text} left in its workload"))?;
+            .ok_or_else(|| {
+                format!(
+                    "client {c} has no call {} left in its workload",
+                    clip(call_text)
+                )
+            })?;
+        if let Some(skipped) = workload[from..index]
+            .iter()
+            .find(|step| step.gate == Gate::Always)
+        {
+            return Err(format!(
+                "client {c} must call {:?} before {}",
+                skipped.call,
+                clip(call_text)
+            ));
+        }
         let call = workload[index].call.clone();
         let observed = call.observe_call();
         self.seen(c, Seen::Call(observed.clone()));
@@ -293,6 +312,24 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         }
     }
 
+    /// A disconnected client reconnects into its session, or learns that
+    /// it expired (then `session` is the new one's id).
+    fn reconnect(&mut self, c: usize, session: Option<i64>) -> Result<(), String> {
+        let state = self.stepper.state(c);
+        if state != ConnectionState::Disconnected {
+            return Err(format!("the client is {state:?}, not disconnected"));
+        }
+        let alive = self
+            .stepper
+            .server()
+            .is_session_alive(self.stepper.session_id(c));
+        if session.is_some() || !alive {
+            return self.learn_expiry(c, session);
+        }
+        self.stepper.reconnect(c);
+        Ok(())
+    }
+
     fn learn_expiry(&mut self, c: usize, session: Option<i64>) -> Result<(), String> {
         if self
             .stepper
@@ -300,6 +337,15 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             .is_session_alive(self.stepper.session_id(c))
         {
             return Err("the session is still alive on the server".to_string());
+        }
+        if self.apps[c].generation == u8::MAX {
+            return Err(format!(
+                "client {c} already had {} sessions, the model's limit",
+                u16::from(u8::MAX) + 1
+            ));
+        }
+        if self.stepper.state(c) == ConnectionState::Expired {
+            return Err("the client already learned its session expired".to_string());
         }
         self.stepper.notice_expiry(c);
         self.observe_outcomes();

@@ -4,31 +4,141 @@
 //! The simulator's scenario files (`sim/src/scenario`) describe seeded,
 //! timed runs and have no step-by-step form, so a schedule is its own small
 //! format, one `[[step]]` per action. Operation names follow the stepper
-//! (`zk_sim::stepper::Stepper`) and the simulator's fault names:
+//! (`zk_sim::stepper::Stepper`) and the simulator's fault names ([`OPS`] is
+//! the authoritative list, with the fields each takes):
 //!
-//! | op | meaning | stepper |
-//! |---|---|---|
-//! | `call` | the application calls `call` | `call` |
-//! | `send` | the server applies the next request | `send` |
-//! | `deliver` | the client handles its inbox head | `deliver` |
-//! | `fire_timer` | the earliest timer fires | `fire_next_timer` |
-//! | `reconnect` | reconnect into the session (or learn it expired) | `reconnect` |
-//! | `learn_expiry` | the client learns its session expired, opens `session` | `expire` client side + `new_session` |
-//! | `disconnect` | the connection drops | `disconnect` |
-//! | `lose_reply` | the next request is applied, its reply lost | `apply_then_disconnect` |
-//! | `lose_request` | the next request is lost before the server | (none yet) |
-//! | `expire` | the server expires the session; the client does not know | `expire_on_server` |
-//! | `deliver_event_early` | the event at inbox `index` overtakes replies | (none yet) |
-//! | `spurious_watch` | the `watch`-th armed watch fires for nothing | (none yet) |
+//! | op | meaning | stepper | fields |
+//! |---|---|---|---|
+//! | `call` | the application calls `call` | `call` | `call` (required) |
+//! | `send` | the server applies the next request | `send` | `order` |
+//! | `deliver` | the client handles its inbox head | `deliver` | |
+//! | `fire_timer` | the earliest timer fires | `fire_next_timer` | |
+//! | `reconnect` | reconnect into the session (or learn it expired) | `reconnect` | `session` |
+//! | `learn_expiry` | the client learns its session expired, opens `session` | `expire` client side + `new_session` | `session` |
+//! | `disconnect` | the connection drops | `disconnect` | |
+//! | `lose_reply` | the next request is applied, its reply lost | `apply_then_disconnect` | |
+//! | `lose_request` | the next request is lost before the server | `lose_request` | |
+//! | `expire` | the server expires the session; the client does not know | `expire_on_server` | |
+//! | `deliver_event_early` | the event at inbox `index` overtakes replies | `deliver_at` | `index` (required) |
+//! | `spurious_watch` | the `watch`-th armed watch fires for nothing | `fire_armed_watch` | `watch` (required) |
 //!
-//! Session ids are `256 * (generation + 1) + client + 1`; getChildren
-//! results are sorted unless a step says `order` (the n-th permutation).
+//! Every step has `client` and `op`. Session ids are
+//! `256 * (generation + 1) + client + 1`; getChildren results are sorted
+//! unless a step says `order` (the n-th permutation).
+//!
+//! Schedule files are user input: [`Schedule::parse`] refuses unknown keys
+//! and values the replay cannot use, with a [`ScheduleError`] naming the
+//! file, the line and the dotted key (`clients`, `step[2].op`: the index of
+//! a `[[step]]` counts from 0, as in TOML tools).
 
 use crate::action::Action;
+use crate::faults::FaultBudget;
+use crate::replay::ReplayError;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Most clients a model (and so a schedule) may have.
+pub const MAX_CLIENTS: usize = 16;
+
+/// Most steps a schedule may have (the checker's counterexamples have tens).
+pub const MAX_STEPS: usize = 100_000;
+
+/// The values `expect` may take.
+pub const EXPECTS: &[&str] = &["violation", "example"];
+
+/// A field a step may carry besides `client` and `op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepField {
+    Call,
+    Order,
+    Index,
+    Watch,
+    Session,
+}
+
+impl StepField {
+    pub const ALL: [StepField; 5] = [
+        StepField::Call,
+        StepField::Order,
+        StepField::Index,
+        StepField::Watch,
+        StepField::Session,
+    ];
+
+    /// The field's key in a `[[step]]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepField::Call => "call",
+            StepField::Order => "order",
+            StepField::Index => "index",
+            StepField::Watch => "watch",
+            StepField::Session => "session",
+        }
+    }
+
+    fn is_set(self, step: &ScheduleStep) -> bool {
+        match self {
+            StepField::Call => step.call.is_some(),
+            StepField::Order => step.order.is_some(),
+            StepField::Index => step.index.is_some(),
+            StepField::Watch => step.watch.is_some(),
+            StepField::Session => step.session.is_some(),
+        }
+    }
+}
+
+/// One operation a step may name: the fields it needs and those it may take.
+#[derive(Clone, Copy, Debug)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub required: &'static [StepField],
+    pub optional: &'static [StepField],
+}
+
+impl OpSpec {
+    const fn new(
+        name: &'static str,
+        required: &'static [StepField],
+        optional: &'static [StepField],
+    ) -> OpSpec {
+        OpSpec {
+            name,
+            required,
+            optional,
+        }
+    }
+
+    fn takes(&self, field: StepField) -> bool {
+        self.required.contains(&field) || self.optional.contains(&field)
+    }
+}
+
+/// Every operation (`Action::op_name` writes them, `crate::replay` applies
+/// them), with what each reads.
+pub const OPS: &[OpSpec] = &[
+    OpSpec::new("call", &[StepField::Call], &[]),
+    OpSpec::new("send", &[], &[StepField::Order]),
+    OpSpec::new("deliver", &[], &[]),
+    OpSpec::new("fire_timer", &[], &[]),
+    OpSpec::new("reconnect", &[], &[StepField::Session]),
+    OpSpec::new("learn_expiry", &[], &[StepField::Session]),
+    OpSpec::new("disconnect", &[], &[]),
+    OpSpec::new("lose_reply", &[], &[]),
+    OpSpec::new("lose_request", &[], &[]),
+    OpSpec::new("expire", &[], &[]),
+    OpSpec::new("deliver_event_early", &[StepField::Index], &[]),
+    OpSpec::new("spurious_watch", &[StepField::Watch], &[]),
+];
+
+/// The operation named `op`.
+pub fn op_spec(op: &str) -> Option<&'static OpSpec> {
+    OPS.iter().find(|spec| spec.name == op)
+}
 
 /// A schedule file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Schedule {
     pub recipe: String,
     pub variant: String,
@@ -45,6 +155,7 @@ pub struct Schedule {
 
 /// One step of a schedule.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScheduleStep {
     pub client: usize,
     pub op: String,
@@ -84,14 +195,334 @@ impl ScheduleStep {
     }
 }
 
+/// A schedule file that cannot be used: displayed as
+/// `FILE:LINE: key `KEY`: MESSAGE` (the line omitted when 0, the key when
+/// empty), as scenario errors are.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ScheduleError {
+    pub file: PathBuf,
+    /// 1-based; 0 when the problem has no line.
+    pub line: usize,
+    /// The dotted key (`clients`, `step[2].op`), empty if none.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": key `{}`", clip(&self.key))?;
+        }
+        write!(f, ": {}", clip_message(&self.message))
+    }
+}
+
+impl ScheduleError {
+    /// A problem with the value of `key` (dotted, `step[n].field` for the
+    /// n-th step), its line looked up in `source`.
+    pub fn at_key(
+        file: &Path,
+        source: &str,
+        key: &str,
+        message: impl Into<String>,
+    ) -> ScheduleError {
+        ScheduleError {
+            file: file.to_path_buf(),
+            line: line_of_key(source, key),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// A TOML syntax or type error (unknown keys among them): toml gives a
+    /// byte span, the key is read off that line.
+    pub fn from_toml(file: &Path, source: &str, error: &toml::de::Error) -> ScheduleError {
+        let offset = error.span().map_or(0, |span| span.start).min(source.len());
+        let line = source.as_bytes()[..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        ScheduleError {
+            file: file.to_path_buf(),
+            line,
+            key: key_at_line(source, line),
+            message: error.message().trim().to_string(),
+        }
+    }
+
+    /// A step the replay could not apply, at that step's `[[step]]`.
+    pub fn from_replay(file: &Path, source: &str, error: &ReplayError) -> ScheduleError {
+        match error {
+            ReplayError::Clients { .. } => {
+                ScheduleError::at_key(file, source, "clients", error.to_string())
+            }
+            ReplayError::Step {
+                step,
+                client,
+                op,
+                message,
+            } => ScheduleError::at_key(
+                file,
+                source,
+                &format!("step[{}]", step.saturating_sub(1)),
+                format!(
+                    "cannot replay step {step} (client {client}, op {}): {message}",
+                    clip(op)
+                ),
+            ),
+        }
+    }
+}
+
 impl Schedule {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a schedule always serializes")
     }
 
+    /// Reads a schedule without checking its values (see [`Schedule::parse`]
+    /// and [`Schedule::validate`]).
     pub fn from_toml(text: &str) -> Result<Schedule, toml::de::Error> {
         toml::from_str(text)
     }
+
+    /// Reads and checks the schedule `text` of `file` (named in errors).
+    pub fn parse(file: &Path, text: &str) -> Result<Schedule, ScheduleError> {
+        let schedule =
+            Schedule::from_toml(text).map_err(|e| ScheduleError::from_toml(file, text, &e))?;
+        schedule
+            .validate()
+            .map_err(|(key, message)| ScheduleError::at_key(file, text, &key, message))?;
+        Ok(schedule)
+    }
+
+    /// Checks the values: the model exists and is small enough, every step
+    /// names a client of it and a known operation with the fields that
+    /// operation takes. On error: the dotted key and the message.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let at = |key: &str, message: String| Err((key.to_string(), message));
+        if let Err(error) = crate::catalog::find(&self.recipe, &self.variant) {
+            return match error {
+                crate::catalog::CatalogError::UnknownRecipe(_) => at(
+                    "recipe",
+                    format!(
+                        "unknown recipe `{}` (known: {})",
+                        clip(&self.recipe),
+                        crate::catalog::recipes().join(", ")
+                    ),
+                ),
+                crate::catalog::CatalogError::UnknownVariant { known, .. } => at(
+                    "variant",
+                    format!(
+                        "recipe {} has no variant `{}` (known: {known})",
+                        self.recipe,
+                        clip(&self.variant)
+                    ),
+                ),
+            };
+        }
+        if !(1..=MAX_CLIENTS).contains(&self.clients) {
+            return at(
+                "clients",
+                format!(
+                    "must be in 1..={MAX_CLIENTS} (the model's limit), got {}",
+                    self.clients
+                ),
+            );
+        }
+        if let Err(error) = self.faults.parse::<FaultBudget>() {
+            return at(
+                "faults",
+                format!(
+                    "`{}` is not a fault budget: {error} (write KIND=BUDGET,... or none)",
+                    clip(&self.faults)
+                ),
+            );
+        }
+        if !EXPECTS.contains(&self.expect.as_str()) {
+            return at(
+                "expect",
+                format!(
+                    "`{}` is neither {}",
+                    clip(&self.expect),
+                    EXPECTS.join(" nor ")
+                ),
+            );
+        }
+        if self.steps.len() > MAX_STEPS {
+            return at(
+                &format!("step[{MAX_STEPS}]"),
+                format!(
+                    "a schedule has at most {MAX_STEPS} steps, this one has {}",
+                    self.steps.len()
+                ),
+            );
+        }
+        for (n, step) in self.steps.iter().enumerate() {
+            let key = |field: &str| format!("step[{n}].{field}");
+            let Some(spec) = op_spec(&step.op) else {
+                let known: Vec<&str> = OPS.iter().map(|spec| spec.name).collect();
+                return at(
+                    &key("op"),
+                    format!(
+                        "unknown op `{}` (known: {})",
+                        clip(&step.op),
+                        known.join(", ")
+                    ),
+                );
+            };
+            if step.client >= self.clients {
+                return at(
+                    &key("client"),
+                    format!(
+                        "no client {} in a schedule of {} client(s) (clients count from 0)",
+                        step.client, self.clients
+                    ),
+                );
+            }
+            for field in StepField::ALL {
+                let set = field.is_set(step);
+                if set && !spec.takes(field) {
+                    return at(
+                        &key(field.name()),
+                        format!("op {} takes no `{}`", spec.name, field.name()),
+                    );
+                }
+                if !set && spec.required.contains(&field) {
+                    return at(
+                        &key("op"),
+                        format!("op {} needs `{}`", spec.name, field.name()),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Longest user text echoed in a message, in characters.
+const ECHO_CHARS: usize = 60;
+
+/// Longest message shown, in characters.
+const MESSAGE_CHARS: usize = 400;
+
+/// `text` cut to [`ECHO_CHARS`] characters with an ellipsis: a message
+/// never echoes a megabyte value back.
+pub fn clip(text: &str) -> String {
+    clip_to(text, ECHO_CHARS)
+}
+
+fn clip_to(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// A message on one line, every part quoted with backticks or double
+/// quotes clipped (toml and serde quote keys and values), at most
+/// [`MESSAGE_CHARS`] characters in all.
+fn clip_message(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(start) = rest.find(['`', '"']) {
+        let quote = &rest[start..start + 1];
+        out.push_str(&rest[..=start]);
+        rest = &rest[start + 1..];
+        let end = rest.find(quote).unwrap_or(rest.len());
+        out.push_str(&clip(&rest[..end]));
+        out.push_str(&rest[end..(end + 1).min(rest.len())]);
+        rest = &rest[(end + 1).min(rest.len())..];
+    }
+    out.push_str(rest);
+    clip_to(&out.replace(['\n', '\r'], " "), MESSAGE_CHARS)
+}
+
+/// `[[step]]` -> `step`; `[a]` -> `a`.
+fn table_header(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix('[')?;
+    let inner = inner.strip_prefix('[').unwrap_or(inner);
+    let end = inner.find(']')?;
+    Some(inner[..end].trim())
+}
+
+/// The key a `key = value` line defines (quotes removed), if any.
+fn key_of_line(line: &str) -> Option<&str> {
+    if line.starts_with('#') || line.starts_with('[') {
+        return None;
+    }
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+    (!key.is_empty()).then_some(key)
+}
+
+/// The table a header opens, as a key: the n-th `[[step]]` is `step[n]`.
+fn table_key(header: &str, is_array: bool, seen_steps: &mut usize) -> String {
+    if is_array && header == "step" {
+        *seen_steps += 1;
+        format!("step[{}]", *seen_steps - 1)
+    } else {
+        header.to_string()
+    }
+}
+
+/// The dotted key defined (or the table opened) on a 1-based line.
+fn key_at_line(source: &str, line: usize) -> String {
+    let mut table = String::new();
+    let mut seen_steps = 0;
+    for (number, text) in source.lines().enumerate().take(line) {
+        let text = text.trim();
+        if let Some(header) = table_header(text) {
+            table = table_key(header, text.starts_with("[["), &mut seen_steps);
+            continue;
+        }
+        if number + 1 == line {
+            return match (key_of_line(text), table.is_empty()) {
+                (None, _) => table,
+                (Some(key), true) => key.to_string(),
+                (Some(key), false) => format!("{table}.{key}"),
+            };
+        }
+    }
+    table
+}
+
+/// The 1-based line defining a dotted key: `clients` at the top level,
+/// `step[n].op` inside the n-th `[[step]]` (its header if the key is not
+/// written there), `step[n]` that header. 0 if not found.
+fn line_of_key(source: &str, dotted: &str) -> usize {
+    let (table, key) = match dotted.split_once("].") {
+        Some((table, key)) => (format!("{table}]"), key),
+        None if dotted.ends_with(']') => (dotted.to_string(), ""),
+        None => (String::new(), dotted),
+    };
+    let mut current = String::new();
+    let mut seen_steps = 0;
+    let mut header_line = 0;
+    for (number, text) in source.lines().enumerate() {
+        let text = text.trim();
+        if let Some(header) = table_header(text) {
+            if !table.is_empty() && current == table {
+                break;
+            }
+            current = table_key(header, text.starts_with("[["), &mut seen_steps);
+            if current == table {
+                header_line = number + 1;
+                if key.is_empty() {
+                    break;
+                }
+            }
+            continue;
+        }
+        if current == table && key_of_line(text) == Some(key) {
+            return number + 1;
+        }
+    }
+    header_line
 }
 
 #[cfg(test)]
@@ -126,5 +557,37 @@ mod tests {
         assert!(text.contains("[[step]]"), "{text}");
         assert!(text.contains("op = \"lose_reply\""), "{text}");
         assert_eq!(Schedule::from_toml(&text).unwrap(), schedule);
+        assert_eq!(
+            Schedule::parse(Path::new("s.toml"), &text).unwrap(),
+            schedule
+        );
+    }
+
+    const SOURCE: &str = "recipe = \"lock\"\nclients = 2\n\n[[step]]\nclient = 0\nop = \"call\"\n\n[[step]]\nclient = 1\nop = \"send\"\n";
+
+    #[test]
+    fn finds_the_lines_of_keys_and_the_keys_of_lines() {
+        assert_eq!(line_of_key(SOURCE, "clients"), 2);
+        assert_eq!(line_of_key(SOURCE, "step[0].op"), 6);
+        assert_eq!(line_of_key(SOURCE, "step[1].client"), 9);
+        assert_eq!(line_of_key(SOURCE, "step[1].call"), 8);
+        assert_eq!(line_of_key(SOURCE, "step[1]"), 8);
+        assert_eq!(line_of_key(SOURCE, "step[7].op"), 0);
+        assert_eq!(line_of_key(SOURCE, "faults"), 0);
+        assert_eq!(key_at_line(SOURCE, 1), "recipe");
+        assert_eq!(key_at_line(SOURCE, 4), "step[0]");
+        assert_eq!(key_at_line(SOURCE, 10), "step[1].op");
+    }
+
+    #[test]
+    fn messages_never_echo_long_values() {
+        let long = "x".repeat(10_000);
+        let message = clip_message(&format!(
+            "invalid value \"{long}\", expected `{long}` or {long}"
+        ));
+        assert!(message.chars().count() <= MESSAGE_CHARS + 1, "{message}");
+        assert!(message.contains("\"xxxxxxxxxx"), "{message}");
+        assert_eq!(clip_message("unknown field `foo`"), "unknown field `foo`");
+        assert_eq!(clip_message("a \"b"), "a \"b");
     }
 }

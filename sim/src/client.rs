@@ -331,7 +331,7 @@ impl<R: Recipe> ClientSession<R> {
         for command in out.timers {
             match command {
                 TimerCommand::Set { id, after_ms } => {
-                    self.timers.insert(id, self.now_ms + after_ms);
+                    self.timers.insert(id, self.now_ms.saturating_add(after_ms));
                 }
                 TimerCommand::Cancel { id } => {
                     self.timers.remove(&id);

@@ -13,10 +13,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 use zk_models::catalog::{self, Entry};
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
+use zk_models::schedule::MAX_CLIENTS;
 use zk_models::{ChildOrderMode, FaultBudget, Setup};
 
-/// Most clients a model takes (client bit sets are 32 wide; states explode long before).
-const MAX_CLIENTS: usize = 16;
+/// Most checker threads (each keeps its own search stack).
+const MAX_THREADS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StrategyArg {
@@ -131,8 +132,11 @@ impl ModelArgs {
 
 impl CheckArgs {
     fn options(&self) -> Result<RunOptions, InputError> {
-        if self.threads == 0 {
-            return Err(flag_error("--threads", "must be at least 1"));
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(flag_error(
+                "--threads",
+                format!("{} is outside 1..={MAX_THREADS}", self.threads),
+            ));
         }
         if self.depth == Some(0) {
             return Err(flag_error("--depth", "must be at least 1"));
@@ -175,7 +179,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let (entry, setup, options) = match resolved {
         Ok(resolved) => resolved,
         Err(error) => {
-            eprintln!("zkcheck check: {error}");
+            eprintln!("error: {error}");
             return ExitCode::from(2);
         }
     };

@@ -22,14 +22,14 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     let (entry, setup) = match args.model.resolve() {
         Ok(resolved) => resolved,
         Err(error) => {
-            eprintln!("zkcheck explore: {error}");
+            eprintln!("error: {error}");
             return ExitCode::from(2);
         }
     };
     let address = format!("127.0.0.1:{}", args.port);
     // Fail with a clear message instead of the Explorer's panic on a taken port.
     if let Err(error) = TcpListener::bind(&address) {
-        eprintln!("zkcheck explore: --port: cannot listen on {address}: {error}");
+        eprintln!("error: --port: cannot listen on {address}: {error}");
         return ExitCode::from(2);
     }
     println!(

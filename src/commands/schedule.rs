@@ -12,19 +12,54 @@ use std::path::Path;
 use std::process::ExitCode;
 use zk_models::catalog;
 use zk_models::replay::ReplayReport;
-use zk_models::schedule::Schedule;
+use zk_models::schedule::{clip, Schedule, ScheduleError};
 
-/// The file holds a schedule (top-level `step` array) rather than a scenario.
-pub fn is_schedule(path: &Path) -> bool {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .is_some_and(|table| table.contains_key("step"))
+/// The text holds a schedule (a top-level `step` array) rather than a
+/// scenario. Text that is not valid TOML counts as a schedule when a line
+/// opens a `[[step]]` (or sets `step = ...` before any table), so that a
+/// broken schedule is reported as one.
+pub fn is_schedule_text(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(table) => table.contains_key("step"),
+        Err(_) => {
+            let mut top_level = true;
+            text.lines().map(str::trim).any(|line| {
+                if let Some(header) = line.strip_prefix('[') {
+                    top_level = false;
+                    // `[[step]]`, also when broken (`[[step]`, `[[ step`).
+                    return header.strip_prefix('[').is_some_and(|name| {
+                        name.split([']', '#']).next().map(str::trim) == Some("step")
+                    });
+                }
+                top_level
+                    && line
+                        .split_once('=')
+                        .is_some_and(|(key, _)| key.trim().trim_matches('"') == "step")
+            })
+        }
+    }
 }
 
-/// Replays the schedule at `path`; prints the stepper's trace if `trace`.
+/// Reads and replays the schedule at `path`; prints the stepper's trace
+/// if `trace`. Exit 2 (the error on stderr) if the file cannot be read.
+/// (`sim` and `replay` read their input once and call [`run_text`].)
+#[allow(dead_code)]
 pub fn run(path: &Path, trace: bool) -> ExitCode {
-    match replay(path) {
+    match zk_sim::input::read_input(path) {
+        Ok(text) => run_text(path, &text, trace),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// Checks and replays the schedule `text` read from `path`; prints the
+/// stepper's trace if `trace`. Exit 1 when the simulator reports a
+/// violation, 0 when not, 2 (`error: FILE:LINE: key `KEY`: MESSAGE` on
+/// stderr) when the schedule is bad or a step cannot be applied.
+pub fn run_text(path: &Path, text: &str, trace: bool) -> ExitCode {
+    match replay(path, text) {
         Ok(report) => {
             print_report(path, &report, trace);
             if report.violations.is_empty() {
@@ -33,18 +68,20 @@ pub fn run(path: &Path, trace: bool) -> ExitCode {
                 ExitCode::from(EXIT_VIOLATION)
             }
         }
-        Err(message) => {
-            eprintln!("error: {}: {message}", path.display());
+        Err(error) => {
+            eprintln!("error: {error}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }
 
-fn replay(path: &Path) -> Result<ReplayReport, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let schedule = Schedule::from_toml(&text).map_err(|e| e.to_string())?;
-    let entry = catalog::find(&schedule.recipe, &schedule.variant).map_err(|e| e.to_string())?;
-    entry.replay(&schedule).map_err(|e| e.to_string())
+fn replay(path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
+    let schedule = Schedule::parse(path, text)?;
+    let entry = catalog::find(&schedule.recipe, &schedule.variant)
+        .map_err(|e| ScheduleError::at_key(path, text, "recipe", e.to_string()))?;
+    entry
+        .replay(&schedule)
+        .map_err(|e| ScheduleError::from_replay(path, text, &e))
 }
 
 fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
@@ -62,27 +99,27 @@ fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
     let verdict = match (report.expect.as_str(), report.oracle) {
         ("violation", None) => format!(
             "the model's property {} has no simulator oracle: not judged here",
-            report.property
+            clip(&report.property)
         ),
         ("violation", Some(oracle)) if report.shows_expected_violation() => {
             format!(
                 "agrees with the model: {} ({oracle}) violated",
-                report.property
+                clip(&report.property)
             )
         }
         ("violation", Some(oracle)) => format!(
             "DISAGREES with the model: {} ({oracle}) not violated in the simulator",
-            report.property
+            clip(&report.property)
         ),
         _ if report.violations.is_empty() => {
             format!(
                 "agrees with the model: example of {}, no violation",
-                report.property
+                clip(&report.property)
             )
         }
         _ => format!(
             "DISAGREES with the model: example of {} shows a violation",
-            report.property
+            clip(&report.property)
         ),
     };
     println!("{verdict}");

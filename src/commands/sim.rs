@@ -4,7 +4,10 @@
 //! and writing JSON.
 //!
 //! Exit status: 0 when every property holds, 1 on a violation (or a
-//! non-deterministic run under `--check-determinism`), 2 on bad input.
+//! non-deterministic run under `--check-determinism`), 2 on bad input, on
+//! a run that could not have failed (no workload made progress), or when
+//! an output file cannot be written. A violation wins: it is never hidden
+//! behind an output error (see `main.rs`).
 
 use serde::Serialize;
 use std::io::Write;
@@ -17,9 +20,9 @@ use zk_sim::world::RunReport;
 pub struct SimArgs {
     /// The scenario file (TOML), or a schedule written by `zkcheck check`.
     pub scenario: PathBuf,
-    /// The seed to run.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The seed to run (default 0).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Run another variant of the scenario's recipe (e.g. `fixed` on a bug's scenario).
     #[arg(long)]
     pub variant: Option<String>,
@@ -57,19 +60,76 @@ impl Write for QuietStdout {
     }
 }
 
-/// Loads a scenario, with another variant if asked; on error prints it
-/// (file, line, key) for exit 2.
-pub fn load_scenario(path: &Path, variant: Option<&str>) -> Result<Scenario, ExitCode> {
-    let bad = |message: String| {
-        eprintln!("error: {message}");
-        ExitCode::from(EXIT_BAD_INPUT)
-    };
-    let scenario = Scenario::load(path).map_err(|error| bad(error.to_string()))?;
+/// Prints a bad-input error for exit 2.
+pub fn bad_input(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// What a path given to `sim`, `sweep` or `replay` holds.
+pub enum Input {
+    Scenario(Box<Scenario>),
+    /// A model checker schedule, with its text.
+    Schedule(String),
+}
+
+/// Reads an input file once (a regular file of bounded size) and checks it
+/// as a scenario, with another variant if asked, or recognizes a schedule;
+/// on error prints it (file, line, key) for exit 2.
+pub fn load_input(path: &Path, variant: Option<&str>) -> Result<Input, ExitCode> {
+    let text = zk_sim::input::read_input(path).map_err(bad_input)?;
+    if super::schedule::is_schedule_text(&text) {
+        return Ok(Input::Schedule(text));
+    }
+    let scenario = Scenario::parse(path, &text).map_err(bad_input)?;
     match variant {
         Some(variant) => scenario
             .with_variant(variant)
-            .map_err(|e| bad(format!("--variant: {e}"))),
-        None => Ok(scenario),
+            .map(|scenario| Input::Scenario(Box::new(scenario)))
+            .map_err(|e| bad_input(format!("--variant: {e}"))),
+        None => Ok(Input::Scenario(Box::new(scenario))),
+    }
+}
+
+/// Loads a scenario; a schedule file is bad input for `command`.
+pub fn load_scenario(
+    path: &Path,
+    variant: Option<&str>,
+    command: &str,
+) -> Result<Scenario, ExitCode> {
+    match load_input(path, variant)? {
+        Input::Scenario(scenario) => Ok(*scenario),
+        Input::Schedule(_) => Err(bad_input(format!(
+            "{}: a model checker schedule, not a scenario: `zkcheck {command}` runs scenarios; replay a schedule with `zkcheck replay {}`",
+            path.display(),
+            quote(&path.display().to_string())
+        ))),
+    }
+}
+
+/// Refuses flags a schedule file does not take (a schedule is one exact
+/// step order: no seed, no variant, nothing to shrink).
+pub fn refuse_schedule_flags(path: &Path, flags: &[(&str, bool)]) -> Result<(), ExitCode> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(bad_input(format!(
+            "{flag}: {} is a model checker schedule, which replays one exact step order; {flag} does not apply to it",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A word as a shell reads it back: quoted when it holds anything but
+/// plain path characters.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -78,11 +138,11 @@ pub fn replay_command(scenario: &Scenario, seed: u64) -> String {
     let variant = if scenario.raw.variant == scenario.file_variant {
         String::new()
     } else {
-        format!(" --variant {}", scenario.raw.variant)
+        format!(" --variant {}", quote(&scenario.raw.variant))
     };
     format!(
         "zkcheck replay {}{variant} --seed {seed}",
-        scenario.file.display()
+        quote(&scenario.file.display().to_string())
     )
 }
 
@@ -98,13 +158,22 @@ pub fn print_violations(scenario: &Scenario, report: &RunReport) {
     println!("replay: {}", replay_command(scenario, report.seed));
 }
 
-/// Writes a value as pretty JSON; an unwritable file is bad input.
-pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), ExitCode> {
+/// Writes a value as pretty JSON; says why on stderr if it cannot.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), ()> {
     let text = serde_json::to_string_pretty(value).expect("reports serialize");
     std::fs::write(path, text + "\n").map_err(|error| {
         eprintln!("error: cannot write {}: {error}", path.display());
-        ExitCode::from(EXIT_BAD_INPUT)
     })
+}
+
+/// The exit status of a run's verdict and its output: a found violation
+/// (1) wins over an output error (2), which wins over a pass (0).
+pub fn exit_status(violation: bool, output_failed: bool) -> ExitCode {
+    match (violation, output_failed) {
+        (true, _) => ExitCode::from(EXIT_VIOLATION),
+        (false, true) => ExitCode::from(EXIT_BAD_INPUT),
+        (false, false) => ExitCode::SUCCESS,
+    }
 }
 
 /// One run as JSON.
@@ -126,17 +195,30 @@ pub fn run(args: SimArgs) -> ExitCode {
 }
 
 fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
-    if super::schedule::is_schedule(&args.scenario) {
-        return Ok(super::schedule::run(&args.scenario, args.trace));
-    }
-    let scenario = load_scenario(&args.scenario, args.variant.as_deref())?;
+    let scenario = match load_input(&args.scenario, args.variant.as_deref())? {
+        Input::Scenario(scenario) => scenario,
+        Input::Schedule(text) => {
+            refuse_schedule_flags(
+                &args.scenario,
+                &[
+                    ("--variant", args.variant.is_some()),
+                    ("--seed", args.seed.is_some()),
+                    ("--check-determinism", args.check_determinism),
+                    ("--shrink", args.shrink.is_some()),
+                    ("--json", args.json.is_some()),
+                ],
+            )?;
+            return Ok(super::schedule::run_text(&args.scenario, &text, args.trace));
+        }
+    };
+    let seed = args.seed.unwrap_or(0);
     let runner = scenario.runner();
     let want_trace = args.trace || args.check_determinism;
-    let report = runner.run(args.seed, want_trace);
+    let report = runner.run(seed, want_trace);
     let mut deterministic = true;
     let mut trace_hash = None;
     if args.check_determinism {
-        let again = runner.run(args.seed, true);
+        let again = runner.run(seed, true);
         deterministic = again.trace.hash() == report.trace.hash();
         trace_hash = Some(format!("{:#018x}", report.trace.hash()));
     }
@@ -144,11 +226,10 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
         let _ = write!(QuietStdout, "{}", report.trace);
     }
     println!(
-        "scenario {} ({} {}), seed {}: {} requests, {} outcomes, {} faults, {:.1} ms simulated",
+        "scenario {} ({} {}), seed {seed}: {} requests, {} outcomes, {} faults, {:.1} ms simulated",
         scenario.name,
         scenario.recipe.name(),
         scenario.raw.variant,
-        args.seed,
         report.stats.requests,
         report.stats.outcomes,
         report.stats.faults,
@@ -164,31 +245,34 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
             }
         );
     }
-    if report.passed() {
+    let vacuous = report.passed().then(|| report.vacuous()).flatten();
+    if let Some(why) = &vacuous {
+        eprintln!(
+            "error: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]"
+        );
+    } else if report.passed() {
         println!("pass: {}", property_list(&scenario));
     } else {
         print_violations(&scenario, &report);
     }
+    let mut output_failed = false;
     if let (false, Some(out)) = (report.passed(), &args.shrink) {
-        shrink_to(&scenario, args.seed, out)?;
+        output_failed |= shrink_to(&scenario, seed, out).is_err();
     }
     if let Some(path) = &args.json {
         let json = SimJson {
             scenario: &scenario.name,
             file: scenario.file.display().to_string(),
-            seed: args.seed,
-            passed: report.passed(),
-            replay: replay_command(&scenario, args.seed),
+            seed,
+            passed: report.passed() && vacuous.is_none(),
+            replay: replay_command(&scenario, seed),
             trace_hash,
             report: &report,
         };
-        write_json(path, &json)?;
+        output_failed |= write_json(path, &json).is_err();
     }
-    Ok(if report.passed() && deterministic {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_VIOLATION)
-    })
+    let violation = !report.passed() || !deterministic;
+    Ok(exit_status(violation, output_failed || vacuous.is_some()))
 }
 
 fn property_list(scenario: &Scenario) -> String {
@@ -197,12 +281,11 @@ fn property_list(scenario: &Scenario) -> String {
 }
 
 /// Shrinks a failing seed and writes the smaller scenario.
-fn shrink_to(scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ExitCode> {
+fn shrink_to(scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ()> {
     match shrink(scenario, seed, 400) {
         Ok(shrunk) => {
             std::fs::write(out, shrunk.scenario.to_toml()).map_err(|error| {
                 eprintln!("error: cannot write {}: {error}", out.display());
-                ExitCode::from(EXIT_BAD_INPUT)
             })?;
             println!(
                 "shrunk: {} of {} faults still break {} ({} runs); written to {}",
@@ -212,7 +295,10 @@ fn shrink_to(scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ExitCode>
                 shrunk.runs,
                 out.display()
             );
-            println!("rerun: zkcheck sim {} --seed {seed}", out.display());
+            println!(
+                "rerun: zkcheck sim {} --seed {seed}",
+                quote(&out.display().to_string())
+            );
         }
         Err(error) => println!("shrink: {error}"),
     }

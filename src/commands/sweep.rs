@@ -1,23 +1,27 @@
 //! `zkcheck sweep SCENARIO --seeds A..B --jobs N --shard K/N`: a scenario
 //! over a range of seeds on all cores. Each worker is an OS thread that
 //! creates one madsim runtime per seed (threads never run inside a
-//! runtime). Progress goes to stderr, and only to a terminal.
+//! runtime). Seeds are drawn lazily from the range (never listed), and
+//! the memory kept does not grow with the seeds: counts per property and
+//! the first failures by seed. Progress goes to stderr, and only to a
+//! terminal.
 //!
-//! Exit status: 0 when every seed passes, 1 when one breaks a property (or
-//! runs differently twice under `--check-determinism`), 2 on bad input.
+//! Exit status: 1 when a seed breaks a property (or runs differently twice
+//! under `--check-determinism`); otherwise 2 on bad input, when a seed
+//! made no progress at all (its verdict could not have failed), or when
+//! the JSON cannot be written; 0 when every seed passes.
 
-use super::sim::{load_scenario, replay_command, write_json, EXIT_BAD_INPUT, EXIT_VIOLATION};
+use super::sim::{bad_input, exit_status, load_scenario, replay_command, write_json};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use zk_sim::oracles::Violation;
-use zk_sim::scenario::{parse_seed_range, Runner, Scenario};
+use zk_sim::scenario::{Runner, Scenario, SeedRange, Shard};
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -26,10 +30,10 @@ pub struct SweepArgs {
     /// Run another variant of the scenario's recipe (e.g. `fixed` on a bug's scenario).
     #[arg(long)]
     pub variant: Option<String>,
-    /// Seeds to run, `A..B` (B excluded); default: the scenario's `seeds`.
+    /// Seeds to run, `A..B` (B excluded) or one seed; default: the scenario's `seeds`.
     #[arg(long)]
     pub seeds: Option<String>,
-    /// Worker threads (default: every core).
+    /// Worker threads (default: every core; at most 256).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run only shard K of N (seeds whose offset in the range is K mod N).
@@ -46,6 +50,11 @@ pub struct SweepArgs {
     pub json: Option<PathBuf>,
 }
 
+/// Most worker threads (each holds a simulated world).
+const MAX_JOBS: usize = 256;
+/// Failing seeds kept in full (the lowest seeds); the rest are counted.
+const KEPT_FAILURES: usize = 20;
+
 /// One failing seed.
 #[derive(Clone, Serialize)]
 struct Failure {
@@ -53,14 +62,42 @@ struct Failure {
     replay: String,
     violations: Vec<Violation>,
     nondeterministic: bool,
+    /// The run made no progress: its verdict could not have failed.
+    vacuous: Option<String>,
     panic: Option<String>,
+}
+
+impl Failure {
+    /// The buckets this failure counts in.
+    fn buckets(&self) -> Vec<String> {
+        let mut buckets: Vec<String> = self
+            .violations
+            .iter()
+            .map(|v| v.property.name().to_string())
+            .collect();
+        if self.nondeterministic {
+            buckets.push("determinism".to_string());
+        }
+        if self.vacuous.is_some() {
+            buckets.push("no_progress".to_string());
+        }
+        if self.panic.is_some() {
+            buckets.push("panic".to_string());
+        }
+        buckets
+    }
+
+    /// A violation in the verdict's sense (exit 1): not a vacuous run.
+    fn is_violation(&self) -> bool {
+        !self.violations.is_empty() || self.nondeterministic || self.panic.is_some()
+    }
 }
 
 #[derive(Serialize)]
 struct SweepJson {
     scenario: String,
     file: String,
-    seeds: Range<u64>,
+    seeds: String,
     shard: Option<(u64, u64)>,
     runs: u64,
     passed: u64,
@@ -73,15 +110,39 @@ struct SweepJson {
     requests_per_second: f64,
 }
 
+/// What the workers find: bounded whatever the number of seeds.
+#[derive(Default)]
+struct Findings {
+    failed: u64,
+    violations: u64,
+    by_bucket: BTreeMap<String, u64>,
+    /// The lowest failing seeds, at most [`KEPT_FAILURES`].
+    first: BTreeMap<u64, Failure>,
+}
+
+impl Findings {
+    fn add(&mut self, failure: Failure) {
+        self.failed += 1;
+        self.violations += u64::from(failure.is_violation());
+        for bucket in failure.buckets() {
+            *self.by_bucket.entry(bucket).or_default() += 1;
+        }
+        self.first.insert(failure.seed, failure);
+        if self.first.len() > KEPT_FAILURES {
+            self.first.pop_last();
+        }
+    }
+}
+
 /// What the workers share.
 struct Sweep<'a> {
     runner: &'a dyn Runner,
-    seeds: Vec<u64>,
-    next: AtomicU64,
+    seeds: Mutex<Box<dyn Iterator<Item = u64> + Send>>,
+    total: u128,
     done: AtomicU64,
     requests: AtomicU64,
     stop: AtomicBool,
-    failures: Mutex<Vec<Failure>>,
+    findings: Mutex<Findings>,
     check_determinism: bool,
     fail_fast: bool,
 }
@@ -92,50 +153,46 @@ pub fn run(args: SweepArgs) -> ExitCode {
     }
 }
 
-fn bad_input(message: String) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(EXIT_BAD_INPUT)
-}
-
-fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("--shard {text}: expected K/N with K < N");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (u64, u64) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
-    if n == 0 || k >= n {
-        return Err(bad());
-    }
-    Ok((k, n))
-}
-
 fn sweep(args: &SweepArgs) -> Result<ExitCode, ExitCode> {
-    let scenario = load_scenario(&args.scenario, args.variant.as_deref())?;
+    let scenario = load_scenario(&args.scenario, args.variant.as_deref(), "sweep")?;
     let range = match &args.seeds {
-        Some(text) => parse_seed_range(text).map_err(|e| bad_input(format!("--seeds: {e}")))?,
-        None => scenario.seeds.clone(),
+        Some(text) => SeedRange::parse(text).map_err(|e| bad_input(format!("--seeds: {e}")))?,
+        None => scenario.seeds,
     };
     let shard = args
         .shard
         .as_deref()
-        .map(parse_shard)
+        .map(Shard::parse)
         .transpose()
-        .map_err(bad_input)?;
-    let seeds: Vec<u64> = range
-        .clone()
-        .filter(|seed| shard.is_none_or(|(k, n)| (seed - range.start) % n == k))
-        .collect();
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+        .map_err(|e| bad_input(format!("--shard: {e}")))?;
+    let total = range.len_in(shard);
+    if total == 0 {
+        return Err(bad_input(format!(
+            "--shard: shard {} of {} holds none of the {} seed(s) of {range}",
+            shard.map_or(0, |s| s.index),
+            shard.map_or(1, |s| s.count),
+            range.len()
+        )));
+    }
+    let jobs = match args.jobs {
+        Some(jobs) if !(1..=MAX_JOBS).contains(&jobs) => {
+            return Err(bad_input(format!(
+                "--jobs: {jobs} is outside 1..={MAX_JOBS}"
+            )))
+        }
+        Some(jobs) => jobs,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let jobs = jobs.min(usize::try_from(total).unwrap_or(usize::MAX));
     let runner = scenario.runner();
     let sweep = Sweep {
         runner: runner.as_ref(),
-        seeds,
-        next: AtomicU64::new(0),
+        seeds: Mutex::new(Box::new(range.iter(shard))),
+        total,
         done: AtomicU64::new(0),
         requests: AtomicU64::new(0),
         stop: AtomicBool::new(false),
-        failures: Mutex::new(Vec::new()),
+        findings: Mutex::new(Findings::default()),
         check_determinism: args.check_determinism,
         fail_fast: args.fail_fast,
     };
@@ -149,21 +206,24 @@ fn sweep(args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         }
     });
     let wall = started.elapsed().as_secs_f64();
-    report(&scenario, &sweep, range, shard, wall, args)
+    Ok(report(&scenario, &sweep, range, shard, wall, args))
 }
 
 impl Sweep<'_> {
+    fn next_seed(&self) -> Option<u64> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.seeds.lock().expect("seeds").next()
+    }
+
     fn work(&self) {
-        while !self.stop.load(Ordering::Relaxed) {
-            let index = self.next.fetch_add(1, Ordering::Relaxed) as usize;
-            let Some(&seed) = self.seeds.get(index) else {
-                return;
-            };
+        while let Some(seed) = self.next_seed() {
             if let Some(failure) = self.run_seed(seed) {
                 if self.fail_fast {
                     self.stop.store(true, Ordering::Relaxed);
                 }
-                self.failures.lock().expect("failures").push(failure);
+                self.findings.lock().expect("findings").add(failure);
             }
             self.done.fetch_add(1, Ordering::Relaxed);
         }
@@ -176,16 +236,24 @@ impl Sweep<'_> {
                 && self.runner.run(seed, true).trace.hash() != report.trace.hash();
             (report, nondeterministic)
         }));
+        let failure = |panic| Failure {
+            seed,
+            replay: String::new(),
+            violations: Vec::new(),
+            nondeterministic: false,
+            vacuous: None,
+            panic,
+        };
         match outcome {
             Ok((report, nondeterministic)) => {
                 self.requests
                     .fetch_add(report.stats.requests, Ordering::Relaxed);
-                (!report.passed() || nondeterministic).then(|| Failure {
-                    seed,
-                    replay: String::new(),
+                let vacuous = report.passed().then(|| report.vacuous()).flatten();
+                (!report.passed() || nondeterministic || vacuous.is_some()).then(|| Failure {
                     violations: report.violations,
                     nondeterministic,
-                    panic: None,
+                    vacuous,
+                    ..failure(None)
                 })
             }
             Err(payload) => {
@@ -194,25 +262,21 @@ impl Sweep<'_> {
                     .cloned()
                     .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "panic".to_string());
-                Some(Failure {
-                    seed,
-                    replay: String::new(),
-                    violations: Vec::new(),
-                    nondeterministic: false,
-                    panic: Some(message),
-                })
+                Some(failure(Some(message)))
             }
         }
     }
 
     fn show_progress(&self, started: Instant) {
-        let total = self.seeds.len() as u64;
         loop {
             let done = self.done.load(Ordering::Relaxed);
-            let failed = self.failures.lock().expect("failures").len();
+            let failed = self.findings.lock().expect("findings").failed;
             let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
-            eprint!("\r{done}/{total} seeds, {failed} failing, {rate:.0} seeds/s   ");
-            if done >= total || self.stop.load(Ordering::Relaxed) {
+            eprint!(
+                "\r{done}/{} seeds, {failed} failing, {rate:.0} seeds/s   ",
+                self.total
+            );
+            if u128::from(done) >= self.total || self.stop.load(Ordering::Relaxed) {
                 eprintln!();
                 return;
             }
@@ -224,32 +288,18 @@ impl Sweep<'_> {
 fn report(
     scenario: &Scenario,
     sweep: &Sweep,
-    range: Range<u64>,
-    shard: Option<(u64, u64)>,
+    range: SeedRange,
+    shard: Option<Shard>,
     wall: f64,
     args: &SweepArgs,
-) -> Result<ExitCode, ExitCode> {
-    let mut failures = sweep.failures.lock().expect("failures").clone();
-    failures.sort_by_key(|failure| failure.seed);
+) -> ExitCode {
+    let findings = sweep.findings.lock().expect("findings");
+    let mut failures: Vec<Failure> = findings.first.values().cloned().collect();
     for failure in &mut failures {
         failure.replay = replay_command(scenario, failure.seed);
     }
     let runs = sweep.done.load(Ordering::Relaxed);
     let requests = sweep.requests.load(Ordering::Relaxed);
-    let mut by_property: BTreeMap<String, u64> = BTreeMap::new();
-    for failure in &failures {
-        for violation in &failure.violations {
-            *by_property
-                .entry(violation.property.name().to_string())
-                .or_default() += 1;
-        }
-        if failure.nondeterministic {
-            *by_property.entry("determinism".to_string()).or_default() += 1;
-        }
-        if failure.panic.is_some() {
-            *by_property.entry("panic".to_string()).or_default() += 1;
-        }
-    }
     println!(
         "scenario {} ({} {}): {runs} seeds in {wall:.2} s ({:.0} seeds/s, {:.0} simulated requests/s), {} failed",
         scenario.name,
@@ -257,37 +307,40 @@ fn report(
         scenario.raw.variant,
         runs as f64 / wall,
         requests as f64 / wall,
-        failures.len()
+        findings.failed
     );
-    for (property, count) in &by_property {
-        println!("  {property}: {count} seed(s)");
+    for (bucket, count) in &findings.by_bucket {
+        println!("  {bucket}: {count} seed(s)");
     }
     for failure in failures.iter().take(5) {
         describe(failure);
     }
+    let no_progress = findings.by_bucket.get("no_progress").copied().unwrap_or(0);
+    if no_progress > 0 {
+        eprintln!(
+            "error: {no_progress} seed(s) made no progress, so their verdicts could not have failed; check the scenario's [config] and [workload]"
+        );
+    }
+    let mut output_failed = false;
     if let Some(path) = &args.json {
         let json = SweepJson {
             scenario: scenario.name.clone(),
             file: scenario.file.display().to_string(),
-            seeds: range,
-            shard,
+            seeds: range.to_string(),
+            shard: shard.map(|s| (s.index, s.count)),
             runs,
-            passed: runs - failures.len() as u64,
-            failed: failures.len() as u64,
-            failures_by_property: by_property,
-            first_failures: failures.iter().take(20).cloned().collect(),
+            passed: runs - findings.failed,
+            failed: findings.failed,
+            failures_by_property: findings.by_bucket.clone(),
+            first_failures: failures,
             requests,
             wall_seconds: wall,
             seeds_per_second: runs as f64 / wall,
             requests_per_second: requests as f64 / wall,
         };
-        write_json(path, &json)?;
+        output_failed = write_json(path, &json).is_err();
     }
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_VIOLATION)
-    })
+    exit_status(findings.violations > 0, output_failed || no_progress > 0)
 }
 
 fn describe(failure: &Failure) {
@@ -302,6 +355,9 @@ fn describe(failure: &Failure) {
             "NON-DETERMINISTIC: seed {} gave two different traces",
             failure.seed
         );
+    }
+    if let Some(why) = &failure.vacuous {
+        println!("NO PROGRESS (seed {}): {why}", failure.seed);
     }
     if let Some(panic) = &failure.panic {
         println!("PANIC (seed {}): {panic}", failure.seed);

@@ -38,14 +38,63 @@ pub const FAULT_NAMES: [&str; 8] = [
     "reap",
 ];
 
-impl TryFrom<FaultEntry> for ScheduledFault {
-    type Error = String;
+/// Why an entry is not a fault: the entry's key at fault and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}`: {message}")]
+pub struct EntryError {
+    pub key: &'static str,
+    pub message: String,
+}
 
-    fn try_from(entry: FaultEntry) -> Result<ScheduledFault, String> {
-        let required = |value: Option<u64>, name: &str| {
-            value.ok_or_else(|| format!("fault `{}` needs `{name}`", entry.fault))
+fn entry_error(key: &'static str, message: impl Into<String>) -> EntryError {
+    EntryError {
+        key,
+        message: message.into(),
+    }
+}
+
+/// The parameters each fault takes (all others must be absent).
+fn parameters(fault: &str) -> &'static [&'static str] {
+    match fault {
+        "disconnect" | "lose_reply" | "lose_request" => &["down_ms"],
+        "pause" => &["pause_ms"],
+        "delay_watches" => &["delay_ms", "window_ms"],
+        _ => &[],
+    }
+}
+
+impl TryFrom<FaultEntry> for ScheduledFault {
+    type Error = EntryError;
+
+    fn try_from(entry: FaultEntry) -> Result<ScheduledFault, EntryError> {
+        let name = entry.fault.as_str();
+        if !FAULT_NAMES.contains(&name) {
+            return Err(entry_error(
+                "fault",
+                format!(
+                    "unknown fault `{}` (expected one of: {})",
+                    crate::scenario::clip(name),
+                    FAULT_NAMES.join(", ")
+                ),
+            ));
+        }
+        for (key, value) in [
+            ("down_ms", entry.down_ms),
+            ("pause_ms", entry.pause_ms),
+            ("delay_ms", entry.delay_ms),
+            ("window_ms", entry.window_ms),
+        ] {
+            if value.is_some() && !parameters(name).contains(&key) {
+                return Err(entry_error(
+                    key,
+                    format!("fault `{name}` does not take `{key}`"),
+                ));
+            }
+        }
+        let required = |value: Option<u64>, key: &'static str| {
+            value.ok_or_else(|| entry_error(key, format!("fault `{name}` needs `{key}`")))
         };
-        let fault = match entry.fault.as_str() {
+        let fault = match name {
             "disconnect" => Fault::Disconnect {
                 down_ms: entry.down_ms.unwrap_or(0),
             },
@@ -64,29 +113,34 @@ impl TryFrom<FaultEntry> for ScheduledFault {
                 delay_ms: required(entry.delay_ms, "delay_ms")?,
                 window_ms: required(entry.window_ms, "window_ms")?,
             },
-            "reap" => Fault::Reap,
-            other => {
-                return Err(format!(
-                    "unknown fault `{other}` (expected one of: {})",
-                    FAULT_NAMES.join(", ")
-                ))
-            }
+            _ => Fault::Reap,
         };
         let trigger = match (entry.at_ms, entry.request) {
-            (Some(at_ms), None) if at_ms >= 0.0 => Trigger::AtMs(at_ms),
-            (Some(_), None) => return Err("`at_ms` must not be negative".to_string()),
+            (Some(at_ms), None) if at_ms.is_finite() && at_ms >= 0.0 => Trigger::AtMs(at_ms),
+            (Some(_), None) => {
+                return Err(entry_error("at_ms", "must be a finite, non-negative time"))
+            }
             (None, Some(n)) if n >= 1 && fault.is_per_request() => Trigger::Request(n),
-            (None, Some(0)) => return Err("`request` counts from 1".to_string()),
+            (None, Some(0)) => return Err(entry_error("request", "counts from 1")),
             (None, Some(_)) => {
-                return Err(format!(
-                    "only lose_reply and lose_request can strike a `request`, not `{}`",
-                    entry.fault
+                return Err(entry_error(
+                    "request",
+                    format!(
+                        "only lose_reply and lose_request can strike a `request`, not `{name}`"
+                    ),
                 ))
             }
-            _ => {
-                return Err(
-                    "a scheduled fault needs exactly one of `at_ms` and `request`".to_string(),
-                )
+            (Some(_), Some(_)) => {
+                return Err(entry_error(
+                    "request",
+                    "a scheduled fault has exactly one of `at_ms` and `request`",
+                ))
+            }
+            (None, None) => {
+                return Err(entry_error(
+                    "at_ms",
+                    "a scheduled fault needs `at_ms` or `request`",
+                ))
             }
         };
         Ok(ScheduledFault {
@@ -182,17 +236,13 @@ mod tests {
             fault: "pause".into(),
             ..FaultEntry::default()
         };
-        assert!(ScheduledFault::try_from(entry)
-            .unwrap_err()
-            .contains("pause_ms"));
+        assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "pause_ms");
         let entry = FaultEntry {
             request: Some(2),
             fault: "expire".into(),
             ..FaultEntry::default()
         };
-        assert!(ScheduledFault::try_from(entry)
-            .unwrap_err()
-            .contains("request"));
+        assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "request");
         let entry = FaultEntry {
             at_ms: Some(1.0),
             fault: "meteor".into(),
@@ -200,6 +250,14 @@ mod tests {
         };
         assert!(ScheduledFault::try_from(entry)
             .unwrap_err()
+            .message
             .contains("unknown fault"));
+        let entry = FaultEntry {
+            at_ms: Some(1.0),
+            fault: "disconnect".into(),
+            pause_ms: Some(5),
+            ..FaultEntry::default()
+        };
+        assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "pause_ms");
     }
 }

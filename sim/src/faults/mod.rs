@@ -16,7 +16,7 @@ mod rates;
 
 pub use entry::FaultEntry;
 pub use plan::{Drawn, FaultPlan, RequestFaults};
-pub use rates::{FaultRates, MsRange};
+pub use rates::{two_numbers, FaultRates, MsRange};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -128,7 +128,19 @@ impl FaultPlan {
     }
 }
 
-/// Poisson arrivals of every time-based fault kind, per client.
+/// The most time-based faults one client draws (all kinds together; the
+/// server-wide reaps count as one more client). A hard stop, so that no
+/// rate, however large, loops or allocates without bound: scenario
+/// validation caps a run's expected faults far below it (100,000 per run,
+/// `scenario::limits::MAX_RUN_FAULTS`), so an accepted scenario never
+/// reaches it. Arrivals past it are not drawn (the run then has fewer
+/// faults than its rate asks for).
+pub const MAX_ARRIVALS_PER_CLIENT: usize = 1_000_000;
+
+/// Poisson arrivals of every time-based fault kind, per client, over the
+/// fault phase. Panics on a rate that is not a finite number (NaN or
+/// infinite: a programmer error, validation refuses them); a rate of zero
+/// or below means none.
 fn draw_timed(
     rates: &FaultRates,
     rng: &mut SmallRng,
@@ -136,51 +148,70 @@ fn draw_timed(
     phase_ns: u64,
 ) -> Vec<(u64, ScheduledFault)> {
     let mut drawn = Vec::new();
-    let mut arrivals =
-        |rate: f64, client: usize, rng: &mut SmallRng, make: &dyn Fn(&mut SmallRng) -> Fault| {
-            if rate <= 0.0 {
+    let mut arrivals = |rate: f64,
+                        client: usize,
+                        budget: &mut usize,
+                        rng: &mut SmallRng,
+                        make: &dyn Fn(&mut SmallRng) -> Fault| {
+        assert!(
+            rate.is_finite(),
+            "fault rate {rate} per second is not a finite number (a validation gap)"
+        );
+        if rate <= 0.0 {
+            return;
+        }
+        let mut at_s = 0.0;
+        while *budget > 0 {
+            let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+            at_s += -uniform.ln() / rate;
+            // The cast saturates: a time past the end of u64 is past the phase.
+            let at_ns = (at_s * 1e9) as u64;
+            if at_ns >= phase_ns {
                 return;
             }
-            let mut at_s = 0.0;
-            loop {
-                let uniform: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
-                at_s += -uniform.ln() / rate;
-                let at_ns = (at_s * 1e9) as u64;
-                if at_ns >= phase_ns {
-                    return;
-                }
-                let fault = make(rng);
-                drawn.push((
-                    at_ns,
-                    ScheduledFault {
-                        trigger: Trigger::AtMs(ns_to_ms(at_ns)),
-                        client,
-                        fault,
-                    },
-                ));
-            }
-        };
+            *budget -= 1;
+            let fault = make(rng);
+            drawn.push((
+                at_ns,
+                ScheduledFault {
+                    trigger: Trigger::AtMs(ns_to_ms(at_ns)),
+                    client,
+                    fault,
+                },
+            ));
+        }
+    };
     for client in 0..clients {
-        arrivals(rates.disconnects_per_s, client, rng, &|rng| {
+        let mut budget = MAX_ARRIVALS_PER_CLIENT;
+        arrivals(rates.disconnects_per_s, client, &mut budget, rng, &|rng| {
             Fault::Disconnect {
                 down_ms: rates.down_ms.draw(rng),
             }
         });
-        arrivals(rates.expiries_per_s, client, rng, &|_| Fault::Expire);
-        arrivals(rates.pauses_per_s, client, rng, &|rng| Fault::Pause {
-            pause_ms: rates.pause_ms.draw(rng),
+        arrivals(rates.expiries_per_s, client, &mut budget, rng, &|_| {
+            Fault::Expire
         });
-        arrivals(rates.spurious_watches_per_s, client, rng, &|_| {
-            Fault::SpuriousWatch
+        arrivals(rates.pauses_per_s, client, &mut budget, rng, &|rng| {
+            Fault::Pause {
+                pause_ms: rates.pause_ms.draw(rng),
+            }
         });
-        arrivals(rates.watch_delays_per_s, client, rng, &|rng| {
+        arrivals(
+            rates.spurious_watches_per_s,
+            client,
+            &mut budget,
+            rng,
+            &|_| Fault::SpuriousWatch,
+        );
+        arrivals(rates.watch_delays_per_s, client, &mut budget, rng, &|rng| {
             Fault::DelayWatches {
                 delay_ms: rates.watch_delay_ms.draw(rng),
                 window_ms: rates.watch_delay_window_ms.draw(rng),
             }
         });
     }
-    arrivals(rates.reaps_per_s, 0, rng, &|_| Fault::Reap);
+    let mut budget = MAX_ARRIVALS_PER_CLIENT;
+    arrivals(rates.reaps_per_s, 0, &mut budget, rng, &|_| Fault::Reap);
     drawn
 }
 
@@ -227,6 +258,53 @@ mod tests {
             .map(|seed| plan.materialize(seed, 1, 1).rates.disconnects_per_s > 0.0)
             .collect();
         assert!(settings.contains(&true) && settings.contains(&false));
+    }
+
+    #[test]
+    fn a_huge_rate_stops_at_the_arrival_cap() {
+        let rates = FaultRates {
+            disconnects_per_s: 1e300,
+            expiries_per_s: 1e300,
+            reaps_per_s: f64::MAX,
+            ..FaultRates::default()
+        };
+        let drawn = draw_timed(&rates, &mut stream(1, TIMED_STREAM), 2, u64::MAX);
+        let per_client = |client| {
+            drawn
+                .iter()
+                .filter(|(_, f)| f.client == client && f.fault != Fault::Reap)
+                .count()
+        };
+        assert_eq!(per_client(0), MAX_ARRIVALS_PER_CLIENT);
+        assert_eq!(per_client(1), MAX_ARRIVALS_PER_CLIENT);
+        let reaps = drawn.iter().filter(|(_, f)| f.fault == Fault::Reap).count();
+        assert_eq!(reaps, MAX_ARRIVALS_PER_CLIENT);
+        // A tiny rate over the longest phase: arrivals, then the end.
+        let rates = FaultRates {
+            pauses_per_s: f64::MIN_POSITIVE,
+            ..FaultRates::default()
+        };
+        assert!(draw_timed(&rates, &mut stream(1, TIMED_STREAM), 1, u64::MAX).len() < 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a finite number")]
+    fn a_nan_rate_is_a_programmer_error() {
+        let rates = FaultRates {
+            pauses_per_s: f64::NAN,
+            ..FaultRates::default()
+        };
+        draw_timed(&rates, &mut stream(1, TIMED_STREAM), 1, 1_000_000_000);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a finite number")]
+    fn an_infinite_rate_is_a_programmer_error() {
+        let rates = FaultRates {
+            disconnects_per_s: f64::INFINITY,
+            ..FaultRates::default()
+        };
+        draw_timed(&rates, &mut stream(1, TIMED_STREAM), 1, 1_000_000_000);
     }
 
     #[test]

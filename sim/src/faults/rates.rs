@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// An inclusive range of milliseconds, written `[min, max]` in TOML.
+/// An inclusive range of milliseconds, written `[min, max]` in TOML
+/// (exactly two numbers: `[1, 2, 3]` is refused, not cut).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "[u64; 2]", into = "[u64; 2]")]
+#[serde(try_from = "Vec<u64>", into = "[u64; 2]")]
 pub struct MsRange {
     pub min: u64,
     pub max: u64,
@@ -29,6 +30,30 @@ impl MsRange {
 impl From<[u64; 2]> for MsRange {
     fn from([min, max]: [u64; 2]) -> MsRange {
         MsRange { min, max }
+    }
+}
+
+/// Deserializes `[min, max]`: exactly two numbers (for ranges kept as arrays).
+pub fn two_numbers<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<[u64; 2], D::Error> {
+    let numbers = Vec::<u64>::deserialize(deserializer)?;
+    MsRange::try_from(numbers)
+        .map(Into::into)
+        .map_err(serde::de::Error::custom)
+}
+
+impl TryFrom<Vec<u64>> for MsRange {
+    type Error = String;
+
+    fn try_from(numbers: Vec<u64>) -> Result<MsRange, String> {
+        match numbers[..] {
+            [min, max] => Ok(MsRange { min, max }),
+            _ => Err(format!(
+                "expected a range [min, max] of two numbers, got {} number(s)",
+                numbers.len()
+            )),
+        }
     }
 }
 

@@ -21,19 +21,27 @@ impl fmt::Display for ScenarioError {
             write!(f, ":{}", self.line)?;
         }
         if !self.key.is_empty() {
-            write!(f, ": key `{}`", self.key)?;
+            write!(f, ": key `{}`", clip(&self.key))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip_quoted(&self.message))
     }
 }
 
 impl ScenarioError {
-    pub fn unreadable(file: &Path, error: &std::io::Error) -> ScenarioError {
+    /// The file could not be read as text (see [`crate::input`]).
+    pub fn unreadable(error: &crate::input::InputError) -> ScenarioError {
+        let file = error.file().display().to_string();
+        let message = error.to_string();
+        // The input error names the file (and line) itself; keep the rest.
+        let message = message
+            .strip_prefix(&file)
+            .map(|rest| rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit()))
+            .map_or(message.clone(), |rest| rest.trim().to_string());
         ScenarioError {
-            file: file.to_path_buf(),
-            line: 0,
+            file: error.file().to_path_buf(),
+            line: error.line(),
             key: String::new(),
-            message: error.to_string(),
+            message,
         }
     }
 
@@ -70,13 +78,60 @@ impl ScenarioError {
     }
 }
 
-/// The dotted key defined (or the table opened) on a 1-based line.
+/// Longest user text echoed in a message, in characters.
+const ECHO_CHARS: usize = 60;
+
+/// `text`, cut to [`ECHO_CHARS`] characters with an ellipsis: a message
+/// never echoes a megabyte key back.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// Longest message shown, in characters.
+const MESSAGE_CHARS: usize = 400;
+
+/// A message with every quoted part (`this` or "this") clipped, without
+/// line breaks, and at most [`MESSAGE_CHARS`] long: toml's messages and
+/// path errors quote the user's keys and values.
+pub fn clip_quoted(message: &str) -> String {
+    let mut text = message.replace('\n', " ");
+    for quote in ['`', '"'] {
+        let parts: Vec<String> = text
+            .split(quote)
+            .enumerate()
+            .map(|(i, part)| {
+                if i % 2 == 1 {
+                    clip(part)
+                } else {
+                    part.to_string()
+                }
+            })
+            .collect();
+        text = parts.join(&quote.to_string());
+    }
+    match text.char_indices().nth(MESSAGE_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
+/// The dotted key defined (or the table opened) on a 1-based line; inside
+/// the n-th `[[array.of.tables]]`, the table is named `array.of.tables[n]`.
 fn key_at_line(source: &str, line: usize) -> String {
     let mut table = String::new();
+    let mut occurrences: std::collections::BTreeMap<String, usize> = Default::default();
     for (number, text) in source.lines().enumerate() {
         let text = text.trim();
         if let Some(header) = table_header(text) {
             table = header.to_string();
+            if text.starts_with("[[") {
+                let seen = occurrences.entry(table.clone()).or_default();
+                table = format!("{table}[{seen}]");
+                *seen += 1;
+            }
             if number + 1 == line {
                 return table;
             }
@@ -103,8 +158,12 @@ fn table_header(line: &str) -> Option<&str> {
 }
 
 /// The 1-based line defining a dotted key; for `table[n].key`, inside the
-/// n-th `[[table]]`. Falls back to the table's header.
+/// n-th `[[table]]`. Falls back to the line of the key's table (a header,
+/// or an inline table `latency = { ... }` under its parent).
 fn line_of_key(source: &str, dotted: &str) -> Option<usize> {
+    if dotted.is_empty() {
+        return None;
+    }
     let (table, index, key) = split_key(dotted);
     let mut current = String::new();
     let mut occurrence: i64 = -1;
@@ -113,6 +172,9 @@ fn line_of_key(source: &str, dotted: &str) -> Option<usize> {
         let text = text.trim();
         if let Some(header) = table_header(text) {
             current = header.to_string();
+            if current == dotted && index.is_none() {
+                return Some(number + 1);
+            }
             if current == table {
                 occurrence += 1;
                 if index.is_none_or(|i| i as i64 == occurrence) {
@@ -127,7 +189,13 @@ fn line_of_key(source: &str, dotted: &str) -> Option<usize> {
             return Some(number + 1);
         }
     }
-    header_line
+    header_line.or_else(|| {
+        let parent = dotted.rsplit_once('.')?.0;
+        if parent.ends_with(']') {
+            return None;
+        }
+        line_of_key(source, parent)
+    })
 }
 
 /// `faults.schedule[2].fault` -> ("faults.schedule", Some(2), "fault");
@@ -165,6 +233,8 @@ mod tests {
     fn names_the_key_of_a_line() {
         assert_eq!(key_at_line(SOURCE, 5), "faults.rates.loss_after_apply");
         assert_eq!(key_at_line(SOURCE, 1), "recipe");
-        assert_eq!(key_at_line(SOURCE, 7), "faults.schedule");
+        assert_eq!(key_at_line(SOURCE, 7), "faults.schedule[0]");
+        assert_eq!(key_at_line(SOURCE, 13), "faults.schedule[1].fault");
+        assert_eq!(clip(&"k".repeat(1_000_000)).chars().count(), 61);
     }
 }

@@ -38,7 +38,7 @@
 //! check = ["mutual_exclusion", "liveness", "no_leaks"]
 //! ```
 
-use crate::faults::{FaultPlan, MsRange};
+use crate::faults::{FaultEntry, FaultPlan, FaultRates, MsRange};
 use crate::world::workloads::WorkloadSpec;
 use crate::world::LatencyModel;
 use serde::{Deserialize, Serialize};
@@ -75,9 +75,36 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub timing: Timing,
     #[serde(default)]
-    pub faults: FaultPlan,
+    pub faults: FaultsFile,
     #[serde(default)]
     pub properties: Properties,
+}
+
+/// The `[faults]` table as written; the validation layer turns its
+/// schedule entries into faults, naming the entry's index in errors.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FaultsFile {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<FaultEntry>,
+    pub rates: FaultRates,
+    /// Draw which fault kinds are on, and their rates, from the seed.
+    pub swarm: bool,
+}
+
+impl From<&FaultPlan> for FaultsFile {
+    fn from(plan: &FaultPlan) -> FaultsFile {
+        FaultsFile {
+            schedule: plan
+                .schedule
+                .iter()
+                .cloned()
+                .map(FaultEntry::from)
+                .collect(),
+            rates: plan.rates.clone(),
+            swarm: plan.swarm,
+        }
+    }
 }
 
 fn default_seeds() -> String {

@@ -69,15 +69,53 @@ impl RecipeKind {
         }
     }
 
-    /// The nodes the seed code expects to exist before it runs.
-    pub fn default_parents(self, variant: &str) -> &'static [&'static str] {
-        match (self, variant) {
-            (RecipeKind::Lock, _) => &["/locks"],
-            (RecipeKind::SharedLock, "original") => &["/shared", "/shared/db"],
-            (RecipeKind::Election, _) => &["/leader"],
-            (RecipeKind::Queue, _) => &["/q"],
-            (RecipeKind::Barrier, _) => &["/b1"],
-            _ => &[],
+    /// The recipe's directory must exist before it runs (the seed code
+    /// does not create it); the others create their parents themselves.
+    pub fn needs_existing_path(self, variant: &str) -> bool {
+        match self {
+            RecipeKind::Lock | RecipeKind::Election | RecipeKind::Queue | RecipeKind::Barrier => {
+                true
+            }
+            RecipeKind::SharedLock => variant == "original",
+            RecipeKind::CuratorLock | RecipeKind::Semaphore => false,
+        }
+    }
+
+    /// The application workload the simulator runs for this recipe.
+    pub fn workload(self) -> WorkloadKind {
+        match self {
+            RecipeKind::Queue => WorkloadKind::Queue,
+            RecipeKind::Barrier => WorkloadKind::Barrier,
+            _ => WorkloadKind::Hold,
+        }
+    }
+
+    /// The properties that mean something for this recipe: asking a lock
+    /// for `exactly_once` is an error, not a vacuous pass.
+    pub fn applicable_properties(self) -> &'static [Property] {
+        use Property::*;
+        match self {
+            RecipeKind::Lock
+            | RecipeKind::CuratorLock
+            | RecipeKind::SharedLock
+            | RecipeKind::Semaphore => &[
+                MutualExclusion,
+                FencedMutualExclusion,
+                Fifo,
+                Herd,
+                Liveness,
+                NoLeaks,
+            ],
+            RecipeKind::Election => &[
+                OneLeader,
+                FencedMutualExclusion,
+                Fifo,
+                Herd,
+                Liveness,
+                NoLeaks,
+            ],
+            RecipeKind::Queue => &[ExactlyOnce, Liveness, NoLeaks],
+            RecipeKind::Barrier => &[Barrier, Liveness, NoLeaks],
         }
     }
 
@@ -95,6 +133,28 @@ impl RecipeKind {
         };
         properties.extend([Property::Liveness, Property::NoLeaks]);
         properties
+    }
+}
+
+/// The shape of a recipe's application workload (`world::workloads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// Acquire, hold, release (locks, elections, semaphores).
+    Hold,
+    /// Producers offer, consumers take.
+    Queue,
+    /// Enter, work, leave.
+    Barrier,
+}
+
+impl WorkloadKind {
+    /// The `[workload]` keys this workload reads.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Hold => &["cycles", "hold_ms", "think_ms", "use_resource"],
+            WorkloadKind::Queue => &["producers", "items", "take_wait_ms", "think_ms"],
+            WorkloadKind::Barrier => &["rounds", "work_ms", "think_ms"],
+        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! delta debugging removes chunks of it while the violation persists, and
 //! the workload's cycle count is halved while it persists.
 
-use super::{Expectation, Scenario};
+use super::file::FaultsFile;
+use super::{Expectation, Scenario, SeedRange};
 use crate::faults::{FaultPlan, FaultRates};
 use crate::oracles::Property;
 
@@ -51,8 +52,8 @@ impl Shrinker<'_> {
 
     fn with_schedule(&self, schedule: &[crate::faults::ScheduledFault], cycles: u32) -> Scenario {
         let mut candidate = self.base.clone();
-        let rates = &self.base.raw.faults.rates;
-        candidate.raw.faults = FaultPlan {
+        let rates = &self.base.faults.rates;
+        candidate.faults = FaultPlan {
             schedule: schedule.to_vec(),
             rates: FaultRates {
                 loss_before_apply: 0.0,
@@ -67,6 +68,7 @@ impl Shrinker<'_> {
             },
             swarm: false,
         };
+        candidate.raw.faults = FaultsFile::from(&candidate.faults);
         candidate.raw.workload.cycles = cycles;
         candidate
     }
@@ -143,7 +145,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, max_runs: usize) -> Result<Shrunk,
     );
     shrunk.raw.seeds = seed.to_string();
     shrunk.file_variant = shrunk.raw.variant.clone();
-    shrunk.seeds = seed..seed + 1;
+    shrunk.seeds = SeedRange::single(seed);
     shrunk.raw.expect = "violation".to_string();
     shrunk.raw.expect_property = Some(property.name().to_string());
     shrunk.expect = Expectation::Violation(Some(property));

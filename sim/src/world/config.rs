@@ -16,6 +16,7 @@ pub struct LatencyModel {
     pub min_us: u64,
     pub max_us: u64,
     pub spike_probability: f64,
+    #[serde(deserialize_with = "crate::faults::two_numbers")]
     pub spike_us: [u64; 2],
 }
 
@@ -39,9 +40,9 @@ impl LatencyModel {
             self.min_us
         };
         if self.spike_probability > 0.0 && rng.gen_bool(self.spike_probability.min(1.0)) {
-            us += MsRange::new(self.spike_us[0], self.spike_us[1]).draw(rng);
+            us = us.saturating_add(MsRange::new(self.spike_us[0], self.spike_us[1]).draw(rng));
         }
-        us.max(1) * 1_000
+        us.max(1).saturating_mul(1_000)
     }
 }
 
@@ -75,7 +76,9 @@ pub struct WorldConfig {
     /// within this much simulated time.
     pub heal_ms: u64,
     /// Quiet time after the last workload finished, before the end checks
-    /// (lets in-flight deletes land).
+    /// (lets in-flight deletes land); the checks then also wait until every
+    /// client is connected and quiet (`world::settle`), at most until the
+    /// liveness deadline.
     pub settle_ms: u64,
     pub faults: FaultPlan,
     pub oracles: OracleConfig,

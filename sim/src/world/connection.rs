@@ -4,7 +4,7 @@
 //! the client's node, so a paused node processes nothing and sends no pings.
 
 use super::events::{Event, Inbound, LocalTimer, ToClient, ToServer};
-use super::shared::{enter, trace, Connecting, Phase, Shared, SimRecipe};
+use super::shared::{enter, ms_to_ns, trace, Connecting, Phase, Shared, SimRecipe};
 use crate::client::ConnectionState;
 use crate::oracles::Seen;
 use rand::Rng;
@@ -22,6 +22,7 @@ pub async fn connection_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>, client
         }
         world.client_step(client);
         world.clients[client].conn_waker = Some(cx.waker().clone());
+        world.poke_supervisor();
         Poll::Pending
     })
     .await
@@ -100,7 +101,7 @@ impl<R: SimRecipe> Shared<R> {
                     self.clients[client].pinging = true;
                     self.schedule_local(
                         client,
-                        self.config.ping_interval_ms() * 1_000_000,
+                        ms_to_ns(self.config.ping_interval_ms()),
                         LocalTimer::Ping,
                     );
                 }
@@ -139,19 +140,47 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn retry_later(&mut self, client: usize, timer: LocalTimer) {
-        if self.clients[client].retry_pending {
+        if self.clients[client].retry.is_some() {
             return;
         }
-        self.clients[client].retry_pending = true;
-        let delay = match timer {
-            LocalTimer::NewSession => self.delay_ns(self.config.new_session_delay_ms),
-            _ => self.delay_ns(self.config.reconnect_delay_ms),
+        let delay = self.delay_ns(self.retry_delay_ms(timer));
+        self.schedule_retry(client, delay.max(1_000), timer);
+    }
+
+    /// How long a client waits before this kind of connection attempt.
+    fn retry_delay_ms(&self, timer: LocalTimer) -> crate::faults::MsRange {
+        match timer {
+            LocalTimer::NewSession => self.config.new_session_delay_ms,
+            _ => self.config.reconnect_delay_ms,
+        }
+    }
+
+    /// Schedules the client's next connection attempt (the only one that
+    /// counts: see `ClientSlot::retry`).
+    fn schedule_retry(&mut self, client: usize, after_ns: u64, timer: LocalTimer) {
+        let at = self.now_ns().saturating_add(after_ns);
+        self.clients[client].retry = Some((at, timer));
+        self.schedule(at, Event::Local { client, timer });
+    }
+
+    /// The heal: a connection attempt the network had put off past the
+    /// usual retry delay is brought forward (the network is back now); the
+    /// attempt scheduled before is then superseded.
+    pub fn retry_soon(&mut self, client: usize) {
+        let Some((due, timer)) = self.clients[client].retry else {
+            return;
         };
-        self.schedule_local(client, delay.max(1_000), timer);
+        let range = self.retry_delay_ms(timer);
+        let longest = ms_to_ns(range.max.max(range.min)).max(1_000);
+        let latest = self.now_ns().saturating_add(longest);
+        if due > latest {
+            let delay = self.delay_ns(range);
+            self.schedule_retry(client, delay.max(1_000), timer);
+        }
     }
 
     fn schedule_local(&mut self, client: usize, after_ns: u64, timer: LocalTimer) {
-        let at = self.now_ns() + after_ns;
+        let at = self.now_ns().saturating_add(after_ns);
         self.schedule(at, Event::Local { client, timer });
     }
 
@@ -166,7 +195,7 @@ impl<R: SimRecipe> Shared<R> {
                 }
             }
             LocalTimer::Ping => {
-                let interval_ns = self.config.ping_interval_ms() * 1_000_000;
+                let interval_ns = ms_to_ns(self.config.ping_interval_ms());
                 let slot = &self.clients[client];
                 let idle = self.now_ns().saturating_sub(slot.last_sent_ns) >= interval_ns;
                 if slot.session.state == ConnectionState::Connected
@@ -177,10 +206,14 @@ impl<R: SimRecipe> Shared<R> {
                 }
                 self.schedule_local(client, interval_ns, LocalTimer::Ping);
             }
-            LocalTimer::Reconnect | LocalTimer::NewSession => {
-                self.clients[client].retry_pending = false;
-                self.try_connect(client, timer);
-            }
+            LocalTimer::Reconnect | LocalTimer::NewSession => match self.clients[client].retry {
+                Some((due, pending)) if self.now_ns() >= due => {
+                    self.clients[client].retry = None;
+                    self.try_connect(client, pending);
+                }
+                // Superseded by an attempt brought forward.
+                _ => {}
+            },
         }
     }
 
@@ -195,9 +228,8 @@ impl<R: SimRecipe> Shared<R> {
             // Attempts fail until the network is back; only the first one
             // after that matters, so skip the failing ones.
             let back_in = slot.link.down_until_ns - self.now_ns();
-            self.clients[client].retry_pending = true;
             let delay = self.delay_ns(self.config.reconnect_delay_ms);
-            self.schedule_local(client, back_in + delay.max(1_000), timer);
+            self.schedule_retry(client, back_in.saturating_add(delay.max(1_000)), timer);
             return;
         }
         self.clients[client].link.epoch += 1;
@@ -248,7 +280,7 @@ impl<R: SimRecipe> Shared<R> {
             for outcome in outcomes {
                 let observation = outcome.observe();
                 trace!(self, Some(client), Outcome, "{outcome:?}");
-                self.stats.outcomes += 1;
+                self.stats.count_outcome(&observation);
                 self.observe(client, Seen::Outcome(observation));
                 let slot = &mut self.clients[client];
                 slot.outcomes.push_back(outcome);
@@ -274,7 +306,7 @@ impl<R: SimRecipe> Shared<R> {
             .map(|(id, due)| (*id, *due))
             .collect();
         for (id, due_ms) in pending {
-            let at = (due_ms * 1_000_000).max(now + 1_000_000);
+            let at = ms_to_ns(due_ms).max(now.saturating_add(1_000_000));
             self.schedule(
                 at,
                 Event::Local {

@@ -136,4 +136,10 @@ impl EventQueue {
     pub fn next_due(&self) -> Option<u64> {
         self.heap.peek().map(|Reverse((at, _, _))| *at)
     }
+
+    /// The events not yet due, in no particular order (to ask whether one
+    /// of some kind is pending, never to act on them in this order).
+    pub fn pending(&self) -> impl Iterator<Item = &Event> {
+        self.slab.iter().flatten()
+    }
 }

@@ -38,8 +38,10 @@
 
 #[cfg(not(madsim))]
 compile_error!(
-    "zk-sim's world needs madsim's simulator: build with `--cfg madsim` (plain `cargo` reads it from \
-     .cargo/config.toml; a RUSTFLAGS environment variable replaces that setting)"
+    "zk-sim's world needs madsim's simulator, which exists only with `--cfg madsim`. Add to your \
+     crate's .cargo/config.toml:  [build] rustflags = [\"--cfg\", \"madsim\"]  (and \
+     rustdocflags = [\"--cfg\", \"madsim\"] for doctests); a RUSTFLAGS environment variable \
+     replaces that setting, so add `--cfg madsim` to it if you set one"
 );
 
 pub mod adapters;
@@ -49,6 +51,7 @@ mod connection;
 mod events;
 mod report;
 mod run;
+mod settle;
 mod shared;
 mod shell;
 mod trace;

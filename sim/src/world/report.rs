@@ -5,6 +5,7 @@ use super::trace::Trace;
 use crate::faults::{FaultRates, ScheduledFault};
 use crate::oracles::Violation;
 use serde::{Deserialize, Serialize};
+use zk_recipes::Observation;
 
 /// Counters of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +22,15 @@ pub struct RunStats {
     pub timers_armed: u64,
     pub calls: u64,
     pub outcomes: u64,
+    /// Outcomes that are progress: every outcome but `Failed` and
+    /// `TimedOut` (an acquisition, a release, an item offered or taken, a
+    /// barrier passed, a hold lost, an empty queue).
+    #[serde(default)]
+    pub progress: u64,
+    /// The first outcome that was not progress: a `Failed` outcome's
+    /// reason (e.g. `ZooKeeper error: InvalidPath`), or `TimedOut`.
+    #[serde(default)]
+    pub first_failure: Option<String>,
     pub faults: u64,
     /// Simulated time at the end of the run, in ns.
     pub sim_time_ns: u64,
@@ -43,8 +53,69 @@ pub struct RunReport {
     pub trace: Trace,
 }
 
+impl RunStats {
+    /// Counts one outcome the recipe gave its application.
+    pub fn count_outcome(&mut self, observation: &Observation) {
+        self.outcomes += 1;
+        let failure = match observation {
+            Observation::Failed { reason } => reason.clone(),
+            Observation::TimedOut => "TimedOut".to_string(),
+            _ => {
+                self.progress += 1;
+                return;
+            }
+        };
+        self.first_failure.get_or_insert(failure);
+    }
+}
+
 impl RunReport {
     pub fn passed(&self) -> bool {
         self.violations.is_empty()
+    }
+
+    /// Why this run could not have failed, if it could not: the server
+    /// applied no request, or no outcome was progress (every call failed,
+    /// timed out or was never answered). Its properties then hold
+    /// vacuously, and a pass says nothing. None for a run that did work.
+    pub fn vacuous(&self) -> Option<String> {
+        let stats = &self.stats;
+        if stats.requests > 0 && stats.progress > 0 {
+            return None;
+        }
+        let failed = stats.outcomes.saturating_sub(stats.progress);
+        let first = match &stats.first_failure {
+            Some(first) => format!(" (first: {first})"),
+            None => String::new(),
+        };
+        let answers = if stats.calls == 0 {
+            "no call was made".to_string()
+        } else if stats.outcomes == 0 {
+            format!("none of {} was answered", plural(stats.calls, "call"))
+        } else if failed == stats.outcomes {
+            format!("every call failed{first}")
+        } else if failed > 0 {
+            format!(
+                "{failed} of {} failed{first}",
+                plural(stats.outcomes, "call")
+            )
+        } else {
+            format!(
+                "{} answered without the server",
+                plural(stats.outcomes, "call")
+            )
+        };
+        Some(format!(
+            "no workload made progress: {} applied, {answers}",
+            plural(stats.requests, "request")
+        ))
+    }
+}
+
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

@@ -7,7 +7,10 @@ use super::config::WorldConfig;
 use super::connection::connection_task;
 use super::events::{Event, EventQueue, LocalTimer};
 use super::report::{RunReport, RunStats};
-use super::shared::{enter, trace, ClientSlot, Link, Phase, Rngs, Shared, SimRecipe, Wakeup};
+use super::settle::wait_until_settled;
+use super::shared::{
+    enter, ms_to_ns, trace, ClientSlot, Link, Phase, Rngs, Shared, SimRecipe, Wakeup,
+};
 use super::shell::scheduler_task;
 use super::trace::Trace;
 use crate::client::ClientSession;
@@ -88,6 +91,12 @@ impl<R: SimRecipe> Simulation<R> {
         simulation.run(seed)
     }
 
+    /// Runs the world until every workload is done (or the heal deadline
+    /// passed, or a violation stopped the run); then, once every workload
+    /// is done, heals the faults if they have not healed yet, lets the
+    /// world settle (at least `settle_ms`, then until every client is
+    /// connected and quiet: see [`super::settle`], bounded by the heal
+    /// deadline) and runs the end checks.
     async fn supervise(&self, seed: u64) -> RunReport {
         let shared = Arc::new(Mutex::new(self.build_world(seed)));
         self.start_nodes(&shared);
@@ -102,6 +111,7 @@ impl<R: SimRecipe> Simulation<R> {
         };
         if heal_needed {
             madsim::time::sleep(Duration::from_millis(self.config.settle_ms)).await;
+            wait_until_settled(&shared).await;
         }
         let mut world = enter(&shared);
         finish(&mut world, seed)
@@ -115,7 +125,12 @@ impl<R: SimRecipe> Simulation<R> {
         });
         set_up(&mut server, &config);
         let initial_paths: BTreeSet<_> = server.paths().into_iter().collect();
-        let phase_ns = config.fault_phase_ms * 1_000_000;
+        assert!(
+            config.expiry_tick_ms > 0,
+            "expiry_tick_ms is 0: the expiry tick would never let time pass (a validation gap: \
+             scenarios refuse it)"
+        );
+        let phase_ns = ms_to_ns(config.fault_phase_ms);
         let drawn = config.faults.materialize(seed, config.clients, phase_ns);
         let mut unique_ids = stream(seed, UNIQUE_ID_STREAM);
         let clients = (0..config.clients)
@@ -147,6 +162,7 @@ impl<R: SimRecipe> Simulation<R> {
             fault_history: Vec::new(),
             phase: Phase::Faults,
             supervisor: None,
+            settling: false,
             initial_paths,
             handle: Handle::current(),
             run_state: BTreeMap::new(),
@@ -193,7 +209,7 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         requests_received: 0,
         armed_fault: None,
         last_sent_ns: 0,
-        retry_pending: false,
+        retry: None,
         pinging: false,
         paused: false,
         workload_done: false,
@@ -211,7 +227,9 @@ fn set_up(server: &mut ZkServer, config: &WorldConfig) {
         let applied = server.apply(ADMIN_SESSION, request, &mut SortedOrder);
         assert!(
             applied.result.is_ok() || applied.result == Err(zk_recipes::zk::ZkError::NodeExists),
-            "setup request {request:?} failed: {:?}",
+            "setup request {request:?} failed: {:?}. This is a validation gap: scenario \
+             validation must refuse a setup the server cannot apply (a parent that is not a \
+             valid path or whose own parent is missing) before anything runs",
             applied.result
         );
     }
@@ -232,6 +250,7 @@ fn schedule_start<R: SimRecipe>(
     phase_ns: u64,
 ) {
     for client in 0..world.clients.len() {
+        world.clients[client].retry = Some((0, LocalTimer::NewSession));
         world.schedule(
             0,
             Event::Local {
@@ -240,12 +259,9 @@ fn schedule_start<R: SimRecipe>(
             },
         );
     }
-    world.schedule(world.config.expiry_tick_ms * 1_000_000, Event::ExpiryTick);
+    world.schedule(ms_to_ns(world.config.expiry_tick_ms), Event::ExpiryTick);
     if world.config.reaper_interval_ms > 0 {
-        world.schedule(
-            world.config.reaper_interval_ms * 1_000_000,
-            Event::ReaperTick,
-        );
+        world.schedule(ms_to_ns(world.config.reaper_interval_ms), Event::ReaperTick);
     }
     for (at, fault) in timed {
         world.schedule(at, Event::Fault(fault));

@@ -3,7 +3,7 @@
 //! across an await).
 
 use super::config::WorldConfig;
-use super::events::{Event, EventQueue, Inbound, ToClient, ToServer};
+use super::events::{Event, EventQueue, Inbound, LocalTimer, ToClient, ToServer};
 use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
@@ -117,8 +117,11 @@ pub struct ClientSlot<R: SimRecipe> {
     /// A per-request fault armed by the schedule for the next request.
     pub armed_fault: Option<crate::faults::Fault>,
     pub last_sent_ns: u64,
-    /// A reconnect or new-session timer is pending.
-    pub retry_pending: bool,
+    /// The pending reconnect or new-session attempt: when it is due and
+    /// which it is. A retry timer firing while none is pending, or before
+    /// the pending one is due, was superseded (the heal moves a far attempt
+    /// closer) and does nothing.
+    pub retry: Option<(u64, LocalTimer)>,
     /// The ping timer chain has started.
     pub pinging: bool,
     pub paused: bool,
@@ -178,6 +181,10 @@ pub struct Shared<R: SimRecipe> {
     pub fault_history: Vec<ScheduledFault>,
     pub phase: Phase,
     pub supervisor: Option<Waker>,
+    /// The supervisor waits for the world to go quiet before the end
+    /// checks: every task that changes the world wakes it (see
+    /// [`Shared::unsettled`]).
+    pub settling: bool,
     pub initial_paths: BTreeSet<Path>,
     pub handle: madsim::runtime::Handle,
     /// State the workloads of one run share (see `Client::run_state`).
@@ -198,8 +205,17 @@ pub(crate) use trace;
 /// Locks the world for a task's poll and reads the clock.
 pub fn enter<R: SimRecipe>(shared: &Mutex<Shared<R>>) -> MutexGuard<'_, Shared<R>> {
     let mut world = shared.lock().expect("world lock");
-    world.now = (world.time.elapsed() - world.start).as_nanos() as u64;
+    let elapsed = world.time.elapsed().saturating_sub(world.start);
+    world.now = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
     world
+}
+
+/// Milliseconds to nanoseconds, saturating: simulated time never wraps.
+/// Every duration the world adds to a time goes through this and
+/// `saturating_add`, so a huge setting puts an event at the end of time
+/// (it never happens) instead of in the past.
+pub fn ms_to_ns(ms: u64) -> u64 {
+    ms.saturating_mul(1_000_000)
 }
 
 impl<R: SimRecipe> Shared<R> {
@@ -279,7 +295,9 @@ impl<R: SimRecipe> Shared<R> {
         let now = self.now_ns();
         let latency = self.config.latency.draw_ns(&mut self.rng.net);
         let link = &mut self.clients[client].link;
-        let at = (now + latency).max(link.up_last_ns + 1);
+        let at = now
+            .saturating_add(latency)
+            .max(link.up_last_ns.saturating_add(1));
         link.up_last_ns = at;
         let epoch = link.epoch;
         self.clients[client].last_sent_ns = now;
@@ -298,9 +316,11 @@ impl<R: SimRecipe> Shared<R> {
             _ => None,
         };
         let at = match delayed {
-            Some(delay) => now + latency + delay,
+            Some(delay) => now.saturating_add(latency).saturating_add(delay),
             None => {
-                let at = (now + latency).max(link.down_last_ns + 1);
+                let at = now
+                    .saturating_add(latency)
+                    .max(link.down_last_ns.saturating_add(1));
                 link.down_last_ns = at;
                 at
             }
@@ -326,6 +346,6 @@ impl<R: SimRecipe> Shared<R> {
 
     /// A seeded draw in a delay range, in ns.
     pub fn delay_ns(&mut self, range: crate::faults::MsRange) -> u64 {
-        range.draw(&mut self.rng.delays) * 1_000_000
+        ms_to_ns(range.draw(&mut self.rng.delays))
     }
 }

@@ -5,7 +5,7 @@
 //! faults strike, and the run's phases change.
 
 use super::events::{Event, Inbound, ToClient, ToServer};
-use super::shared::{enter, trace, Phase, Shared, SimRecipe};
+use super::shared::{enter, ms_to_ns, trace, Phase, Shared, SimRecipe};
 use crate::faults::{Fault, ScheduledFault, Trigger};
 use crate::oracles::{fmt_time, Property, Seen, Violation};
 use crate::server::{Notification, ShuffledOrder};
@@ -38,6 +38,7 @@ pub async fn scheduler_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>) {
         if let Some(next) = world.queue.next_due() {
             world.arm(next);
         }
+        world.poke_supervisor();
         Poll::Pending
     })
     .await
@@ -228,7 +229,9 @@ impl<R: SimRecipe> Shared<R> {
         let link = &mut self.clients[client].link;
         link.epoch += 1;
         link.server_up = false;
-        link.down_until_ns = link.down_until_ns.max(now + down_ms * 1_000_000);
+        link.down_until_ns = link
+            .down_until_ns
+            .max(now.saturating_add(ms_to_ns(down_ms)));
         if let Some(session) = link.session {
             self.server.disconnect(session);
         }
@@ -267,13 +270,17 @@ impl<R: SimRecipe> Shared<R> {
             }
         }
         self.route(notifications);
-        let next = self.now_ns() + self.config.expiry_tick_ms * 1_000_000;
+        let next = self
+            .now_ns()
+            .saturating_add(ms_to_ns(self.config.expiry_tick_ms));
         self.schedule(next, Event::ExpiryTick);
     }
 
     fn reaper_tick(&mut self) {
         self.reap();
-        let next = self.now_ns() + self.config.reaper_interval_ms * 1_000_000;
+        let next = self
+            .now_ns()
+            .saturating_add(ms_to_ns(self.config.reaper_interval_ms));
         self.schedule(next, Event::ReaperTick);
     }
 
@@ -317,7 +324,7 @@ impl<R: SimRecipe> Shared<R> {
             } => {
                 let now = self.now_ns();
                 self.clients[client].link.watch_delay =
-                    Some((delay_ms * 1_000_000, now + window_ms * 1_000_000));
+                    Some((ms_to_ns(delay_ms), now.saturating_add(ms_to_ns(window_ms))));
             }
             Fault::Reap => self.reap(),
         }
@@ -345,7 +352,9 @@ impl<R: SimRecipe> Shared<R> {
         if let Some(node) = slot.node {
             self.handle.pause(node);
         }
-        let until = self.now_ns() + pause_ms * 1_000_000;
+        // A pause too long to end before the end of time lasts until the
+        // heal resumes the client.
+        let until = self.now_ns().saturating_add(ms_to_ns(pause_ms));
         self.schedule(until, Event::Resume { client });
     }
 
@@ -392,13 +401,14 @@ impl<R: SimRecipe> Shared<R> {
     // ---- phases ----
 
     /// No more faults: resume paused clients, let partitioned ones
-    /// reconnect, and start the liveness clock.
+    /// reconnect (an attempt the network had put off is brought forward),
+    /// and start the liveness clock.
     pub fn heal(&mut self) {
         if self.phase != Phase::Faults {
             return;
         }
         let now = self.now_ns();
-        let deadline_ns = now + self.config.heal_ms * 1_000_000;
+        let deadline_ns = now.saturating_add(ms_to_ns(self.config.heal_ms));
         self.phase = Phase::Healing { deadline_ns };
         trace!(
             self,
@@ -413,14 +423,29 @@ impl<R: SimRecipe> Shared<R> {
             slot.link.watch_delay = None;
             slot.armed_fault = None;
             self.resume(client);
+            self.retry_soon(client);
         }
         self.schedule(deadline_ns, Event::Deadline);
     }
 
-    /// The liveness bound has passed: every workload should be done.
+    /// The liveness bound has passed: every workload should be done (the
+    /// end checks then run whether the world has settled or not; what has
+    /// not is in the trace).
     fn deadline(&mut self) {
         if self.phase == Phase::Done {
             return;
+        }
+        if self.trace.enabled {
+            let unsettled = self.unsettled();
+            if !unsettled.is_empty() {
+                trace!(
+                    self,
+                    None,
+                    Phase,
+                    "not settled at the liveness deadline: {}",
+                    unsettled.join("; ")
+                );
+            }
         }
         let stuck: Vec<String> = self
             .clients

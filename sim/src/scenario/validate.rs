@@ -1,0 +1,679 @@
+//! The one validation layer between a parsed scenario file and a run: every
+//! number is checked against its declared range ([`super::limits`]), every
+//! cross-field rule is checked, and every refusal names the file, the line
+//! and the dotted key (with the array index: `faults.schedule[2].pause_ms`).
+//! What passes here runs without a panic, an overflow or a hang, and can
+//! fail: a property that does not apply to the recipe is refused.
+
+use super::error::{clip, ScenarioError};
+use super::file::{FaultsFile, ScenarioFile};
+use super::limits::{self as limit, MAX_MS};
+use super::registry::{RecipeKind, WorkloadKind};
+use super::seeds::SeedRange;
+use super::{Expectation, Scenario};
+use crate::faults::{FaultPlan, MsRange, ScheduledFault};
+use crate::oracles::Property;
+use std::collections::BTreeSet;
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+use std::path::Path as FsPath;
+use zk_recipes::zk::Path;
+
+/// Checks one parsed file; `table` is the same source as plain TOML, to
+/// tell a key that was written from one that took its default.
+pub(super) struct Checker<'a> {
+    pub file: &'a FsPath,
+    pub source: &'a str,
+    pub table: &'a toml::Table,
+}
+
+type Checked<T> = Result<T, ScenarioError>;
+
+impl Checker<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::at_key(self.file, self.source, key, message)
+    }
+
+    fn within<T: PartialOrd + Display>(
+        &self,
+        key: &str,
+        value: T,
+        range: RangeInclusive<T>,
+        unit: &str,
+    ) -> Checked<()> {
+        if range.contains(&value) {
+            return Ok(());
+        }
+        Err(self.error(
+            key,
+            format!(
+                "{value}{unit} is outside {}..={}{unit}",
+                range.start(),
+                range.end()
+            ),
+        ))
+    }
+
+    /// A `[min, max]` range of milliseconds: ordered, max at most `cap`.
+    fn ms_range(&self, key: &str, range: MsRange, cap: u64) -> Checked<()> {
+        if range.min > range.max {
+            return Err(self.error(
+                key,
+                format!(
+                    "[{}, {}] is reversed: write [min, max]",
+                    range.min, range.max
+                ),
+            ));
+        }
+        self.within(key, range.max, 0..=cap, " ms")
+    }
+
+    fn real(&self, key: &str, value: f64, range: RangeInclusive<f64>) -> Checked<()> {
+        if !value.is_finite() {
+            return Err(self.error(key, format!("{value} is not a finite number")));
+        }
+        if range.contains(&value) {
+            return Ok(());
+        }
+        // `{:e}` for the huge ones: 1e300 is not shown with 300 digits.
+        let shown = if value.abs() >= 1e15 {
+            format!("{value:e}")
+        } else {
+            value.to_string()
+        };
+        Err(self.error(
+            key,
+            format!("{shown} is outside {}..={}", range.start(), range.end()),
+        ))
+    }
+
+    pub fn check(&self, raw: ScenarioFile) -> Checked<Scenario> {
+        let recipe: RecipeKind = raw
+            .recipe
+            .parse()
+            .map_err(|e: String| self.error("recipe", e))?;
+        if !recipe.variants().contains(&raw.variant.as_str()) {
+            return Err(self.error(
+                "variant",
+                format!(
+                    "`{}` has no variant `{}` (expected one of: {})",
+                    recipe.name(),
+                    clip(&raw.variant),
+                    recipe.variants().join(", ")
+                ),
+            ));
+        }
+        let name = self.name(&raw)?;
+        self.within("clients", raw.clients as u64, limit::CLIENTS, "")?;
+        let seeds = SeedRange::parse(&raw.seeds).map_err(|e| self.error("seeds", e))?;
+        self.within("duration_ms", raw.duration_ms, limit::PHASE_MS, " ms")?;
+        self.within("heal_ms", raw.heal_ms, limit::PHASE_MS, " ms")?;
+        let path = self.recipe_path(&raw, recipe)?;
+        let parents = self.parents(&raw, recipe, &path)?;
+        self.check_config(&raw, recipe, &path, &parents)?;
+        self.check_workload(&raw, recipe.workload())?;
+        self.check_timing(&raw)?;
+        let faults = self.faults(&raw)?;
+        let properties = match raw.properties.check.is_empty() {
+            true => recipe.default_properties().into_iter().collect(),
+            false => self.property_names("properties.check", &raw.properties.check)?,
+        };
+        self.applicable("properties.check", &raw, recipe, &properties)?;
+        let fixed_properties = match &raw.fixed_properties {
+            Some(names) => {
+                let set = self.property_names("fixed_properties", names)?;
+                self.applicable("fixed_properties", &raw, recipe, &set)?;
+                Some(set)
+            }
+            None => None,
+        };
+        let expect = self.expectation(&raw, &properties)?;
+        self.within(
+            "properties.herd_bound",
+            u64::from(raw.properties.herd_bound),
+            limit::HERD_BOUND,
+            "",
+        )?;
+        let fifo_dir = match &raw.properties.fifo_dir {
+            Some(dir) => self.zk_path("properties.fifo_dir", dir)?,
+            None => path.clone(),
+        };
+        Ok(Scenario {
+            file: self.file.to_path_buf(),
+            name,
+            file_variant: raw.variant.clone(),
+            raw,
+            recipe,
+            seeds,
+            expect,
+            properties,
+            fixed_properties,
+            path,
+            parents,
+            fifo_dir: Some(fifo_dir),
+            faults,
+        })
+    }
+
+    fn name(&self, raw: &ScenarioFile) -> Checked<String> {
+        if raw.description.chars().count() > limit::MAX_DESCRIPTION_CHARS {
+            return Err(self.error(
+                "description",
+                format!("longer than {} characters", limit::MAX_DESCRIPTION_CHARS),
+            ));
+        }
+        let Some(name) = &raw.name else {
+            let stem = self.file.file_stem().map(|s| s.to_string_lossy());
+            return Ok(stem.map_or_else(|| "scenario".to_string(), |s| s.into_owned()));
+        };
+        let fault = if name.trim().is_empty() {
+            Some("is empty")
+        } else if name.chars().any(char::is_control) {
+            Some("must be one line of printable text")
+        } else if name.chars().count() > limit::MAX_NAME_CHARS {
+            Some("is longer than 100 characters")
+        } else {
+            None
+        };
+        match fault {
+            Some(fault) => Err(self.error("name", format!("the name {fault}"))),
+            None => Ok(name.clone()),
+        }
+    }
+
+    fn zk_path(&self, key: &str, text: &str) -> Checked<Path> {
+        Path::new(text).map_err(|e| self.error(key, format!("`{}`: {e}", clip(text))))
+    }
+
+    fn recipe_path(&self, raw: &ScenarioFile, recipe: RecipeKind) -> Checked<Path> {
+        let text = raw.config.path.as_deref().unwrap_or(recipe.default_path());
+        let path = self.zk_path("config.path", text)?;
+        if path.is_root() {
+            return Err(self.error(
+                "config.path",
+                "the recipe's directory cannot be the root `/`: every node it creates would be a child of `/`, and ZooKeeper refuses its paths",
+            ));
+        }
+        Ok(path)
+    }
+
+    /// The persistent nodes created before the run, top-down: each one's
+    /// parent is the root or an earlier entry.
+    fn parents(&self, raw: &ScenarioFile, recipe: RecipeKind, path: &Path) -> Checked<Vec<Path>> {
+        let key = "config.parents";
+        let Some(texts) = &raw.config.parents else {
+            if !recipe.needs_existing_path(&raw.variant) {
+                return Ok(Vec::new());
+            }
+            let mut chain = vec![path.clone()];
+            while let Some(parent) = chain.last().and_then(Path::parent).filter(|p| !p.is_root()) {
+                chain.push(parent);
+            }
+            chain.reverse();
+            return Ok(chain);
+        };
+        if texts.len() > 1_000 {
+            return Err(self.error(key, "more than 1000 parents"));
+        }
+        let mut created: BTreeSet<Path> = BTreeSet::from([Path::root()]);
+        let mut parents = Vec::new();
+        for text in texts {
+            let parent = self.zk_path(key, text)?;
+            if parent.is_root() {
+                return Err(self.error(key, "`/` always exists: do not list it"));
+            }
+            let above = parent.parent().unwrap_or_else(Path::root);
+            if !created.contains(&above) {
+                return Err(self.error(
+                    key,
+                    format!(
+                        "`{}` cannot be created: its parent `{}` does not exist by then (list parents top-down, e.g. [\"/a\", \"/a/b\"])",
+                        clip(parent.as_str()),
+                        clip(above.as_str())
+                    ),
+                ));
+            }
+            created.insert(parent.clone());
+            if !parents.contains(&parent) {
+                parents.push(parent);
+            }
+        }
+        if recipe.needs_existing_path(&raw.variant) && !created.contains(path) {
+            return Err(self.error(
+                key,
+                format!(
+                    "the {} {} expects its directory `{}` to exist before it runs: add it to `parents`",
+                    recipe.name(),
+                    raw.variant,
+                    clip(path.as_str())
+                ),
+            ));
+        }
+        Ok(parents)
+    }
+
+    fn check_config(
+        &self,
+        raw: &ScenarioFile,
+        recipe: RecipeKind,
+        path: &Path,
+        parents: &[Path],
+    ) -> Checked<()> {
+        let config = &raw.config;
+        let barrier_original = recipe == RecipeKind::Barrier && raw.variant == "original";
+        if let Some(hosts) = &config.hosts {
+            if !barrier_original || !["shared", "unique"].contains(&hosts.as_str()) {
+                return Err(self.error(
+                    "config.hosts",
+                    "`hosts` is `shared` or `unique`, for the original barrier only",
+                ));
+            }
+        }
+        if let Some(mode) = &config.node_mode {
+            if !barrier_original || !["ephemeral", "ephemeral_sequential"].contains(&mode.as_str())
+            {
+                return Err(self.error(
+                    "config.node_mode",
+                    "`node_mode` is `ephemeral` or `ephemeral_sequential`, for the original barrier only",
+                ));
+            }
+        }
+        let clients = raw.clients as u64;
+        if let Some(leases) = config.max_leases {
+            if recipe != RecipeKind::Semaphore {
+                return Err(self.error("config.max_leases", "leases are for semaphores only"));
+            }
+            self.within(
+                "config.max_leases",
+                u64::from(leases),
+                limit::MAX_LEASES,
+                "",
+            )?;
+        }
+        if let Some(size) = config.barrier_size {
+            if recipe != RecipeKind::Barrier {
+                return Err(self.error("config.barrier_size", "a size is for barriers only"));
+            }
+            if !(1..=clients).contains(&(size as u64)) {
+                return Err(self.error(
+                    "config.barrier_size",
+                    format!("{size} members cannot meet among {clients} clients: the size is 1..={clients}"),
+                ));
+            }
+        }
+        if let Some(start) = config.sequence_start {
+            self.within(
+                "config.sequence_start",
+                i64::from(start),
+                limit::SEQUENCE_START,
+                "",
+            )?;
+            if !parents.contains(path) {
+                return Err(self.error(
+                    "config.sequence_start",
+                    format!(
+                        "the counter of `{}` can only be set if it is created before the run: add it to `config.parents`",
+                        clip(path.as_str())
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_workload(&self, raw: &ScenarioFile, kind: WorkloadKind) -> Checked<()> {
+        if let Some(toml::Value::Table(workload)) = self.table.get("workload") {
+            for key in workload.keys() {
+                if !kind.keys().contains(&key.as_str()) {
+                    return Err(self.error(
+                        &format!("workload.{key}"),
+                        format!(
+                            "this recipe's workload does not read `{}` (it takes: {})",
+                            clip(key),
+                            kind.keys().join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        let spec = &raw.workload;
+        let clients = raw.clients as u64;
+        self.ms_range("workload.think_ms", spec.think_ms, MAX_MS)?;
+        let (key, per_client, range) = match kind {
+            WorkloadKind::Hold => {
+                self.ms_range("workload.hold_ms", spec.hold_ms, MAX_MS)?;
+                ("workload.cycles", u64::from(spec.cycles), limit::CYCLES)
+            }
+            WorkloadKind::Queue => {
+                if clients < 2 {
+                    return Err(self.error(
+                        "clients",
+                        "a queue needs at least 2 clients: a producer and a consumer",
+                    ));
+                }
+                if !(1..clients).contains(&(spec.producers as u64)) {
+                    return Err(self.error(
+                        "workload.producers",
+                        format!(
+                            "{} producers leave no consumer among {clients} clients: producers are 1..={}",
+                            spec.producers,
+                            clients - 1
+                        ),
+                    ));
+                }
+                self.within(
+                    "workload.take_wait_ms",
+                    spec.take_wait_ms,
+                    limit::TAKE_WAIT_MS,
+                    " ms",
+                )?;
+                ("workload.items", u64::from(spec.items), limit::ITEMS)
+            }
+            WorkloadKind::Barrier => {
+                self.ms_range("workload.work_ms", spec.work_ms, MAX_MS)?;
+                ("workload.rounds", u64::from(spec.rounds), limit::ROUNDS)
+            }
+        };
+        self.within(key, per_client, range, "")?;
+        let calls = per_client.saturating_mul(clients);
+        if calls > limit::MAX_RUN_CALLS {
+            return Err(self.error(
+                key,
+                format!(
+                    "{per_client} per client × {clients} clients = {calls} calls in one run, above the cap of {}",
+                    limit::MAX_RUN_CALLS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_timing(&self, raw: &ScenarioFile) -> Checked<()> {
+        let timing = &raw.timing;
+        let ms =
+            |key: &str, value, range| self.within(&format!("timing.{key}"), value, range, " ms");
+        ms(
+            "session_timeout_ms",
+            timing.session_timeout_ms,
+            limit::SESSION_TIMEOUT_MS,
+        )?;
+        ms(
+            "expiry_tick_ms",
+            timing.expiry_tick_ms,
+            limit::EXPIRY_TICK_MS,
+        )?;
+        ms(
+            "reaper_interval_ms",
+            timing.reaper_interval_ms,
+            limit::REAPER_INTERVAL_MS,
+        )?;
+        ms("settle_ms", timing.settle_ms, limit::SETTLE_MS)?;
+        self.ms_range(
+            "timing.reconnect_delay_ms",
+            timing.reconnect_delay_ms,
+            MAX_MS,
+        )?;
+        self.ms_range(
+            "timing.new_session_delay_ms",
+            timing.new_session_delay_ms,
+            MAX_MS,
+        )?;
+        let latency = &timing.latency;
+        let us = |key: &str, value, range| {
+            self.within(&format!("timing.latency.{key}"), value, range, " µs")
+        };
+        us("min_us", latency.min_us, limit::LATENCY_US)?;
+        us("max_us", latency.max_us, limit::LATENCY_US)?;
+        if latency.min_us > latency.max_us {
+            return Err(self.error("timing.latency.min_us", "min_us is above max_us"));
+        }
+        self.real(
+            "timing.latency.spike_probability",
+            latency.spike_probability,
+            limit::PROBABILITY,
+        )?;
+        let [low, high] = latency.spike_us;
+        us("spike_us", high, limit::SPIKE_US)?;
+        if low > high {
+            return Err(self.error("timing.latency.spike_us", "reversed: write [min, max]"));
+        }
+        Ok(())
+    }
+
+    fn faults(&self, raw: &ScenarioFile) -> Checked<FaultPlan> {
+        let FaultsFile {
+            schedule,
+            rates,
+            swarm,
+        } = &raw.faults;
+        if schedule.len() > limit::MAX_SCHEDULED_FAULTS {
+            return Err(self.error(
+                "faults.schedule",
+                format!(
+                    "{} entries, above the cap of {}",
+                    schedule.len(),
+                    limit::MAX_SCHEDULED_FAULTS
+                ),
+            ));
+        }
+        let checked = schedule
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| self.scheduled_fault(raw, index, entry))
+            .collect::<Checked<Vec<_>>>()?;
+        self.check_rates(raw, &checked)?;
+        Ok(FaultPlan {
+            schedule: checked,
+            rates: rates.clone(),
+            swarm: *swarm,
+        })
+    }
+
+    fn scheduled_fault(
+        &self,
+        raw: &ScenarioFile,
+        index: usize,
+        entry: &crate::faults::FaultEntry,
+    ) -> Checked<ScheduledFault> {
+        let key = |sub: &str| format!("faults.schedule[{index}].{sub}");
+        for (sub, value) in [
+            ("down_ms", entry.down_ms),
+            ("pause_ms", entry.pause_ms),
+            ("delay_ms", entry.delay_ms),
+            ("window_ms", entry.window_ms),
+        ] {
+            if let Some(ms) = value {
+                self.within(&key(sub), ms, 0..=MAX_MS, " ms")?;
+            }
+        }
+        if let Some(at) = entry.at_ms {
+            self.real(&key("at_ms"), at, 0.0..=raw.duration_ms as f64)
+                .map_err(|mut e| {
+                    e.message = format!(
+                        "{} (a timed fault strikes within the fault phase, duration_ms = {})",
+                        e.message, raw.duration_ms
+                    );
+                    e
+                })?;
+        }
+        if let Some(n) = entry.request {
+            self.within(&key("request"), n, limit::REQUEST_NUMBER, "")?;
+        }
+        if entry.client >= raw.clients {
+            return Err(self.error(
+                &key("client"),
+                format!(
+                    "client {} does not exist (the scenario has clients 0..={})",
+                    entry.client,
+                    raw.clients - 1
+                ),
+            ));
+        }
+        ScheduledFault::try_from(entry.clone()).map_err(|e| self.error(&key(e.key), e.message))
+    }
+
+    fn check_rates(&self, raw: &ScenarioFile, schedule: &[ScheduledFault]) -> Checked<()> {
+        let rates = &raw.faults.rates;
+        let key = |sub: &str| format!("faults.rates.{sub}");
+        for (sub, probability) in [
+            ("loss_before_apply", rates.loss_before_apply),
+            ("loss_after_apply", rates.loss_after_apply),
+        ] {
+            self.real(&key(sub), probability, limit::PROBABILITY)?;
+        }
+        if rates.loss_before_apply + rates.loss_after_apply > 1.0 {
+            return Err(self.error(
+                &key("loss_after_apply"),
+                "loss_before_apply + loss_after_apply is above 1",
+            ));
+        }
+        let per_client = [
+            ("disconnects_per_s", rates.disconnects_per_s),
+            ("expiries_per_s", rates.expiries_per_s),
+            ("pauses_per_s", rates.pauses_per_s),
+            ("spurious_watches_per_s", rates.spurious_watches_per_s),
+            ("watch_delays_per_s", rates.watch_delays_per_s),
+        ];
+        let seconds = raw.duration_ms as f64 / 1e3;
+        let mut expected = schedule.len() as f64 + rates.reaps_per_s.max(0.0) * seconds;
+        for (sub, rate) in per_client
+            .into_iter()
+            .chain([("reaps_per_s", rates.reaps_per_s)])
+        {
+            self.real(&key(sub), rate, 0.0..=limit::MAX_RATE_PER_S)?;
+        }
+        for (_, rate) in per_client {
+            expected += rate * seconds * raw.clients as f64;
+        }
+        if expected > limit::MAX_RUN_FAULTS {
+            return Err(self.error(
+                "faults.rates",
+                format!(
+                    "about {expected:.0} faults expected in one run (rates × {} clients × {seconds} s, plus the schedule), above the cap of {}",
+                    raw.clients,
+                    limit::MAX_RUN_FAULTS
+                ),
+            ));
+        }
+        for (sub, range) in [
+            ("down_ms", rates.down_ms),
+            ("pause_ms", rates.pause_ms),
+            ("watch_delay_ms", rates.watch_delay_ms),
+            ("watch_delay_window_ms", rates.watch_delay_window_ms),
+        ] {
+            self.ms_range(&key(sub), range, MAX_MS)?;
+        }
+        Ok(())
+    }
+
+    fn property_names(&self, key: &str, names: &[String]) -> Checked<BTreeSet<Property>> {
+        names
+            .iter()
+            .map(|name| {
+                name.parse::<Property>()
+                    .map_err(|e| self.error(key, e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Every property applies to the recipe, and could fail with this many
+    /// clients.
+    fn applicable(
+        &self,
+        key: &str,
+        raw: &ScenarioFile,
+        recipe: RecipeKind,
+        properties: &BTreeSet<Property>,
+    ) -> Checked<()> {
+        for property in properties {
+            if !recipe.applicable_properties().contains(property) {
+                let names: Vec<&str> = recipe
+                    .applicable_properties()
+                    .iter()
+                    .map(|p| p.name())
+                    .collect();
+                return Err(self.error(
+                    key,
+                    format!(
+                        "`{property}` does not apply to a {} (it would pass without checking anything); a {} has: {}",
+                        recipe.name(),
+                        recipe.name(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+            if let Some(why) = self.unfalsifiable(raw, recipe, *property) {
+                return Err(self.error(key, format!("`{property}` cannot fail here: {why}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Why a property cannot be violated with this configuration, if so.
+    fn unfalsifiable(
+        &self,
+        raw: &ScenarioFile,
+        recipe: RecipeKind,
+        property: Property,
+    ) -> Option<String> {
+        let clients = raw.clients as u64;
+        let contended = matches!(
+            property,
+            Property::MutualExclusion
+                | Property::FencedMutualExclusion
+                | Property::OneLeader
+                | Property::Fifo
+                | Property::Herd
+        );
+        let holders = match recipe {
+            RecipeKind::Semaphore => u64::from(raw.config.max_leases.unwrap_or(1)),
+            _ => 1,
+        };
+        if contended && clients <= holders {
+            return Some(format!(
+                "{clients} client(s) never contend for {holders} holder slot(s); use more clients"
+            ));
+        }
+        let size = raw.config.barrier_size.unwrap_or(raw.clients) as u64;
+        if property == Property::Barrier && size < 2 {
+            return Some("a barrier of one member never holds anyone back".to_string());
+        }
+        None
+    }
+
+    fn expectation(
+        &self,
+        raw: &ScenarioFile,
+        checked: &BTreeSet<Property>,
+    ) -> Checked<Expectation> {
+        let property = match &raw.expect_property {
+            Some(name) => {
+                let property = name
+                    .parse::<Property>()
+                    .map_err(|e| self.error("expect_property", e.to_string()))?;
+                if !checked.contains(&property) {
+                    return Err(self.error(
+                        "expect_property",
+                        format!(
+                            "`{property}` is not among the properties checked (`properties.check`)"
+                        ),
+                    ));
+                }
+                Some(property)
+            }
+            None => None,
+        };
+        match (raw.expect.as_str(), property) {
+            ("pass", None) => Ok(Expectation::Pass),
+            ("pass", Some(_)) => Err(self.error(
+                "expect_property",
+                "only a scenario expecting a violation names one",
+            )),
+            ("violation", property) => Ok(Expectation::Violation(property)),
+            (other, _) => Err(self.error(
+                "expect",
+                format!("expected `pass` or `violation`, not `{}`", clip(other)),
+            )),
+        }
+    }
+}
