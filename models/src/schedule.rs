@@ -35,8 +35,9 @@ use crate::action::Action;
 use crate::faults::FaultBudget;
 use crate::replay::ReplayError;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+pub use zk_sim::scenario::clip;
+use zk_sim::scenario::ScenarioError;
 
 /// Most clients a model (and so a schedule) may have.
 pub const MAX_CLIENTS: usize = 16;
@@ -195,87 +196,31 @@ impl ScheduleStep {
     }
 }
 
-/// A schedule file that cannot be used: displayed as
-/// `FILE:LINE: key `KEY`: MESSAGE` (the line omitted when 0, the key when
-/// empty), as scenario errors are.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct ScheduleError {
-    pub file: PathBuf,
-    /// 1-based; 0 when the problem has no line.
-    pub line: usize,
-    /// The dotted key (`clients`, `step[2].op`), empty if none.
-    pub key: String,
-    pub message: String,
-}
+/// A schedule file that cannot be used: the same located error as a
+/// scenario's, displayed as `FILE:LINE: key `KEY`: MESSAGE` (keys of steps
+/// are `step[n].field`, counting from 0).
+pub type ScheduleError = ScenarioError;
 
-impl fmt::Display for ScheduleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if self.line > 0 {
-            write!(f, ":{}", self.line)?;
+/// A step the replay could not apply, located at that step's `[[step]]`.
+pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleError {
+    match error {
+        ReplayError::Clients { .. } => {
+            ScheduleError::at_key(file, source, "clients", error.to_string())
         }
-        if !self.key.is_empty() {
-            write!(f, ": key `{}`", clip(&self.key))?;
-        }
-        write!(f, ": {}", clip_message(&self.message))
-    }
-}
-
-impl ScheduleError {
-    /// A problem with the value of `key` (dotted, `step[n].field` for the
-    /// n-th step), its line looked up in `source`.
-    pub fn at_key(
-        file: &Path,
-        source: &str,
-        key: &str,
-        message: impl Into<String>,
-    ) -> ScheduleError {
-        ScheduleError {
-            file: file.to_path_buf(),
-            line: line_of_key(source, key),
-            key: key.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// A TOML syntax or type error (unknown keys among them): toml gives a
-    /// byte span, the key is read off that line.
-    pub fn from_toml(file: &Path, source: &str, error: &toml::de::Error) -> ScheduleError {
-        let offset = error.span().map_or(0, |span| span.start).min(source.len());
-        let line = source.as_bytes()[..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        ScheduleError {
-            file: file.to_path_buf(),
-            line,
-            key: key_at_line(source, line),
-            message: error.message().trim().to_string(),
-        }
-    }
-
-    /// A step the replay could not apply, at that step's `[[step]]`.
-    pub fn from_replay(file: &Path, source: &str, error: &ReplayError) -> ScheduleError {
-        match error {
-            ReplayError::Clients { .. } => {
-                ScheduleError::at_key(file, source, "clients", error.to_string())
-            }
-            ReplayError::Step {
-                step,
-                client,
-                op,
-                message,
-            } => ScheduleError::at_key(
-                file,
-                source,
-                &format!("step[{}]", step.saturating_sub(1)),
-                format!(
-                    "cannot replay step {step} (client {client}, op {}): {message}",
-                    clip(op)
-                ),
+        ReplayError::Step {
+            step,
+            client,
+            op,
+            message,
+        } => ScheduleError::at_key(
+            file,
+            source,
+            &format!("step[{}]", step.saturating_sub(1)),
+            format!(
+                "cannot replay step {step} (client {client}, op {}): {message}",
+                clip(op)
             ),
-        }
+        ),
     }
 }
 
@@ -404,127 +349,6 @@ impl Schedule {
     }
 }
 
-/// Longest user text echoed in a message, in characters.
-const ECHO_CHARS: usize = 60;
-
-/// Longest message shown, in characters.
-const MESSAGE_CHARS: usize = 400;
-
-/// `text` cut to [`ECHO_CHARS`] characters with an ellipsis: a message
-/// never echoes a megabyte value back.
-pub fn clip(text: &str) -> String {
-    clip_to(text, ECHO_CHARS)
-}
-
-fn clip_to(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
-}
-
-/// A message on one line, every part quoted with backticks or double
-/// quotes clipped (toml and serde quote keys and values), at most
-/// [`MESSAGE_CHARS`] characters in all.
-fn clip_message(message: &str) -> String {
-    let mut out = String::new();
-    let mut rest = message;
-    while let Some(start) = rest.find(['`', '"']) {
-        let quote = &rest[start..start + 1];
-        out.push_str(&rest[..=start]);
-        rest = &rest[start + 1..];
-        let end = rest.find(quote).unwrap_or(rest.len());
-        out.push_str(&clip(&rest[..end]));
-        out.push_str(&rest[end..(end + 1).min(rest.len())]);
-        rest = &rest[(end + 1).min(rest.len())..];
-    }
-    out.push_str(rest);
-    clip_to(&out.replace(['\n', '\r'], " "), MESSAGE_CHARS)
-}
-
-/// `[[step]]` -> `step`; `[a]` -> `a`.
-fn table_header(line: &str) -> Option<&str> {
-    let inner = line.strip_prefix('[')?;
-    let inner = inner.strip_prefix('[').unwrap_or(inner);
-    let end = inner.find(']')?;
-    Some(inner[..end].trim())
-}
-
-/// The key a `key = value` line defines (quotes removed), if any.
-fn key_of_line(line: &str) -> Option<&str> {
-    if line.starts_with('#') || line.starts_with('[') {
-        return None;
-    }
-    let (key, _) = line.split_once('=')?;
-    let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
-    (!key.is_empty()).then_some(key)
-}
-
-/// The table a header opens, as a key: the n-th `[[step]]` is `step[n]`.
-fn table_key(header: &str, is_array: bool, seen_steps: &mut usize) -> String {
-    if is_array && header == "step" {
-        *seen_steps += 1;
-        format!("step[{}]", *seen_steps - 1)
-    } else {
-        header.to_string()
-    }
-}
-
-/// The dotted key defined (or the table opened) on a 1-based line.
-fn key_at_line(source: &str, line: usize) -> String {
-    let mut table = String::new();
-    let mut seen_steps = 0;
-    for (number, text) in source.lines().enumerate().take(line) {
-        let text = text.trim();
-        if let Some(header) = table_header(text) {
-            table = table_key(header, text.starts_with("[["), &mut seen_steps);
-            continue;
-        }
-        if number + 1 == line {
-            return match (key_of_line(text), table.is_empty()) {
-                (None, _) => table,
-                (Some(key), true) => key.to_string(),
-                (Some(key), false) => format!("{table}.{key}"),
-            };
-        }
-    }
-    table
-}
-
-/// The 1-based line defining a dotted key: `clients` at the top level,
-/// `step[n].op` inside the n-th `[[step]]` (its header if the key is not
-/// written there), `step[n]` that header. 0 if not found.
-fn line_of_key(source: &str, dotted: &str) -> usize {
-    let (table, key) = match dotted.split_once("].") {
-        Some((table, key)) => (format!("{table}]"), key),
-        None if dotted.ends_with(']') => (dotted.to_string(), ""),
-        None => (String::new(), dotted),
-    };
-    let mut current = String::new();
-    let mut seen_steps = 0;
-    let mut header_line = 0;
-    for (number, text) in source.lines().enumerate() {
-        let text = text.trim();
-        if let Some(header) = table_header(text) {
-            if !table.is_empty() && current == table {
-                break;
-            }
-            current = table_key(header, text.starts_with("[["), &mut seen_steps);
-            if current == table {
-                header_line = number + 1;
-                if key.is_empty() {
-                    break;
-                }
-            }
-            continue;
-        }
-        if current == table && key_of_line(text) == Some(key) {
-            return number + 1;
-        }
-    }
-    header_line
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,28 +390,25 @@ mod tests {
     const SOURCE: &str = "recipe = \"lock\"\nclients = 2\n\n[[step]]\nclient = 0\nop = \"call\"\n\n[[step]]\nclient = 1\nop = \"send\"\n";
 
     #[test]
-    fn finds_the_lines_of_keys_and_the_keys_of_lines() {
-        assert_eq!(line_of_key(SOURCE, "clients"), 2);
-        assert_eq!(line_of_key(SOURCE, "step[0].op"), 6);
-        assert_eq!(line_of_key(SOURCE, "step[1].client"), 9);
-        assert_eq!(line_of_key(SOURCE, "step[1].call"), 8);
-        assert_eq!(line_of_key(SOURCE, "step[1]"), 8);
-        assert_eq!(line_of_key(SOURCE, "step[7].op"), 0);
-        assert_eq!(line_of_key(SOURCE, "faults"), 0);
-        assert_eq!(key_at_line(SOURCE, 1), "recipe");
-        assert_eq!(key_at_line(SOURCE, 4), "step[0]");
-        assert_eq!(key_at_line(SOURCE, 10), "step[1].op");
-    }
-
-    #[test]
-    fn messages_never_echo_long_values() {
+    fn errors_name_the_lines_of_step_keys() {
+        let line = |key: &str| ScheduleError::at_key(Path::new("s.toml"), SOURCE, key, "m").line;
+        assert_eq!(line("clients"), 2);
+        assert_eq!(line("step[0].op"), 6);
+        assert_eq!(line("step[1].client"), 9);
+        assert_eq!(line("step[1].call"), 8);
+        assert_eq!(line("step[1]"), 8);
+        assert_eq!(line("step[7].op"), 0);
+        let text = SOURCE.replace("client = 1", "client = 1\nbogus = 1");
+        let error = Schedule::parse(Path::new("s.toml"), &text).unwrap_err();
+        assert_eq!(
+            (error.line, error.key.as_str()),
+            (10, "step[1].bogus"),
+            "{error}"
+        );
         let long = "x".repeat(10_000);
-        let message = clip_message(&format!(
-            "invalid value \"{long}\", expected `{long}` or {long}"
-        ));
-        assert!(message.chars().count() <= MESSAGE_CHARS + 1, "{message}");
-        assert!(message.contains("\"xxxxxxxxxx"), "{message}");
-        assert_eq!(clip_message("unknown field `foo`"), "unknown field `foo`");
-        assert_eq!(clip_message("a \"b"), "a \"b");
+        let shown =
+            ScheduleError::at_key(Path::new("s.toml"), SOURCE, "recipe", format!("`{long}`"))
+                .to_string();
+        assert!(shown.len() < 200, "{shown}");
     }
 }

@@ -81,7 +81,7 @@ fn replay(path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
         .map_err(|e| ScheduleError::at_key(path, text, "recipe", e.to_string()))?;
     entry
         .replay(&schedule)
-        .map_err(|e| ScheduleError::from_replay(path, text, &e))
+        .map_err(|e| zk_models::schedule::replay_error(path, text, &e))
 }
 
 fn print_report(path: &Path, report: &ReplayReport, trace: bool) {

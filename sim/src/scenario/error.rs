@@ -200,8 +200,13 @@ fn line_of_key(source: &str, dotted: &str) -> Option<usize> {
 
 /// `faults.schedule[2].fault` -> ("faults.schedule", Some(2), "fault");
 /// `properties.check` -> ("properties", None, "check"); `recipe` -> ("", None, "recipe").
+/// `step[2]` -> ("step", Some(2), ""): the n-th table itself (its header).
 fn split_key(dotted: &str) -> (String, Option<usize>, &str) {
-    let (path, key) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let (path, key) = match dotted.rsplit_once('.') {
+        Some(split) => split,
+        None if dotted.ends_with(']') => (dotted, ""),
+        None => ("", dotted),
+    };
     match path.split_once('[') {
         Some((table, rest)) => (
             table.to_string(),
