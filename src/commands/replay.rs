@@ -71,7 +71,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
     }
     let mut out = QuietStdout;
     if let (true, Some(why)) = (report.passed(), report.vacuous()) {
-        eprintln!("error: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]");
+        super::sim::print_no_progress(seed, &why);
         return ExitCode::from(super::sim::EXIT_BAD_INPUT);
     }
     if report.passed() {

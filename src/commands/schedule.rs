@@ -40,20 +40,6 @@ pub fn is_schedule_text(text: &str) -> bool {
     }
 }
 
-/// Reads and replays the schedule at `path`; prints the stepper's trace
-/// if `trace`. Exit 2 (the error on stderr) if the file cannot be read.
-/// (`sim` and `replay` read their input once and call [`run_text`].)
-#[allow(dead_code)]
-pub fn run(path: &Path, trace: bool) -> ExitCode {
-    match zk_sim::input::read_input(path) {
-        Ok(text) => run_text(path, &text, trace),
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
-    }
-}
-
 /// Checks and replays the schedule `text` read from `path`; prints the
 /// stepper's trace if `trace`. Exit 1 when the simulator reports a
 /// violation, 0 when not, 2 (`error: FILE:LINE: key `KEY`: MESSAGE` on

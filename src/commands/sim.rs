@@ -119,6 +119,13 @@ pub fn refuse_schedule_flags(path: &Path, flags: &[(&str, bool)]) -> Result<(), 
     }
 }
 
+/// Says that a seed's verdict could not have failed (exit 2 follows).
+pub fn print_no_progress(seed: u64, why: &str) {
+    eprintln!(
+        "error: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]"
+    );
+}
+
 /// A word as a shell reads it back: quoted when it holds anything but
 /// plain path characters.
 pub fn quote(word: &str) -> String {
@@ -247,9 +254,7 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
     }
     let vacuous = report.passed().then(|| report.vacuous()).flatten();
     if let Some(why) = &vacuous {
-        eprintln!(
-            "error: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]"
-        );
+        print_no_progress(seed, why);
     } else if report.passed() {
         println!("pass: {}", property_list(&scenario));
     } else {

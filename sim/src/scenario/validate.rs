@@ -54,8 +54,8 @@ impl Checker<'_> {
         ))
     }
 
-    /// A `[min, max]` range of milliseconds: ordered, max at most `cap`.
-    fn ms_range(&self, key: &str, range: MsRange, cap: u64) -> Checked<()> {
+    /// A `[min, max]` range of milliseconds: ordered, max at most a day.
+    fn ms_range(&self, key: &str, range: MsRange) -> Checked<()> {
         if range.min > range.max {
             return Err(self.error(
                 key,
@@ -65,7 +65,7 @@ impl Checker<'_> {
                 ),
             ));
         }
-        self.within(key, range.max, 0..=cap, " ms")
+        self.within(key, range.max, 0..=MAX_MS, " ms")
     }
 
     fn real(&self, key: &str, value: f64, range: RangeInclusive<f64>) -> Checked<()> {
@@ -104,6 +104,12 @@ impl Checker<'_> {
             ));
         }
         let name = self.name(&raw)?;
+        if raw.description.chars().count() > limit::MAX_DESCRIPTION_CHARS {
+            return Err(self.error(
+                "description",
+                format!("longer than {} characters", limit::MAX_DESCRIPTION_CHARS),
+            ));
+        }
         self.within("clients", raw.clients as u64, limit::CLIENTS, "")?;
         let seeds = SeedRange::parse(&raw.seeds).map_err(|e| self.error("seeds", e))?;
         self.within("duration_ms", raw.duration_ms, limit::PHASE_MS, " ms")?;
@@ -155,13 +161,8 @@ impl Checker<'_> {
         })
     }
 
+    /// The scenario's name: as written (one short line), or the file's stem.
     fn name(&self, raw: &ScenarioFile) -> Checked<String> {
-        if raw.description.chars().count() > limit::MAX_DESCRIPTION_CHARS {
-            return Err(self.error(
-                "description",
-                format!("longer than {} characters", limit::MAX_DESCRIPTION_CHARS),
-            ));
-        }
         let Some(name) = &raw.name else {
             let stem = self.file.file_stem().map(|s| s.to_string_lossy());
             return Ok(stem.map_or_else(|| "scenario".to_string(), |s| s.into_owned()));
@@ -338,10 +339,10 @@ impl Checker<'_> {
         }
         let spec = &raw.workload;
         let clients = raw.clients as u64;
-        self.ms_range("workload.think_ms", spec.think_ms, MAX_MS)?;
+        self.ms_range("workload.think_ms", spec.think_ms)?;
         let (key, per_client, range) = match kind {
             WorkloadKind::Hold => {
-                self.ms_range("workload.hold_ms", spec.hold_ms, MAX_MS)?;
+                self.ms_range("workload.hold_ms", spec.hold_ms)?;
                 ("workload.cycles", u64::from(spec.cycles), limit::CYCLES)
             }
             WorkloadKind::Queue => {
@@ -370,7 +371,7 @@ impl Checker<'_> {
                 ("workload.items", u64::from(spec.items), limit::ITEMS)
             }
             WorkloadKind::Barrier => {
-                self.ms_range("workload.work_ms", spec.work_ms, MAX_MS)?;
+                self.ms_range("workload.work_ms", spec.work_ms)?;
                 ("workload.rounds", u64::from(spec.rounds), limit::ROUNDS)
             }
         };
@@ -408,16 +409,8 @@ impl Checker<'_> {
             limit::REAPER_INTERVAL_MS,
         )?;
         ms("settle_ms", timing.settle_ms, limit::SETTLE_MS)?;
-        self.ms_range(
-            "timing.reconnect_delay_ms",
-            timing.reconnect_delay_ms,
-            MAX_MS,
-        )?;
-        self.ms_range(
-            "timing.new_session_delay_ms",
-            timing.new_session_delay_ms,
-            MAX_MS,
-        )?;
+        self.ms_range("timing.reconnect_delay_ms", timing.reconnect_delay_ms)?;
+        self.ms_range("timing.new_session_delay_ms", timing.new_session_delay_ms)?;
         let latency = &timing.latency;
         let us = |key: &str, value, range| {
             self.within(&format!("timing.latency.{key}"), value, range, " µs")
@@ -561,7 +554,7 @@ impl Checker<'_> {
             ("watch_delay_ms", rates.watch_delay_ms),
             ("watch_delay_window_ms", rates.watch_delay_window_ms),
         ] {
-            self.ms_range(&key(sub), range, MAX_MS)?;
+            self.ms_range(&key(sub), range)?;
         }
         Ok(())
     }
