@@ -469,6 +469,36 @@ fn too_many_checker_threads_are_refused() {
 }
 
 #[test]
+fn unknown_recipes_and_bad_model_sizes_are_refused() {
+    for (args, flag) in [
+        (&["check", "padlock"][..], "RECIPE"),
+        (&["check", "lock", "--variant", "patched"][..], "--variant"),
+        (&["check", "lock", "--cycles", "0"][..], "--cycles"),
+        (&["check", "lock", "--cycles", "1000"][..], "--cycles"),
+        (&["explore", "padlock"][..], "RECIPE"),
+    ] {
+        let run = zkcheck(args);
+        run.expect(2);
+        assert!(run.stderr.contains(flag), "{}", run.describe());
+        assert!(run.stderr.len() < SHORT, "{}", run.describe());
+    }
+}
+
+#[test]
+fn the_registered_recipes_are_listed_with_kind_and_variants() {
+    let run = zkcheck(&["recipes"]);
+    run.expect(0);
+    for line in [
+        "lock (exclusive lock, default path /locks)",
+        "shared_lock (shared lock, default path /shared/db)",
+        "election (leader election, default path /leader)",
+        "  original_shared_host ",
+    ] {
+        assert!(run.stdout.contains(line), "{line}: {}", run.describe());
+    }
+}
+
+#[test]
 fn an_unknown_variant_flag_is_refused() {
     zkcheck(&["sim", "scenarios/lock-fixed.toml", "--variant", "patched"]).refused(&["--variant"]);
 }

@@ -1,7 +1,8 @@
 //! The model's actions: what the checker may choose to happen next. Progress
 //! actions (a call, a request reaching the server, a reply or event reaching
-//! its client, a timer, a reconnect, a client learning of its expiry) are
-//! always allowed; faults spend the budget of their kind.
+//! its client, a timer, a reconnect, a client learning of its expiry, the
+//! server reaping an empty container) are always allowed; faults spend the
+//! budget of their kind.
 
 use crate::faults::FaultKind;
 use crate::state::ClientId;
@@ -42,12 +43,16 @@ pub enum Action {
     /// Fault (opt-in): the client's `watch`-th armed watch fires although
     /// nothing changed.
     Spurious { client: ClientId, watch: u8 },
+    /// The server's container reaper runs (`ZkServer::reap`): it deletes
+    /// every container that had a child and has none left. Enabled only
+    /// when there is one; the simulator's server does this on a timer.
+    Reap,
 }
 
 impl Action {
-    /// The client the action concerns.
-    pub fn client(self) -> ClientId {
-        match self {
+    /// The client the action concerns (none for the server's [`Action::Reap`]).
+    pub fn client(self) -> Option<ClientId> {
+        let client = match self {
             Action::Call(c)
             | Action::Deliver(c)
             | Action::FireTimer(c)
@@ -59,7 +64,9 @@ impl Action {
             | Action::LoseRequest { client: c, .. }
             | Action::Reorder { client: c, .. }
             | Action::Spurious { client: c, .. } => c,
-        }
+            Action::Reap => return None,
+        };
+        Some(client)
     }
 
     /// The fault kind the action spends, if it is a fault.
@@ -93,13 +100,17 @@ impl Action {
             Action::Expire(_) => "expire",
             Action::Reorder { .. } => "deliver_event_early",
             Action::Spurious { .. } => "spurious_watch",
+            Action::Reap => "reap",
         }
     }
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "c{} {}", self.client(), self.op_name())?;
+        match self.client() {
+            Some(client) => write!(f, "c{client} {}", self.op_name())?,
+            None => write!(f, "server {}", self.op_name())?,
+        }
         match self {
             Action::Send { order, .. } if *order > 0 => write!(f, " (children order #{order})"),
             Action::Reorder { index, .. } => write!(f, " (inbox #{index})"),

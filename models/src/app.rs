@@ -77,7 +77,7 @@ fn acquired<R: ModelRecipe>(
     token: zk_recipes::FencingToken,
     log: &mut Narration,
 ) {
-    let session = state.clients[c].session_id(c);
+    let session = state.clients[c].session_id;
     if hold == Hold::Exclusive {
         check_fence(state, c, token, state.server.is_session_alive(session), log);
         if let Some(parent) = &model.oracles.fifo_parent {

@@ -7,8 +7,10 @@
 //! just before ours and wait. Release deletes the node.
 //!
 //! Configuration: nothing exists beforehand (the recipe creates the lock
-//! path); every client acquires without timeout once, then releases if it
-//! got the lock. Unique ids are 1..=N.
+//! path); every client acquires without timeout, then releases if it got
+//! the lock, once per cycle. Unique ids are 1..=N. The recipes create the
+//! parents (the fixed one as containers, which the server may reap once
+//! empty: a client then finds its parent gone and creates it again).
 //!
 //! Properties: those of the exclusive lock ([`crate::lock::lock_properties`]).
 //! Known bugs of `original` in reach: 7 (persistent parents left behind:
@@ -17,7 +19,7 @@
 use crate::lock::lock_properties;
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::{self, WorkStep};
 use zk_recipes::curator_lock::{FixedCuratorLock, LockCall, OriginalCuratorLock};
 use zk_recipes::zk::Path;
 
@@ -28,11 +30,9 @@ fn lock_path() -> Path {
     Path::new(LOCK_PATH).expect("valid path")
 }
 
-fn workload() -> Vec<WorkStep<LockCall>> {
-    vec![
-        WorkStep::always(LockCall::Acquire { timeout_ms: None }),
-        WorkStep::release(LockCall::Release),
-    ]
+fn workload(cycles: usize) -> Vec<WorkStep<LockCall>> {
+    let acquire = LockCall::Acquire { timeout_ms: None };
+    workload::hold_cycles(acquire, LockCall::Release, cycles)
 }
 
 fn build<R: ModelRecipe<Call = LockCall>>(
@@ -45,7 +45,7 @@ fn build<R: ModelRecipe<Call = LockCall>>(
         fifo_parent: Some(lock_path()),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, |_| workload());
+    let clients = ClientSpec::many(setup.clients, recipe, |_| workload(setup.cycles));
     RecipeModel::new(
         format!("curator_lock/{variant}"),
         &[],

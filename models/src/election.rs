@@ -5,8 +5,8 @@
 //! original: a child watch on the whole list; fixed: the predecessor only).
 //! Resigning deletes the node.
 //!
-//! Configuration: `/leader` exists; every client volunteers once and resigns
-//! if it was elected. Unique ids are 1..=N.
+//! Configuration: `/leader` exists; every client volunteers and resigns if
+//! it was elected, once per cycle. Unique ids are 1..=N.
 //!
 //! Properties: `one_leader` (live leaders), fenced, FIFO by sequence, herd
 //! bound 1, no leaked nodes, no stuck waiter, liveness; examples: a leader is
@@ -17,7 +17,7 @@
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties::{self, names};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::election::{ElectionCall, FixedElection, OriginalElection};
 use zk_recipes::zk::{CreateMode, Path, Request};
@@ -29,11 +29,8 @@ fn parent() -> Path {
     Path::new(PARENT).expect("valid path")
 }
 
-fn workload() -> Vec<WorkStep<ElectionCall>> {
-    vec![
-        WorkStep::always(ElectionCall::Volunteer),
-        WorkStep::release(ElectionCall::Resign),
-    ]
+fn workload(cycles: usize) -> Vec<WorkStep<ElectionCall>> {
+    workload::hold_cycles(ElectionCall::Volunteer, ElectionCall::Resign, cycles)
 }
 
 fn election_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeModel<R>>> {
@@ -72,7 +69,7 @@ fn build<R: ModelRecipe<Call = ElectionCall>>(
         fifo_parent: Some(parent()),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, |_| workload());
+    let clients = ClientSpec::many(setup.clients, recipe, |_| workload(setup.cycles));
     RecipeModel::new(
         format!("election/{variant}"),
         &setup_requests,

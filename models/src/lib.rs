@@ -9,8 +9,11 @@
 //! - One module per recipe instantiates it (setup, workload, oracles,
 //!   properties) for its `original` and `fixed` variants.
 //! - [`run`] runs a checker and turns its discoveries into readable
-//!   counterexamples and replayable [`schedule`]s; [`catalog`] finds a model
-//!   by recipe and variant name for the command line.
+//!   counterexamples and replayable [`schedule`]s.
+//! - [`registry`] is the one door for recipes, built-in or a user's: each
+//!   registered variant builds its simulation (for scenario files) and its
+//!   model (for `check`, `explore` and schedule replay); a hold recipe gets
+//!   a generic model from its constructor and calls.
 
 pub mod action;
 mod app;
@@ -20,6 +23,7 @@ pub mod model;
 pub mod narrate;
 pub mod properties;
 pub mod reduction;
+pub mod registry;
 pub mod replay;
 pub mod run;
 pub mod schedule;
@@ -30,7 +34,6 @@ mod transition;
 pub mod workload;
 
 pub mod barrier;
-pub mod catalog;
 pub mod curator_lock;
 pub mod election;
 pub mod lock;
@@ -46,6 +49,9 @@ pub use action::Action;
 pub use app::sequence_suffix;
 pub use faults::{FaultBudget, FaultKind, FaultSpecError};
 pub use model::{BarrierSteps, ChildOrderMode, ClientSpec, ModelRecipe, Oracles, RecipeModel};
+pub use registry::{ModelVariant, RecipeEntry, Registry, RegistryError, Variant};
 pub use setup::Setup;
 pub use state::{ClientId, ModelState};
 pub use workload::{Gate, WorkStep};
+pub use zk_sim::scenario::{ClientContext, RecipeKind};
+pub use zk_sim::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};

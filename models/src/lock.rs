@@ -5,8 +5,9 @@
 //! otherwise it watches the node before its own and looks again when that
 //! watch fires. Unlock deletes the node.
 //!
-//! Configuration: `/locks` exists (persistent); every client calls `Lock`
-//! once, then `Unlock` if it got the lock. Fixed clients get unique ids 1..=N.
+//! Configuration: `/locks` exists (persistent); every client calls `Lock`,
+//! then `Unlock` if it got the lock, once per cycle (`Setup::cycles`, 1 by
+//! default). Fixed clients get unique ids 1..=N.
 //!
 //! Properties: mutual exclusion (live holders), fenced mutual exclusion,
 //! FIFO fairness by sequence number, herd bound 1, no leaked nodes, no stuck
@@ -20,7 +21,7 @@
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties::{self, names};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::lock::{FixedLock, LockCall, OriginalLock};
 use zk_recipes::zk::{CreateMode, Path, Request};
@@ -32,12 +33,9 @@ fn lock_dir() -> Path {
     Path::new(LOCK_DIR).expect("valid path")
 }
 
-/// Every client: lock, then unlock if it holds the lock.
-fn workload() -> Vec<WorkStep<LockCall>> {
-    vec![
-        WorkStep::always(LockCall::Lock),
-        WorkStep::release(LockCall::Unlock),
-    ]
+/// Every client: lock, then unlock if it holds the lock, `cycles` times.
+fn workload(cycles: usize) -> Vec<WorkStep<LockCall>> {
+    workload::hold_cycles(LockCall::Lock, LockCall::Unlock, cycles)
 }
 
 fn setup_requests() -> Vec<Request> {
@@ -83,7 +81,7 @@ fn build<R: ModelRecipe<Call = LockCall>>(
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
 ) -> RecipeModel<R> {
-    let clients = ClientSpec::many(setup.clients, recipe, |_| workload());
+    let clients = ClientSpec::many(setup.clients, recipe, |_| workload(setup.cycles));
     RecipeModel::new(
         format!("lock/{variant}"),
         &setup_requests(),

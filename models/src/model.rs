@@ -7,6 +7,7 @@ use crate::action::Action;
 use crate::cached::Cached;
 use crate::faults::{FaultBudget, FaultKind};
 use crate::narrate::Narration;
+use crate::setup::InitialState;
 use crate::state::Inbound;
 use crate::state::{session_id, ClientId, ClientState, ModelState, Violations};
 use crate::transition;
@@ -19,7 +20,7 @@ use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
 use zk_sim::client::{ClientSession, ConnectionState};
 use zk_sim::oracles::ObserveCall;
-use zk_sim::server::{ServerConfig, SortedOrder, ZkServer};
+use zk_sim::server::{NodeKind, ServerConfig, SortedOrder, ZkServer};
 
 /// A recipe machine the model can check: its outcomes and calls map to
 /// observations (the same ones the simulator's oracles use), and everything
@@ -43,6 +44,9 @@ pub const MODEL_SESSION_TIMEOUT_MS: u64 = 10_000;
 
 /// The session that creates the setup nodes (closed before the clients start).
 const SETUP_SESSION: SessionId = SessionId(1);
+
+/// Most sessions one client may have (its generation is a `u8`).
+const SESSIONS_PER_CLIENT: i64 = 256;
 
 /// Largest child count whose getChildren orders are enumerated.
 pub const MAX_ENUMERATED_CHILDREN: usize = 5;
@@ -122,13 +126,18 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// all of them (see [`crate::reduction`]).
     pub reduction: bool,
     properties: Vec<Property<RecipeModel<R>>>,
-    /// The requests that create the nodes existing before the clients start.
+    /// The requests that create the recipe's own nodes existing before the
+    /// clients start.
     setup: Vec<Request>,
+    /// What else the server holds when the clients start, and how their
+    /// sessions are numbered.
+    start: InitialState,
     setup_paths: BTreeSet<Path>,
     /// Every item an `Offer` call of the workload offers: (producer, index
     /// among its offers).
     offers: BTreeMap<Vec<u8>, (ClientId, usize)>,
-    initial: ModelState<R>,
+    /// The initial state: the setup server with every client connected.
+    init: ModelState<R>,
     /// The condition of an `eventually` property whose counterexample is
     /// being searched as an `always` property over terminal states (see
     /// [`crate::run`]).
@@ -151,8 +160,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
         oracles: Oracles,
     ) -> Self {
         assert!(!clients.is_empty(), "a model needs at least one client");
-        let server = setup_server(setup);
-        let setup_paths = server.paths().into_iter().collect();
+        for (client, spec) in clients.iter().enumerate() {
+            assert!(
+                spec.workload.len() <= usize::from(u8::MAX),
+                "client {client}: a workload has at most {} steps",
+                u8::MAX
+            );
+        }
         let offers = offers_of(&clients);
         let mut model = RecipeModel {
             name: name.into(),
@@ -164,12 +178,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
             reduction: false,
             properties: Vec::new(),
             setup: setup.to_vec(),
-            setup_paths,
+            start: InitialState::default(),
+            setup_paths: BTreeSet::new(),
             offers,
             terminal_goal: None,
             stop: Arc::new(AtomicBool::new(false)),
-            initial: ModelState {
-                server: Cached::new(server),
+            init: ModelState {
+                server: Cached::new(ZkServer::new(ServerConfig::default())),
                 clients: Vec::new(),
                 budget: faults,
                 fence: None,
@@ -177,8 +192,38 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 violations: Violations::default(),
             },
         };
-        model.initial = model.connect_clients(model.initial.clone());
+        model.start_clients();
         model
+    }
+
+    /// Starts from `start` (nodes, sequence counters, session ids) on top
+    /// of the recipe's own setup nodes (builder style).
+    ///
+    /// Panics when the state cannot be made: a node that cannot be created
+    /// (it exists already, its parent is missing, it is ephemeral), a
+    /// sequence start on a missing parent, a first session id below 2 (1 is
+    /// the setup session's) or so large the ids overflow.
+    pub fn with_initial_state(mut self, start: InitialState) -> Self {
+        self.start = start;
+        self.start_clients();
+        self
+    }
+
+    /// Builds the setup server and connects every client to it.
+    fn start_clients(&mut self) {
+        let first = self.start.first_session.0;
+        let last_offset =
+            SESSIONS_PER_CLIENT * (SESSIONS_PER_CLIENT - 1) + self.clients.len() as i64;
+        assert!(
+            first > SETUP_SESSION.0 && first.checked_add(last_offset).is_some(),
+            "first session id {first} is outside 2..={}",
+            i64::MAX - last_offset
+        );
+        let server = self.setup_server();
+        self.setup_paths = server.paths().into_iter().collect();
+        self.init.server = Cached::new(server);
+        self.init.clients.clear();
+        self.init = self.connect_clients(self.init.clone());
     }
 
     /// Sets the properties to check (builder style).
@@ -187,11 +232,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
         self
     }
 
-    /// Applies the setup's child order and symmetry (builder style).
+    /// Applies the setup's child order, symmetry, reduction and initial
+    /// state (builder style; the recipe module applies its cycles).
     pub fn with_setup(self, setup: &crate::setup::Setup) -> Self {
         self.with_child_order(setup.child_order)
             .with_symmetry(setup.symmetry)
             .with_reduction(setup.reduction)
+            .with_initial_state(setup.initial.clone())
     }
 
     pub fn with_reduction(mut self, reduction: bool) -> Self {
@@ -209,9 +256,20 @@ impl<R: ModelRecipe> RecipeModel<R> {
         self
     }
 
-    /// A fresh server holding the setup nodes (what every run starts from).
+    /// A fresh server holding the setup nodes, with the initial state's
+    /// nodes and sequence counters (what every run starts from).
     pub fn setup_server(&self) -> ZkServer {
-        setup_server(&self.setup)
+        setup_server(&self.setup, &self.start)
+    }
+
+    /// The initial state the model starts from beyond the recipe's setup.
+    pub fn initial_state(&self) -> &InitialState {
+        &self.start
+    }
+
+    /// The id of `client`'s `generation`-th session (0 = first).
+    pub fn session_id(&self, client: ClientId, generation: u8) -> SessionId {
+        session_id(self.start.first_session, client, generation)
     }
 
     /// The nodes that exist before any client acts.
@@ -261,7 +319,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
 
     /// True when no action other than a fault is enabled.
     pub fn is_quiescent(&self, state: &ModelState<R>) -> bool {
-        (0..state.clients.len()).all(|c| !self.has_progress(state, c))
+        (0..state.clients.len()).all(|c| !self.has_progress(state, c)) && !can_reap(&state.server)
     }
 
     /// Every client has made every call and has every outcome.
@@ -273,7 +331,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
 
     fn connect_clients(&self, mut state: ModelState<R>) -> ModelState<R> {
         for (client, spec) in self.clients.iter().enumerate() {
-            let id = session_id(client, 0);
+            let id = self.session_id(client, 0);
             state
                 .server
                 .make_mut()
@@ -283,6 +341,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             session.connected(id);
             state.clients.push(Cached::new(ClientState {
                 session,
+                session_id: id,
                 inbox: VecDeque::new(),
                 generation: 0,
                 next_step: 0,
@@ -311,7 +370,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
 
     /// The client is exactly as it started: nothing happened to it yet.
     fn is_pristine(&self, state: &ModelState<R>, client: ClientId) -> bool {
-        state.clients[client] == self.initial.clients[client]
+        state.clients[client] == self.init.clients[client]
     }
 
     /// The client is done, idle, holds nothing and owns no node or watch:
@@ -326,7 +385,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             && c.session.outgoing.is_empty()
             && c.session.timers.is_empty()
             && c.session.watches.armed_count() == 0
-            && state.server.ephemerals_of(c.session_id(client)).is_empty()
+            && state.server.ephemerals_of(c.session_id).is_empty()
     }
 
     /// Can `client` move without a fault?
@@ -462,19 +521,38 @@ fn offers_of<R: ModelRecipe>(clients: &[ClientSpec<R>]) -> BTreeMap<Vec<u8>, (Cl
     offers
 }
 
-/// A fresh server with the setup nodes.
-fn setup_server(setup: &[Request]) -> ZkServer {
+/// A fresh server with the setup nodes, then the initial state's nodes and
+/// sequence counters.
+fn setup_server(setup: &[Request], start: &InitialState) -> ZkServer {
     let mut server = ZkServer::new(ServerConfig::default());
     server
         .open_session(SETUP_SESSION, MODEL_SESSION_TIMEOUT_MS)
         .expect("setup session");
-    for request in setup {
-        let applied = server.apply(SETUP_SESSION, request, &mut SortedOrder);
+    let nodes = start.nodes.iter().map(|node| {
+        assert!(
+            !node.mode.is_ephemeral() && !node.mode.is_sequential(),
+            "initial node {}: {:?} is not persistent or container",
+            node.path,
+            node.mode
+        );
+        Request::Create {
+            path: node.path.clone(),
+            data: node.data.clone(),
+            mode: node.mode,
+        }
+    });
+    for request in setup.iter().cloned().chain(nodes) {
+        let applied = server.apply(SETUP_SESSION, &request, &mut SortedOrder);
         assert!(
             applied.result.is_ok(),
             "setup request {request:?} failed: {:?}",
             applied.result
         );
+    }
+    for (parent, next) in &start.sequence_starts {
+        server
+            .set_sequence_counter(parent, *next)
+            .unwrap_or_else(|error| panic!("sequence start on {parent}: {error:?}"));
     }
     server
         .close_session(SETUP_SESSION)
@@ -482,12 +560,36 @@ fn setup_server(setup: &[Request]) -> ZkServer {
     server
 }
 
+/// The containers the server's reaper would delete now (`ZkServer::reap`,
+/// ZooKeeper's ContainerManager): containers that had a child and have none
+/// left, in path order. TTL nodes are never due: the model's clock does
+/// not move.
+pub fn reapable_containers(server: &ZkServer) -> Vec<Path> {
+    server
+        .paths()
+        .into_iter()
+        .filter(|path| is_reapable(server, path))
+        .collect()
+}
+
+/// True when [`reapable_containers`] is not empty.
+pub fn can_reap(server: &ZkServer) -> bool {
+    server.paths().iter().any(|path| is_reapable(server, path))
+}
+
+fn is_reapable(server: &ZkServer, path: &Path) -> bool {
+    server.node_kind(path) == Some(NodeKind::Container)
+        && server.stat(path).is_some_and(|stat| stat.num_children == 0)
+        // The counter counts creates: a container that never had a child is kept.
+        && server.sequence_counter(path).is_some_and(|creates| creates > 0)
+}
+
 impl<R: ModelRecipe> Model for RecipeModel<R> {
     type State = ModelState<R>;
     type Action = Action;
 
     fn init_states(&self) -> Vec<Self::State> {
-        vec![self.initial.clone()]
+        vec![self.init.clone()]
     }
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
@@ -505,6 +607,9 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
                 continue;
             }
             self.push_actions(state, client, actions);
+        }
+        if can_reap(&state.server) {
+            actions.push(Action::Reap);
         }
     }
 

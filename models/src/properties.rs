@@ -191,11 +191,10 @@ pub fn expiry_reported<R: ModelRecipe>() -> Property<RecipeModel<R>> {
     Property::always(
         names::EXPIRY_REPORTED,
         |_: &RecipeModel<R>, state: &ModelState<R>| {
-            (0..state.clients.len()).all(|c| {
-                let client = &state.clients[c];
+            state.clients.iter().all(|client| {
                 client
                     .holding
-                    .is_none_or(|holding| holding.session == client.session_id(c))
+                    .is_none_or(|holding| holding.session == client.session_id)
             })
         },
     )

@@ -16,7 +16,10 @@
 //!   `Send(c)` (moves its outgoing head to the server; the delivery only
 //!   appends to the outgoing queue and pops the head of the in-flight one),
 //!   and other clients' steps reach `c` only by appending watch events to
-//!   the tail of its inbox, behind the head being handled.
+//!   the tail of its inbox, behind the head being handled. The server's
+//!   `Reap` is independent too: it depends on the server alone, which the
+//!   delivery leaves as it is (C2), and reaches `c` only through its inbox
+//!   tail.
 //! - **Invisibility (C2).** The step must leave every fact a property reads
 //!   unchanged: the server, the fault budget, the fencing token, the queue
 //!   tallies, the violations seen, and `c`'s application view (pending call,
@@ -78,8 +81,7 @@ pub fn invisible_step<R: ModelRecipe>(
     }
     let (action, to) = (0..state.clients.len())
         .filter(|&c| delivery_is_independent(model, state, c))
-        .map(Action::Deliver)
-        .find_map(|action| invisible_successor(model, state, action).map(|to| (action, to)))?;
+        .find_map(|c| invisible_successor(model, state, c).map(|to| (Action::Deliver(c), to)))?;
     let reduced = Reduced {
         from: state.clone(),
         action,
@@ -105,15 +107,15 @@ fn delivery_is_independent<R: ModelRecipe>(
         && state.is_alive(c)
 }
 
-/// The step's successor, if the step changes nothing any property reads.
+/// The successor of `Deliver(c)`, if the step changes nothing any property
+/// reads.
 fn invisible_successor<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &ModelState<R>,
-    action: Action,
+    c: ClientId,
 ) -> Option<ModelState<R>> {
-    let c = action.client();
     let mut next = state.clone();
-    transition::apply(model, &mut next, action, &mut Narration::off());
+    transition::apply(model, &mut next, Action::Deliver(c), &mut Narration::off());
     let (before, after) = (&state.clients[c], &next.clients[c]);
     let invisible = next.server == state.server
         && next.budget == state.budget

@@ -3,9 +3,10 @@
 //! oracles ([`zk_sim::oracles`]), not with the model's properties: a
 //! counterexample counts only if the simulator sees the same violation.
 //!
-//! The stepper starts from the model's setup server with the model's
-//! clients and session ids, returns getChildren results sorted (or in the
-//! permutation a step names), and applies each step as the model did. The
+//! The stepper starts from the model's setup server (its initial state
+//! included) with the model's clients and session ids, returns getChildren
+//! results sorted (or in the permutation a step names), and applies each
+//! step as the model did (a `reap` step runs the stepper's reaper). The
 //! oracles see what the simulated world shows them: calls, outcomes, reads
 //! sent, watches fired, sessions ended. After the last step the run is
 //! healed (reconnects, expiries learned, everything sent and delivered,
@@ -20,9 +21,8 @@
 //! `stale_holder_overlap` example therefore replays as a simulator
 //! mutual-exclusion violation.
 
-use crate::model::{ModelRecipe, RecipeModel};
+use crate::model::{self, ModelRecipe, RecipeModel};
 use crate::schedule::{clip, Schedule, ScheduleStep};
-use crate::state::session_id;
 use crate::workload::Gate;
 use stateright::Model;
 use std::collections::BTreeSet;
@@ -79,13 +79,19 @@ impl ReplayReport {
 pub enum ReplayError {
     #[error("the schedule has {found} client(s); the model was built with {expected}")]
     Clients { expected: usize, found: usize },
-    #[error("step {step} (client {client}, op {op:?}): {message}")]
+    #[error("step {step} ({}op {op:?}): {message}", client_of(.client))]
     Step {
         step: usize,
-        client: usize,
+        /// None for a step of the server (`reap`).
+        client: Option<usize>,
         op: String,
         message: String,
     },
+}
+
+/// `client 2, ` for a client's step, nothing for the server's.
+pub(crate) fn client_of(client: &Option<usize>) -> String {
+    client.map_or_else(String::new, |client| format!("client {client}, "))
 }
 
 /// The simulator oracle that checks a model property of the same meaning.
@@ -186,7 +192,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         *stepper.server_mut() = model.setup_server();
         let initial_paths = stepper.server().paths().into_iter().collect();
         for (client, spec) in model.clients.iter().enumerate() {
-            stepper.add_client(spec.recipe.clone(), session_id(client, 0).0);
+            stepper.add_client(spec.recipe.clone(), model.session_id(client, 0).0);
         }
         let mut replay = Replay {
             model,
@@ -201,7 +207,12 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
     }
 
     fn apply(&mut self, step: &ScheduleStep) -> Result<(), String> {
-        let c = step.client;
+        let Some(c) = step.client else {
+            return match step.op.as_str() {
+                "reap" => self.reap(),
+                other => Err(format!("op {:?} needs a client", clip(other))),
+            };
+        };
         if c >= self.apps.len() {
             return Err(format!("no client {c}"));
         }
@@ -235,6 +246,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .ok_or_else(|| "nothing to send".to_string()),
             "expire" => self.expire(c),
             "spurious_watch" => self.spurious(c, usize::from(step.watch.unwrap_or(0))),
+            "reap" => Err("the server reaps, no client: a reap step names none".to_string()),
             other => Err(format!("unknown op {other:?}")),
         }
     }
@@ -350,7 +362,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         self.stepper.notice_expiry(c);
         self.observe_outcomes();
         self.apps[c].generation += 1;
-        let next = session_id(c, self.apps[c].generation).0;
+        let next = self.model.session_id(c, self.apps[c].generation).0;
         if session.is_some_and(|id| id != next) {
             return Err(format!(
                 "expected new session {next}, the schedule says {session:?}"
@@ -370,6 +382,16 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         }
         self.stepper.expire_on_server(c);
         self.seen(c, Seen::SessionEnded);
+        Ok(())
+    }
+
+    /// The server reaps its empty containers, as the model lets it: only
+    /// when there is one.
+    fn reap(&mut self) -> Result<(), String> {
+        if !model::can_reap(self.stepper.server()) {
+            return Err("no empty container that had a child to reap".to_string());
+        }
+        self.stepper.reap();
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use crate::action::Action;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::schedule::{Schedule, ScheduleStep};
 use crate::shorten;
-use crate::state::{session_id, ModelState};
+use crate::state::ModelState;
 use crate::FaultBudget;
 use stateright::{Checker, Expectation, Model, UniformChooser};
 use std::fmt::Write as _;
@@ -432,13 +432,14 @@ pub fn trace<R: ModelRecipe>(
             let action = action?;
             let (next, lines) = model.describe(&state, action);
             let mut schedule = ScheduleStep::of(action);
-            let c = action.client();
-            if let Action::Call(_) = action {
-                let step = usize::from(state.clients[c].next_step);
-                schedule.call = Some(format!("{:?}", model.workload(c)[step].call));
-            }
-            if next.clients[c].generation != state.clients[c].generation {
-                schedule.session = Some(session_id(c, next.clients[c].generation).0);
+            if let Some(c) = action.client() {
+                if let Action::Call(_) = action {
+                    let step = usize::from(state.clients[c].next_step);
+                    schedule.call = Some(format!("{:?}", model.workload(c)[step].call));
+                }
+                if next.clients[c].generation != state.clients[c].generation {
+                    schedule.session = Some(next.clients[c].session_id.0);
+                }
             }
             Some(TraceStep {
                 action,

@@ -21,10 +21,12 @@
 //! | `expire` | the server expires the session; the client does not know | `expire_on_server` | |
 //! | `deliver_event_early` | the event at inbox `index` overtakes replies | `deliver_at` | `index` (required) |
 //! | `spurious_watch` | the `watch`-th armed watch fires for nothing | `fire_armed_watch` | `watch` (required) |
+//! | `reap` | the server reaps its empty containers (no `client`) | `reap` | |
 //!
-//! Every step has `client` and `op`. Session ids are
-//! `256 * (generation + 1) + client + 1`; getChildren results are sorted
-//! unless a step says `order` (the n-th permutation).
+//! Every step has `op`, and every step but `reap` the `client` it concerns.
+//! Session ids are `256 * (generation + 1) + client + 1` (with the model's
+//! default first session id, 257); getChildren results are sorted unless a
+//! step says `order` (the n-th permutation).
 //!
 //! Schedule files are user input: [`Schedule::parse`] refuses unknown keys
 //! and values the replay cannot use, with a [`ScheduleError`] naming the
@@ -33,6 +35,7 @@
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
+use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -48,9 +51,10 @@ pub const MAX_STEPS: usize = 100_000;
 /// The values `expect` may take.
 pub const EXPECTS: &[&str] = &["violation", "example"];
 
-/// A field a step may carry besides `client` and `op`.
+/// A field a step may carry besides `op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepField {
+    Client,
     Call,
     Order,
     Index,
@@ -59,7 +63,8 @@ pub enum StepField {
 }
 
 impl StepField {
-    pub const ALL: [StepField; 5] = [
+    pub const ALL: [StepField; 6] = [
+        StepField::Client,
         StepField::Call,
         StepField::Order,
         StepField::Index,
@@ -70,6 +75,7 @@ impl StepField {
     /// The field's key in a `[[step]]`.
     pub fn name(self) -> &'static str {
         match self {
+            StepField::Client => "client",
             StepField::Call => "call",
             StepField::Order => "order",
             StepField::Index => "index",
@@ -80,6 +86,7 @@ impl StepField {
 
     fn is_set(self, step: &ScheduleStep) -> bool {
         match self {
+            StepField::Client => step.client.is_some(),
             StepField::Call => step.call.is_some(),
             StepField::Order => step.order.is_some(),
             StepField::Index => step.index.is_some(),
@@ -115,21 +122,24 @@ impl OpSpec {
     }
 }
 
+use StepField::{Call, Client, Index, Order, Session, Watch};
+
 /// Every operation (`Action::op_name` writes them, `crate::replay` applies
 /// them), with what each reads.
 pub const OPS: &[OpSpec] = &[
-    OpSpec::new("call", &[StepField::Call], &[]),
-    OpSpec::new("send", &[], &[StepField::Order]),
-    OpSpec::new("deliver", &[], &[]),
-    OpSpec::new("fire_timer", &[], &[]),
-    OpSpec::new("reconnect", &[], &[StepField::Session]),
-    OpSpec::new("learn_expiry", &[], &[StepField::Session]),
-    OpSpec::new("disconnect", &[], &[]),
-    OpSpec::new("lose_reply", &[], &[]),
-    OpSpec::new("lose_request", &[], &[]),
-    OpSpec::new("expire", &[], &[]),
-    OpSpec::new("deliver_event_early", &[StepField::Index], &[]),
-    OpSpec::new("spurious_watch", &[StepField::Watch], &[]),
+    OpSpec::new("call", &[Client, Call], &[]),
+    OpSpec::new("send", &[Client], &[Order]),
+    OpSpec::new("deliver", &[Client], &[]),
+    OpSpec::new("fire_timer", &[Client], &[]),
+    OpSpec::new("reconnect", &[Client], &[Session]),
+    OpSpec::new("learn_expiry", &[Client], &[Session]),
+    OpSpec::new("disconnect", &[Client], &[]),
+    OpSpec::new("lose_reply", &[Client], &[]),
+    OpSpec::new("lose_request", &[Client], &[]),
+    OpSpec::new("expire", &[Client], &[]),
+    OpSpec::new("deliver_event_early", &[Client, Index], &[]),
+    OpSpec::new("spurious_watch", &[Client, Watch], &[]),
+    OpSpec::new("reap", &[], &[]),
 ];
 
 /// The operation named `op`.
@@ -158,7 +168,9 @@ pub struct Schedule {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleStep {
-    pub client: usize,
+    /// The client the step concerns (every op but `reap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<usize>,
     pub op: String,
     /// For `call`: the call, as the recipe's call type prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,7 +229,8 @@ pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleE
             source,
             &format!("step[{}]", step.saturating_sub(1)),
             format!(
-                "cannot replay step {step} (client {client}, op {}): {message}",
+                "cannot replay step {step} ({}op {}): {message}",
+                crate::replay::client_of(client),
                 clip(op)
             ),
         ),
@@ -235,40 +248,29 @@ impl Schedule {
         toml::from_str(text)
     }
 
-    /// Reads and checks the schedule `text` of `file` (named in errors).
-    pub fn parse(file: &Path, text: &str) -> Result<Schedule, ScheduleError> {
+    /// Reads and checks the schedule `text` of `file` (named in errors):
+    /// its recipe and variant must have a model in `registry`.
+    pub fn parse(file: &Path, text: &str, registry: &Registry) -> Result<Schedule, ScheduleError> {
         let schedule =
             Schedule::from_toml(text).map_err(|e| ScheduleError::from_toml(file, text, &e))?;
         schedule
-            .validate()
+            .validate(registry)
             .map_err(|(key, message)| ScheduleError::at_key(file, text, &key, message))?;
         Ok(schedule)
     }
 
-    /// Checks the values: the model exists and is small enough, every step
-    /// names a client of it and a known operation with the fields that
-    /// operation takes. On error: the dotted key and the message.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    /// Checks the values: the model exists in `registry` and is small
+    /// enough, every step names a client of it and a known operation with
+    /// the fields that operation takes. On error: the dotted key and the
+    /// message.
+    pub fn validate(&self, registry: &Registry) -> Result<(), (String, String)> {
         let at = |key: &str, message: String| Err((key.to_string(), message));
-        if let Err(error) = crate::catalog::find(&self.recipe, &self.variant) {
-            return match error {
-                crate::catalog::CatalogError::UnknownRecipe(_) => at(
-                    "recipe",
-                    format!(
-                        "unknown recipe `{}` (known: {})",
-                        clip(&self.recipe),
-                        crate::catalog::recipes().join(", ")
-                    ),
-                ),
-                crate::catalog::CatalogError::UnknownVariant { known, .. } => at(
-                    "variant",
-                    format!(
-                        "recipe {} has no variant `{}` (known: {known})",
-                        self.recipe,
-                        clip(&self.variant)
-                    ),
-                ),
+        if let Err(error) = registry.model(&self.recipe, &self.variant) {
+            let key = match error {
+                RegistryError::UnknownRecipe { .. } => "recipe",
+                RegistryError::UnknownVariant { .. } | RegistryError::NoModel { .. } => "variant",
             };
+            return at(key, error.to_string());
         }
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return at(
@@ -320,12 +322,12 @@ impl Schedule {
                     ),
                 );
             };
-            if step.client >= self.clients {
+            if let Some(client) = step.client.filter(|&client| client >= self.clients) {
                 return at(
                     &key("client"),
                     format!(
-                        "no client {} in a schedule of {} client(s) (clients count from 0)",
-                        step.client, self.clients
+                        "no client {client} in a schedule of {} client(s) (clients count from 0)",
+                        self.clients
                     ),
                 );
             }
@@ -382,7 +384,7 @@ mod tests {
         assert!(text.contains("op = \"lose_reply\""), "{text}");
         assert_eq!(Schedule::from_toml(&text).unwrap(), schedule);
         assert_eq!(
-            Schedule::parse(Path::new("s.toml"), &text).unwrap(),
+            Schedule::parse(Path::new("s.toml"), &text, &Registry::builtin()).unwrap(),
             schedule
         );
     }
@@ -399,7 +401,7 @@ mod tests {
         assert_eq!(line("step[1]"), 8);
         assert_eq!(line("step[7].op"), 0);
         let text = SOURCE.replace("client = 1", "client = 1\nbogus = 1");
-        let error = Schedule::parse(Path::new("s.toml"), &text).unwrap_err();
+        let error = Schedule::parse(Path::new("s.toml"), &text, &Registry::builtin()).unwrap_err();
         assert_eq!(
             (error.line, error.key.as_str()),
             (10, "step[1].bogus"),

@@ -8,7 +8,8 @@
 //!
 //! Configuration: nothing exists beforehand; `max_leases` is one less than
 //! the number of clients (at least 1), so clients contend; each client asks
-//! for one lease once and returns it if it got it. Unique ids are 1..=N.
+//! for one lease and returns it if it got it, once per cycle. Unique ids
+//! are 1..=N.
 //!
 //! Properties: `mutual_exclusion` (never more than `max_leases` leases held
 //! under live sessions), no leaked nodes, no stuck waiter, liveness;
@@ -18,7 +19,7 @@
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties::{self, names};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore, SemaphoreCall};
 use zk_recipes::zk::Path;
@@ -35,14 +36,12 @@ pub fn max_leases(clients: usize) -> u32 {
     clients.saturating_sub(1).max(1) as u32
 }
 
-fn workload() -> Vec<WorkStep<SemaphoreCall>> {
-    vec![
-        WorkStep::always(SemaphoreCall::Acquire {
-            count: 1,
-            timeout_ms: None,
-        }),
-        WorkStep::release(SemaphoreCall::Return),
-    ]
+fn workload(cycles: usize) -> Vec<WorkStep<SemaphoreCall>> {
+    let acquire = SemaphoreCall::Acquire {
+        count: 1,
+        timeout_ms: None,
+    };
+    workload::hold_cycles(acquire, SemaphoreCall::Return, cycles)
 }
 
 fn semaphore_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeModel<R>>> {
@@ -72,7 +71,7 @@ fn build<R: ModelRecipe<Call = SemaphoreCall>>(
         max_leases: Some(max_leases(setup.clients)),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, |_| workload());
+    let clients = ClientSpec::many(setup.clients, recipe, |_| workload(setup.cycles));
     RecipeModel::new(
         format!("semaphore/{variant}"),
         &[],

@@ -7,8 +7,8 @@
 //! it. Release deletes the node.
 //!
 //! Configuration: `/shared/db` exists; even-numbered clients write, odd ones
-//! read; each acquires once and releases if it got the lock. Unique ids are
-//! 1..=N.
+//! read; each acquires and releases if it got the lock, once per cycle.
+//! Unique ids are 1..=N.
 //!
 //! Properties: `mutual_exclusion` (a writer only alone), fenced mutual
 //! exclusion among writers, no leaked nodes, no stuck waiter, liveness;
@@ -18,7 +18,7 @@
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties::{self, names};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::shared_lock::{FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall};
 use zk_recipes::zk::{CreateMode, Path, Request};
@@ -39,13 +39,11 @@ pub fn mode_of(client: usize) -> LockMode {
     }
 }
 
-fn workload(client: usize) -> Vec<WorkStep<SharedLockCall>> {
-    vec![
-        WorkStep::always(SharedLockCall::Acquire {
-            mode: mode_of(client),
-        }),
-        WorkStep::release(SharedLockCall::Release),
-    ]
+fn workload(client: usize, cycles: usize) -> Vec<WorkStep<SharedLockCall>> {
+    let acquire = SharedLockCall::Acquire {
+        mode: mode_of(client),
+    };
+    workload::hold_cycles(acquire, SharedLockCall::Release, cycles)
 }
 
 fn setup_requests() -> Vec<Request> {
@@ -83,7 +81,7 @@ fn build<R: ModelRecipe<Call = SharedLockCall>>(
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
 ) -> RecipeModel<R> {
-    let clients = ClientSpec::many(setup.clients, recipe, workload);
+    let clients = ClientSpec::many(setup.clients, recipe, |c| workload(c, setup.cycles));
     RecipeModel::new(
         format!("shared_lock/{variant}"),
         &setup_requests(),

@@ -16,11 +16,13 @@ use zk_sim::server::ZkServer;
 /// Index of a client in the model.
 pub type ClientId = usize;
 
-/// The session id of `client` in its `generation`-th session (0 = first).
-/// All ids have the same number of decimal digits (257.., 513.., ...), so
-/// their string and numeric orders agree.
-pub fn session_id(client: ClientId, generation: u8) -> SessionId {
-    SessionId(0x100 * (i64::from(generation) + 1) + client as i64 + 1)
+/// The session id of `client` in its `generation`-th session (0 = first),
+/// when client 0's first session is `first`. With the default first id
+/// ([`crate::setup::FIRST_SESSION`], 257) all ids have the same number of
+/// decimal digits (257.., 513.., ...), so their string and numeric orders
+/// agree.
+pub fn session_id(first: SessionId, client: ClientId, generation: u8) -> SessionId {
+    SessionId(first.0 + 0x100 * i64::from(generation) + client as i64)
 }
 
 /// Something the server sent a client that the client has not handled yet.
@@ -55,6 +57,8 @@ pub struct Pending {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientState<R: Recipe> {
     pub session: ClientSession<R>,
+    /// The id of the client's current session (see [`session_id`]).
+    pub session_id: SessionId,
     /// Replies and watch events sent by the server, not yet handled.
     pub inbox: VecDeque<Inbound>,
     /// How many sessions this client had before the current one.
@@ -65,12 +69,6 @@ pub struct ClientState<R: Recipe> {
     pub holding: Option<Holding>,
     /// The last answered call failed (`Failed`, `TimedOut`).
     pub last_call_failed: bool,
-}
-
-impl<R: Recipe> ClientState<R> {
-    pub fn session_id(&self, client: ClientId) -> SessionId {
-        session_id(client, self.generation)
-    }
 }
 
 /// What happened to one queue item.
@@ -141,7 +139,7 @@ impl<R: Recipe> ModelState<R> {
     /// The client's current session is alive on the server.
     pub fn is_alive(&self, client: ClientId) -> bool {
         self.server
-            .is_session_alive(self.clients[client].session_id(client))
+            .is_session_alive(self.clients[client].session_id)
     }
 
     /// The client holds something under a session the server still has.

@@ -4,14 +4,15 @@
 //!
 //! The network follows `zk_sim::stepper`: a request reaching the server is
 //! applied at once and its reply queued in the client's inbox behind the
-//! events already there; events a change triggers are queued for every
-//! connected client they concern; a dropped connection loses the inbox.
+//! events already there; events a change triggers (a reaped container's
+//! too) are queued for every connected client they concern; a dropped
+//! connection loses the inbox.
 
 use crate::action::Action;
 use crate::app;
-use crate::model::{ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
+use crate::model::{self, ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
 use crate::narrate::{self, Narration};
-use crate::state::{session_id, ClientId, Inbound, ModelState, Violations};
+use crate::state::{ClientId, Inbound, ModelState, Violations};
 use std::collections::BTreeMap;
 use zk_recipes::zk::{EventType, MultiOp, Request};
 use zk_sim::client::ConnectionState;
@@ -28,7 +29,10 @@ pub(crate) fn apply<R: ModelRecipe>(
     if let Some(kind) = action.fault() {
         state.budget.spend(kind);
     }
-    let c = action.client();
+    let Some(c) = action.client() else {
+        // The server's reaper: no client acts, so no outcome to settle.
+        return reap(model, state, log);
+    };
     match action {
         Action::Call(_) => call(model, state, c, log),
         Action::Send { order, .. } => send(model, state, c, order, log),
@@ -41,6 +45,7 @@ pub(crate) fn apply<R: ModelRecipe>(
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
         Action::Expire(_) => expire(model, state, c, log),
         Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
+        Action::Reap => unreachable!("the reaper is no client's action"),
     }
     settle(model, state, c, log);
 }
@@ -91,7 +96,7 @@ fn send<R: ModelRecipe>(
     order: u16,
     log: &mut Narration,
 ) {
-    let sid = state.clients[c].session_id(c);
+    let sid = state.clients[c].session_id;
     let mut client = state.clients[c].make_mut();
     let (tag, request) = client
         .session
@@ -187,7 +192,7 @@ fn reconnect<R: ModelRecipe>(
         learn_expiry(model, state, c, log);
         return;
     }
-    let sid = state.clients[c].session_id(c);
+    let sid = state.clients[c].session_id;
     let (watches, zxid) = state.clients[c].make_mut().session.reconnected();
     log.note(|| {
         format!(
@@ -208,15 +213,16 @@ fn learn_expiry<R: ModelRecipe>(
     c: ClientId,
     log: &mut Narration,
 ) {
-    let old = state.clients[c].session_id(c);
+    let old = state.clients[c].session_id;
+    let new = model.session_id(c, state.clients[c].generation + 1);
     {
         let client = &mut *state.clients[c].make_mut();
         client.inbox.clear();
         client.session.expired();
         client.generation += 1;
+        client.session_id = new;
     }
     settle(model, state, c, log);
-    let new = session_id(c, state.clients[c].generation);
     log.note(|| {
         format!(
             "c{c}: learns session {} expired; opens session {}",
@@ -237,7 +243,7 @@ fn disconnect<R: ModelRecipe>(
     c: ClientId,
     log: &mut Narration,
 ) {
-    let sid = state.clients[c].session_id(c);
+    let sid = state.clients[c].session_id;
     log.note(|| format!("c{c}: FAULT connection drops (queued replies and events lost)"));
     state.server.make_mut().disconnect(sid);
     let client = &mut *state.clients[c].make_mut();
@@ -278,7 +284,7 @@ fn expire<R: ModelRecipe>(
     c: ClientId,
     log: &mut Narration,
 ) {
-    let sid = state.clients[c].session_id(c);
+    let sid = state.clients[c].session_id;
     log.note(|| {
         format!(
             "c{c}: FAULT server expires session {} (the client does not know yet)",
@@ -316,6 +322,29 @@ fn spurious<R: ModelRecipe>(
     client.session.notification(event);
 }
 
+/// The server's reaper deletes every container that had a child and has
+/// none left; their watchers are notified. Not a release: the herd bound
+/// counts what a recipe's own deletes and expiries wake.
+fn reap<R: ModelRecipe>(model: &RecipeModel<R>, state: &mut ModelState<R>, log: &mut Narration) {
+    log.note(|| {
+        let doomed: Vec<String> = model::reapable_containers(&state.server)
+            .iter()
+            .map(|path| path.to_string())
+            .collect();
+        format!(
+            "server: reaper deletes empty container(s) {}",
+            doomed.join(", ")
+        )
+    });
+    let before = state.server.paths().len();
+    let notifications = state.server.make_mut().reap();
+    assert!(
+        state.server.paths().len() < before,
+        "reap needs a reapable container"
+    );
+    route(model, state, notifications, false, log);
+}
+
 /// Queues notifications for the connected clients they concern. With
 /// `release` (the change deleted nodes: a delete, or an expired session's
 /// ephemerals), flags a change that notified more clients than the herd
@@ -330,7 +359,7 @@ fn route<R: ModelRecipe>(
     let mut per_change: BTreeMap<(EventType, Option<&str>), usize> = BTreeMap::new();
     for notification in &notifications {
         let target = (0..state.clients.len()).find(|&k| {
-            state.clients[k].session_id(k) == notification.session
+            state.clients[k].session_id == notification.session
                 && state.clients[k].session.state == ConnectionState::Connected
         });
         let Some(k) = target else { continue };

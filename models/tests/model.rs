@@ -226,7 +226,7 @@ fn symmetry_saves_states_and_keeps_every_verdict() {
     let setup = Setup::new(3)
         .with_faults("connection-loss=1".parse().unwrap())
         .with_reduction(false);
-    let full = check_with("lock", "fixed", setup, None);
+    let full = check_with("lock", "fixed", setup.clone(), None);
     let reduced = check_with("lock", "fixed", setup.with_symmetry(true), None);
     assert!(reduced.unique_states < full.unique_states);
     assert_eq!(
@@ -335,7 +335,8 @@ fn a_timeout_stops_a_large_search_soon_without_false_liveness_verdicts() {
         timeout: Some(std::time::Duration::from_millis(300)),
         progress_every: None,
     };
-    let report = zk_models::catalog::find("lock", "fixed")
+    let report = zk_models::Registry::builtin()
+        .model("lock", "fixed")
         .unwrap()
         .check(&setup, &options);
     assert!(!report.exhaustive);

@@ -5,7 +5,6 @@
 mod common;
 
 use common::check_with;
-use zk_models::catalog;
 use zk_models::run::CheckReport;
 use zk_models::Setup;
 
@@ -33,20 +32,16 @@ const TOO_LARGE: &[(&str, &str, &str)] = &[
 #[test]
 fn every_model_reaches_the_same_verdicts_with_and_without_the_reduction() {
     let mut differences = Vec::new();
-    for entry in catalog::ENTRIES {
+    for (recipe, variant, _) in zk_models::Registry::builtin().models() {
+        let (recipe, variant) = (recipe.as_str(), variant.as_str());
         for &budget in BUDGETS {
-            if TOO_LARGE.contains(&(entry.recipe, entry.variant, budget)) {
+            if TOO_LARGE.contains(&(recipe, variant, budget)) {
                 continue;
             }
             let setup = Setup::new(2).with_faults(budget.parse().unwrap());
-            let full = check_with(
-                entry.recipe,
-                entry.variant,
-                setup.with_reduction(false),
-                None,
-            );
-            let reduced = check_with(entry.recipe, entry.variant, setup, None);
-            let name = format!("{}/{} {budget}", entry.recipe, entry.variant);
+            let full = check_with(recipe, variant, setup.clone().with_reduction(false), None);
+            let reduced = check_with(recipe, variant, setup, None);
+            let name = format!("{}/{} {budget}", recipe, variant);
             assert!(full.exhaustive && reduced.exhaustive, "{name}");
             assert!(
                 reduced.unique_states <= full.unique_states,
@@ -69,7 +64,7 @@ fn every_model_reaches_the_same_verdicts_with_and_without_the_reduction() {
 #[test]
 fn the_reduction_saves_a_third_of_the_fixed_locks_states() {
     let setup = Setup::new(3).with_faults("connection-loss=1".parse().unwrap());
-    let full = check_with("lock", "fixed", setup.with_reduction(false), None);
+    let full = check_with("lock", "fixed", setup.clone().with_reduction(false), None);
     let reduced = check_with("lock", "fixed", setup, None);
     assert_eq!(
         (full.unique_states, reduced.unique_states),

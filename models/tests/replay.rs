@@ -6,9 +6,9 @@
 mod common;
 
 use common::check;
-use zk_models::catalog;
 use zk_models::replay::{oracle_for, ReplayReport};
 use zk_models::run::{CheckReport, Verdict};
+use zk_models::Registry;
 
 const BUDGETS: &[&str] = &["none", "connection-loss=1", "expiry=1"];
 
@@ -21,7 +21,7 @@ const SKIP: &[(&str, &str, &str)] = &[
 /// Replays every discovery of `report`; the disagreements, one line each.
 fn disagreements(report: &CheckReport, fixed: bool) -> Vec<String> {
     let (recipe, variant) = report.model.split_once('/').unwrap();
-    let entry = catalog::find(recipe, variant).unwrap();
+    let entry = Registry::builtin().model(recipe, variant).unwrap();
     let mut found = Vec::new();
     for property in &report.properties {
         let judged = match property.verdict {
@@ -57,18 +57,19 @@ fn disagreements(report: &CheckReport, fixed: bool) -> Vec<String> {
 fn every_counterexample_and_example_replays_on_the_simulator_with_the_same_verdict() {
     let mut found = Vec::new();
     let mut replayed_violations = 0;
-    for entry in catalog::ENTRIES {
+    for (recipe, variant, _) in zk_models::Registry::builtin().models() {
+        let (recipe, variant) = (recipe.as_str(), variant.as_str());
         for &budget in BUDGETS {
-            if SKIP.contains(&(entry.recipe, entry.variant, budget)) {
+            if SKIP.contains(&(recipe, variant, budget)) {
                 continue;
             }
-            let report = check(entry.recipe, entry.variant, 2, budget);
+            let report = check(recipe, variant, 2, budget);
             replayed_violations += report
                 .properties
                 .iter()
                 .filter(|p| p.verdict == Verdict::Violated && oracle_for(p.name).is_some())
                 .count();
-            found.extend(disagreements(&report, entry.variant == "fixed"));
+            found.extend(disagreements(&report, variant == "fixed"));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
@@ -81,7 +82,7 @@ fn a_schedule_that_does_not_fit_its_model_is_refused_with_the_step() {
     let report = check("lock", "original", 2, "none");
     let property = report.property("mutual_exclusion").unwrap();
     let mut schedule = report.schedule(property).unwrap();
-    let entry = catalog::find("lock", "original").unwrap();
+    let entry = Registry::builtin().model("lock", "original").unwrap();
     schedule.steps[0].op = "teleport".into();
     let error = entry.replay(&schedule).unwrap_err().to_string();
     assert!(

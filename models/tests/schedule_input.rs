@@ -7,11 +7,11 @@ mod common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
-use zk_models::catalog;
 use zk_models::replay::ReplayError;
 use zk_models::schedule::{
     op_spec, Schedule, ScheduleError, ScheduleStep, StepField, MAX_CLIENTS, MAX_STEPS, OPS,
 };
+use zk_models::Registry;
 use zk_models::{Action, ModelRecipe, RecipeModel, Setup};
 
 const FILE: &str = "sched.toml";
@@ -41,7 +41,7 @@ op = "deliver"
 "#;
 
 fn parse(text: &str) -> Result<Schedule, ScheduleError> {
-    Schedule::parse(Path::new(FILE), text)
+    Schedule::parse(Path::new(FILE), text, &Registry::builtin())
 }
 
 /// `VALID` with `from` replaced by `to` (once; `from` must be there).
@@ -122,6 +122,22 @@ fn a_step_client_out_of_range_is_refused() {
 }
 
 #[test]
+fn only_the_servers_reap_step_names_no_client() {
+    let text = edited("client = 0\nop = \"send\"\n", "op = \"send\"\n");
+    let shown = refused(&text, 15, "step[1].op");
+    assert!(shown.contains("op send needs `client`"), "{shown}");
+    let shown = refused(
+        &edited("op = \"deliver\"", "op = \"reap\""),
+        19,
+        "step[2].client",
+    );
+    assert!(shown.contains("op reap takes no `client`"), "{shown}");
+    let schedule = parse(&edited("client = 0\nop = \"deliver\"", "op = \"reap\"")).unwrap();
+    assert_eq!(schedule.steps[2], ScheduleStep::of(Action::Reap));
+    assert!(!schedule.to_toml().contains("client = 0\nop = \"reap\""));
+}
+
+#[test]
 fn an_unknown_op_is_refused_with_the_known_ones() {
     let shown = refused(
         &edited("op = \"call\"", "op = \"teleport\""),
@@ -164,7 +180,7 @@ fn an_op_takes_exactly_its_fields() {
             }
             step.push_str(&format!("{} = {value}\n", field.name()));
             let step = step.replace("call = 1", "call = \"Lock\"");
-            let text = edited("op = \"deliver\"\n", &step);
+            let text = edited("client = 0\nop = \"deliver\"\n", &step);
             let takes = spec.required.contains(&field) || spec.optional.contains(&field);
             assert_eq!(
                 parse(&text).is_ok(),
@@ -211,6 +227,7 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
             client: 1,
             watch: 0,
         },
+        Action::Reap,
     ];
     let mut schedule = parse(VALID).unwrap();
     for action in actions {
@@ -266,7 +283,7 @@ fn too_many_steps_are_refused_with_the_cap() {
 fn an_unknown_recipe_or_variant_is_refused_with_the_known_ones() {
     let shown = refused(&edited("\"lock\"", "\"padlock\""), 1, "recipe");
     assert!(shown.contains("padlock"), "{shown}");
-    for recipe in catalog::recipes() {
+    for recipe in Registry::builtin().names() {
         assert!(shown.contains(recipe), "{shown}");
     }
     let shown = refused(&edited("\"original\"", "\"broken\""), 2, "variant");
@@ -321,7 +338,7 @@ fn a_megabyte_value_is_not_echoed() {
 #[test]
 fn a_real_schedule_round_trips_parses_and_replays() {
     let report = common::check("lock", "original", 2, "connection-loss=1");
-    let entry = catalog::find("lock", "original").unwrap();
+    let entry = Registry::builtin().model("lock", "original").unwrap();
     let mut replayed = 0;
     for property in &report.properties {
         let Some(schedule) = report.schedule(property) else {
@@ -340,7 +357,7 @@ fn a_real_schedule_round_trips_parses_and_replays() {
 
 #[test]
 fn a_step_that_cannot_be_applied_is_an_error_at_its_step() {
-    let entry = catalog::find("lock", "original").unwrap();
+    let entry = Registry::builtin().model("lock", "original").unwrap();
     // Reconnecting a connected client (the stepper asserts on it).
     let text = edited("op = \"deliver\"", "op = \"reconnect\"");
     let error = entry.replay(&parse(&text).unwrap()).unwrap_err();
@@ -366,7 +383,7 @@ fn a_step_that_cannot_be_applied_is_an_error_at_its_step() {
 
 #[test]
 fn expiring_again_and_again_ends_in_an_error_not_a_panic() {
-    let entry = catalog::find("lock", "fixed").unwrap();
+    let entry = Registry::builtin().model("lock", "fixed").unwrap();
     let mut schedule = parse(&edited("\"original\"", "\"fixed\"")).unwrap();
     schedule.faults = "expiry=255".into();
     schedule.steps.clear();
@@ -432,26 +449,27 @@ fn random_step_orders_replay_or_fail_without_panicking() {
         seed ^= seed << 17;
         seed % bound
     };
-    for entry in catalog::ENTRIES {
+    for (recipe, variant, entry) in zk_models::Registry::builtin().models() {
+        let (recipe, variant) = (recipe.as_str(), variant.as_str());
         let clients = 2 + next(2) as usize;
-        let calls = workload_calls(entry.recipe, entry.variant, clients);
+        let calls = workload_calls(recipe, variant, clients);
         let (mut applied, mut refused) = (0, 0);
         for _ in 0..6 {
             let mut schedule = parse(VALID).unwrap();
-            schedule.recipe = entry.recipe.into();
-            schedule.variant = entry.variant.into();
+            schedule.recipe = recipe.into();
+            schedule.variant = variant.into();
             schedule.clients = clients;
             schedule.steps.clear();
             for _ in 0..60 {
                 let spec = &OPS[next(OPS.len() as u64) as usize];
                 let client = next(clients as u64) as usize;
                 let mut step = ScheduleStep {
-                    client,
                     op: spec.name.into(),
                     ..Default::default()
                 };
                 for field in spec.required.iter().chain(spec.optional) {
                     match field {
+                        StepField::Client => step.client = Some(client),
                         StepField::Call => {
                             let own = &calls[client];
                             step.call = Some(own[next(own.len() as u64) as usize].clone())
@@ -466,7 +484,9 @@ fn random_step_orders_replay_or_fail_without_panicking() {
                     }
                 }
                 schedule.steps.push(step);
-                schedule.validate().expect("a valid schedule");
+                schedule
+                    .validate(&Registry::builtin())
+                    .expect("a valid schedule");
                 match entry.replay(&schedule) {
                     Ok(_) => applied += 1,
                     Err(ReplayError::Step { step, .. }) => {
@@ -481,8 +501,8 @@ fn random_step_orders_replay_or_fail_without_panicking() {
         assert!(
             applied > 20 && refused > 0,
             "{}/{}: {applied} applied, {refused} refused",
-            entry.recipe,
-            entry.variant
+            recipe,
+            variant
         );
     }
 }

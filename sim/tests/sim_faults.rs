@@ -14,6 +14,14 @@ use zk_sim::oracles::{CallObservation, ObserveCall, OracleConfig, Property};
 use zk_sim::world::workloads::{hold_cycles, WorkloadSpec};
 use zk_sim::world::{Client, RunReport, Simulation, WorldConfig};
 
+/// The lock's workload calls.
+fn lock_calls() -> zk_sim::world::adapters::HoldCalls<zk_recipes::lock::LockCall> {
+    zk_sim::world::adapters::HoldCalls::new(
+        zk_recipes::lock::LockCall::Lock,
+        zk_recipes::lock::LockCall::Unlock,
+    )
+}
+
 /// A probe: creates or watches a path on request and reports what it sees.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Probe;
@@ -274,7 +282,7 @@ fn fixed_lock(config: WorldConfig) -> Simulation<FixedLock> {
     Simulation::new(
         config,
         |_, uid| FixedLock::new(Path::new("/locks").unwrap(), uid),
-        move |client| hold_cycles(client, spec.clone()),
+        move |client| hold_cycles(client, spec.clone(), lock_calls()),
     )
 }
 

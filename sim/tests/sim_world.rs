@@ -10,6 +10,14 @@ use zk_sim::oracles::{OracleConfig, Property};
 use zk_sim::world::workloads::{hold_cycles, WorkloadSpec};
 use zk_sim::world::{Simulation, WorldConfig};
 
+/// The lock's workload calls.
+fn lock_calls() -> zk_sim::world::adapters::HoldCalls<zk_recipes::lock::LockCall> {
+    zk_sim::world::adapters::HoldCalls::new(
+        zk_recipes::lock::LockCall::Lock,
+        zk_recipes::lock::LockCall::Unlock,
+    )
+}
+
 fn lock_dir() -> Path {
     Path::new("/locks").unwrap()
 }
@@ -39,7 +47,7 @@ fn fixed_lock_sim(config: WorldConfig, cycles: u32) -> Simulation<FixedLock> {
     Simulation::new(
         config,
         |_, uid| FixedLock::new(lock_dir(), uid),
-        move |client| hold_cycles(client, spec.clone()),
+        move |client| hold_cycles(client, spec.clone(), lock_calls()),
     )
 }
 
@@ -96,7 +104,7 @@ fn original_lock_runs_under_the_world() {
     let sim = Simulation::new(
         lock_config(3, &SAFETY),
         |_, _| OriginalLock::new(lock_dir()),
-        move |client| hold_cycles(client, spec.clone()),
+        move |client| hold_cycles(client, spec.clone(), lock_calls()),
     );
     let report = sim.run(3);
     assert!(report.stats.requests > 0);

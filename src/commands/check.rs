@@ -7,14 +7,17 @@
 //! Exit status: 0 when every property holds, 1 on a violation (or a missing
 //! example in an exhaustive search), 2 on bad input.
 
+use super::Harness;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use zk_models::catalog::{self, Entry};
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
-use zk_models::{ChildOrderMode, FaultBudget, Setup};
+use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
+
+/// Most acquire/release cycles per client in a model.
+const MAX_CYCLES: usize = 8;
 
 /// Most checker threads (each keeps its own search stack).
 const MAX_THREADS: usize = 64;
@@ -32,7 +35,8 @@ pub enum StrategyArg {
 /// What both `check` and `explore` need to build a model.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ModelArgs {
-    /// The recipe: lock, curator_lock, semaphore, shared_lock, election, queue, barrier.
+    /// The recipe (built-in: lock, curator_lock, semaphore, shared_lock,
+    /// election, queue, barrier; and any recipe registered by the binary).
     pub recipe: String,
     /// The variant: original, fixed (queue: also tutorial_original; barrier: also original_shared_host).
     #[arg(long, default_value = "fixed")]
@@ -40,6 +44,9 @@ pub struct ModelArgs {
     /// Number of clients.
     #[arg(long, default_value_t = 2)]
     pub clients: usize,
+    /// Acquire/release cycles per client (hold recipes: locks, elections, semaphores).
+    #[arg(long, default_value_t = 1)]
+    pub cycles: usize,
     /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious).
     #[arg(long, default_value = "none")]
     pub faults: String,
@@ -100,12 +107,21 @@ fn flag_error(flag: &'static str, message: impl ToString) -> InputError {
 }
 
 impl ModelArgs {
-    /// The catalog entry and the model size, or the first bad flag.
-    pub fn resolve(&self) -> Result<(&'static Entry, Setup), InputError> {
-        let entry = catalog::find(&self.recipe, &self.variant).map_err(|error| match error {
-            catalog::CatalogError::UnknownRecipe(_) => flag_error("RECIPE", error),
-            catalog::CatalogError::UnknownVariant { .. } => flag_error("--variant", error),
-        })?;
+    /// The model and its size, or the first bad flag.
+    pub fn resolve(&self, harness: &Harness) -> Result<(ModelVariant, Setup), InputError> {
+        let model = harness
+            .registry
+            .model(&self.recipe, &self.variant)
+            .map_err(|error| match error {
+                RegistryError::UnknownRecipe { .. } => flag_error("RECIPE", error),
+                _ => flag_error("--variant", error),
+            })?;
+        if !(1..=MAX_CYCLES).contains(&self.cycles) {
+            return Err(flag_error(
+                "--cycles",
+                format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
+            ));
+        }
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return Err(flag_error(
                 "--clients",
@@ -125,8 +141,9 @@ impl ModelArgs {
             .with_faults(faults)
             .with_child_order(order)
             .with_symmetry(self.symmetry)
-            .with_reduction(!self.no_reduction);
-        Ok((entry, setup))
+            .with_reduction(!self.no_reduction)
+            .with_cycles(self.cycles);
+        Ok((model, setup))
     }
 }
 
@@ -171,19 +188,19 @@ impl CheckArgs {
     }
 }
 
-pub fn run(args: CheckArgs) -> ExitCode {
+pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let resolved = args
         .model
-        .resolve()
-        .and_then(|(entry, setup)| Ok((entry, setup, args.options()?)));
-    let (entry, setup, options) = match resolved {
+        .resolve(harness)
+        .and_then(|(model, setup)| Ok((model, setup, args.options()?)));
+    let (model, setup, options) = match resolved {
         Ok(resolved) => resolved,
         Err(error) => {
             eprintln!("error: {error}");
             return ExitCode::from(2);
         }
     };
-    let report = entry.check(&setup, &options);
+    let report = model.check(&setup, &options);
     let mut stdout = std::io::stdout().lock();
     // Output errors (a closed pipe) do not change the verdict.
     let _ = write!(stdout, "{}", report.summary());
@@ -214,7 +231,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     }
     for path in &written {
-        let _ = writeln!(stdout, "schedule written: {}", path.display());
+        let path = super::sim::quote(&path.display().to_string());
+        let _ = writeln!(stdout, "schedule written: {path}");
+        let _ = writeln!(
+            stdout,
+            "replay it on the simulator: {} replay {path}",
+            harness.program
+        );
     }
     if report.failures().is_empty() {
         ExitCode::SUCCESS

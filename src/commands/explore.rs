@@ -6,6 +6,7 @@
 //! it serves until interrupted.
 
 use super::check::ModelArgs;
+use super::Harness;
 use std::net::TcpListener;
 use std::process::ExitCode;
 
@@ -18,8 +19,8 @@ pub struct ExploreArgs {
     pub port: u16,
 }
 
-pub fn run(args: ExploreArgs) -> ExitCode {
-    let (entry, setup) = match args.model.resolve() {
+pub fn run(harness: &Harness, args: ExploreArgs) -> ExitCode {
+    let (model, setup) = match args.model.resolve(harness) {
         Ok(resolved) => resolved,
         Err(error) => {
             eprintln!("error: {error}");
@@ -34,9 +35,9 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     }
     println!(
         "Explorer for {}/{} at http://{address}/ (Ctrl-C to stop)",
-        entry.recipe, entry.variant
+        args.model.recipe, args.model.variant
     );
-    entry.explore(&setup, &address);
+    model.explore(&setup, &address);
     eprintln!("zkcheck explore: the Explorer stopped");
     ExitCode::from(2)
 }

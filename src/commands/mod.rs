@@ -1,8 +1,33 @@
-//! One module per subcommand: its arguments and its `run`.
+//! One module per subcommand: its arguments and its `run`. Every `run`
+//! takes the [`Harness`]: the registered recipes and the name the program
+//! was started by (what a printed replay command starts with).
 
 pub mod check;
 pub mod explore;
+pub mod recipes;
 pub mod replay;
 pub mod schedule;
 pub mod sim;
 pub mod sweep;
+
+use zk_models::Registry;
+
+/// What every subcommand runs against.
+pub struct Harness {
+    /// The recipes scenario files, schedules and `check` can name.
+    pub registry: Registry,
+    /// The program as started (`target/release/zkcheck`, a user's own
+    /// binary), quoted for a shell: printed replay commands begin with it.
+    pub program: String,
+}
+
+impl Harness {
+    /// The harness of a process started as `argv0` (`zkcheck` if unknown).
+    pub fn new(registry: Registry, argv0: Option<String>) -> Harness {
+        let program = argv0.filter(|name| !name.is_empty());
+        Harness {
+            registry,
+            program: sim::quote(program.as_deref().unwrap_or("zkcheck")),
+        }
+    }
+}

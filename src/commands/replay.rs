@@ -18,6 +18,7 @@
 //! madsim.
 
 use super::sim::{load_input, replay_command, Input, QuietStdout, EXIT_VIOLATION};
+use super::Harness;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,8 +37,8 @@ pub struct ReplayArgs {
     pub seed: Option<u64>,
 }
 
-pub fn run(args: ReplayArgs) -> ExitCode {
-    let scenario = match load_input(&args.scenario, args.variant.as_deref()) {
+pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
+    let scenario = match load_input(harness, &args.scenario, args.variant.as_deref()) {
         Ok(Input::Scenario(scenario)) => scenario,
         Ok(Input::Schedule(text)) => {
             let flags = [
@@ -45,7 +46,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
                 ("--seed", args.seed.is_some()),
             ];
             return match super::sim::refuse_schedule_flags(&args.scenario, &flags) {
-                Ok(()) => super::schedule::run_text(&args.scenario, &text, true),
+                Ok(()) => super::schedule::run_text(harness, &args.scenario, &text, true),
                 Err(code) => code,
             };
         }
@@ -85,7 +86,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
             violation.property, seed
         );
     }
-    let _ = writeln!(out, "replay: {}", replay_command(&scenario, seed));
+    let _ = writeln!(out, "replay: {}", replay_command(harness, &scenario, seed));
     ExitCode::from(EXIT_VIOLATION)
 }
 

@@ -8,9 +8,9 @@
 //! whether the violation the model found is the one the simulator shows.
 
 use super::sim::{EXIT_BAD_INPUT, EXIT_VIOLATION};
+use super::Harness;
 use std::path::Path;
 use std::process::ExitCode;
-use zk_models::catalog;
 use zk_models::replay::ReplayReport;
 use zk_models::schedule::{clip, Schedule, ScheduleError};
 
@@ -44,8 +44,8 @@ pub fn is_schedule_text(text: &str) -> bool {
 /// stepper's trace if `trace`. Exit 1 when the simulator reports a
 /// violation, 0 when not, 2 (`error: FILE:LINE: key `KEY`: MESSAGE` on
 /// stderr) when the schedule is bad or a step cannot be applied.
-pub fn run_text(path: &Path, text: &str, trace: bool) -> ExitCode {
-    match replay(path, text) {
+pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> ExitCode {
+    match replay(harness, path, text) {
         Ok(report) => {
             print_report(path, &report, trace);
             if report.violations.is_empty() {
@@ -61,11 +61,13 @@ pub fn run_text(path: &Path, text: &str, trace: bool) -> ExitCode {
     }
 }
 
-fn replay(path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
-    let schedule = Schedule::parse(path, text)?;
-    let entry = catalog::find(&schedule.recipe, &schedule.variant)
+fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
+    let schedule = Schedule::parse(path, text, &harness.registry)?;
+    let model = harness
+        .registry
+        .model(&schedule.recipe, &schedule.variant)
         .map_err(|e| ScheduleError::at_key(path, text, "recipe", e.to_string()))?;
-    entry
+    model
         .replay(&schedule)
         .map_err(|e| zk_models::schedule::replay_error(path, text, &e))
 }

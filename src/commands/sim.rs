@@ -16,6 +16,8 @@ use std::process::ExitCode;
 use zk_sim::scenario::{shrink::shrink, Scenario};
 use zk_sim::world::RunReport;
 
+use super::Harness;
+
 #[derive(clap::Args)]
 pub struct SimArgs {
     /// The scenario file (TOML), or a schedule written by `zkcheck check`.
@@ -76,12 +78,17 @@ pub enum Input {
 /// Reads an input file once (a regular file of bounded size) and checks it
 /// as a scenario, with another variant if asked, or recognizes a schedule;
 /// on error prints it (file, line, key) for exit 2.
-pub fn load_input(path: &Path, variant: Option<&str>) -> Result<Input, ExitCode> {
+pub fn load_input(
+    harness: &Harness,
+    path: &Path,
+    variant: Option<&str>,
+) -> Result<Input, ExitCode> {
     let text = zk_sim::input::read_input(path).map_err(bad_input)?;
     if super::schedule::is_schedule_text(&text) {
         return Ok(Input::Schedule(text));
     }
-    let scenario = Scenario::parse(path, &text).map_err(bad_input)?;
+    let scenario =
+        Scenario::parse(path, &text, harness.registry.sim_recipes()).map_err(bad_input)?;
     match variant {
         Some(variant) => scenario
             .with_variant(variant)
@@ -93,15 +100,17 @@ pub fn load_input(path: &Path, variant: Option<&str>) -> Result<Input, ExitCode>
 
 /// Loads a scenario; a schedule file is bad input for `command`.
 pub fn load_scenario(
+    harness: &Harness,
     path: &Path,
     variant: Option<&str>,
     command: &str,
 ) -> Result<Scenario, ExitCode> {
-    match load_input(path, variant)? {
+    match load_input(harness, path, variant)? {
         Input::Scenario(scenario) => Ok(*scenario),
         Input::Schedule(_) => Err(bad_input(format!(
-            "{}: a model checker schedule, not a scenario: `zkcheck {command}` runs scenarios; replay a schedule with `zkcheck replay {}`",
+            "{}: a model checker schedule, not a scenario: `{command}` runs scenarios; replay a schedule with `{} replay {}`",
             path.display(),
+            harness.program,
             quote(&path.display().to_string())
         ))),
     }
@@ -141,20 +150,21 @@ pub fn quote(word: &str) -> String {
 }
 
 /// The command that replays a seed of a scenario.
-pub fn replay_command(scenario: &Scenario, seed: u64) -> String {
+pub fn replay_command(harness: &Harness, scenario: &Scenario, seed: u64) -> String {
     let variant = if scenario.raw.variant == scenario.file_variant {
         String::new()
     } else {
         format!(" --variant {}", quote(&scenario.raw.variant))
     };
     format!(
-        "zkcheck replay {}{variant} --seed {seed}",
+        "{} replay {}{variant} --seed {seed}",
+        harness.program,
         quote(&scenario.file.display().to_string())
     )
 }
 
 /// Prints a failed run: each broken property, the seed, and how to replay it.
-pub fn print_violations(scenario: &Scenario, report: &RunReport) {
+pub fn print_violations(harness: &Harness, scenario: &Scenario, report: &RunReport) {
     for violation in &report.violations {
         println!(
             "VIOLATION of {} (seed {}):",
@@ -162,7 +172,7 @@ pub fn print_violations(scenario: &Scenario, report: &RunReport) {
         );
         print!("  {violation}");
     }
-    println!("replay: {}", replay_command(scenario, report.seed));
+    println!("replay: {}", replay_command(harness, scenario, report.seed));
 }
 
 /// Writes a value as pretty JSON; says why on stderr if it cannot.
@@ -195,14 +205,14 @@ struct SimJson<'a> {
     report: &'a RunReport,
 }
 
-pub fn run(args: SimArgs) -> ExitCode {
-    match sim(&args) {
+pub fn run(harness: &Harness, args: SimArgs) -> ExitCode {
+    match sim(harness, &args) {
         Ok(code) | Err(code) => code,
     }
 }
 
-fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
-    let scenario = match load_input(&args.scenario, args.variant.as_deref())? {
+fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
+    let scenario = match load_input(harness, &args.scenario, args.variant.as_deref())? {
         Input::Scenario(scenario) => scenario,
         Input::Schedule(text) => {
             refuse_schedule_flags(
@@ -215,7 +225,12 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
                     ("--json", args.json.is_some()),
                 ],
             )?;
-            return Ok(super::schedule::run_text(&args.scenario, &text, args.trace));
+            return Ok(super::schedule::run_text(
+                harness,
+                &args.scenario,
+                &text,
+                args.trace,
+            ));
         }
     };
     let seed = args.seed.unwrap_or(0);
@@ -235,7 +250,7 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
     println!(
         "scenario {} ({} {}), seed {seed}: {} requests, {} outcomes, {} faults, {:.1} ms simulated",
         scenario.name,
-        scenario.recipe.name(),
+        scenario.recipe.name,
         scenario.raw.variant,
         report.stats.requests,
         report.stats.outcomes,
@@ -258,11 +273,11 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
     } else if report.passed() {
         println!("pass: {}", property_list(&scenario));
     } else {
-        print_violations(&scenario, &report);
+        print_violations(harness, &scenario, &report);
     }
     let mut output_failed = false;
     if let (false, Some(out)) = (report.passed(), &args.shrink) {
-        output_failed |= shrink_to(&scenario, seed, out).is_err();
+        output_failed |= shrink_to(harness, &scenario, seed, out).is_err();
     }
     if let Some(path) = &args.json {
         let json = SimJson {
@@ -270,7 +285,7 @@ fn sim(args: &SimArgs) -> Result<ExitCode, ExitCode> {
             file: scenario.file.display().to_string(),
             seed,
             passed: report.passed() && vacuous.is_none(),
-            replay: replay_command(&scenario, seed),
+            replay: replay_command(harness, &scenario, seed),
             trace_hash,
             report: &report,
         };
@@ -286,7 +301,7 @@ fn property_list(scenario: &Scenario) -> String {
 }
 
 /// Shrinks a failing seed and writes the smaller scenario.
-fn shrink_to(scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ()> {
+fn shrink_to(harness: &Harness, scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ()> {
     match shrink(scenario, seed, 400) {
         Ok(shrunk) => {
             std::fs::write(out, shrunk.scenario.to_toml()).map_err(|error| {
@@ -301,7 +316,8 @@ fn shrink_to(scenario: &Scenario, seed: u64, out: &Path) -> Result<(), ()> {
                 out.display()
             );
             println!(
-                "rerun: zkcheck sim {} --seed {seed}",
+                "rerun: {} sim {} --seed {seed}",
+                harness.program,
                 quote(&out.display().to_string())
             );
         }

@@ -12,6 +12,7 @@
 //! the JSON cannot be written; 0 when every seed passes.
 
 use super::sim::{bad_input, exit_status, load_scenario, replay_command, write_json};
+use super::Harness;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -147,14 +148,14 @@ struct Sweep<'a> {
     fail_fast: bool,
 }
 
-pub fn run(args: SweepArgs) -> ExitCode {
-    match sweep(&args) {
+pub fn run(harness: &Harness, args: SweepArgs) -> ExitCode {
+    match sweep(harness, &args) {
         Ok(code) | Err(code) => code,
     }
 }
 
-fn sweep(args: &SweepArgs) -> Result<ExitCode, ExitCode> {
-    let scenario = load_scenario(&args.scenario, args.variant.as_deref(), "sweep")?;
+fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
+    let scenario = load_scenario(harness, &args.scenario, args.variant.as_deref(), "sweep")?;
     let range = match &args.seeds {
         Some(text) => SeedRange::parse(text).map_err(|e| bad_input(format!("--seeds: {e}")))?,
         None => scenario.seeds,
@@ -206,7 +207,7 @@ fn sweep(args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         }
     });
     let wall = started.elapsed().as_secs_f64();
-    Ok(report(&scenario, &sweep, range, shard, wall, args))
+    Ok(report(harness, &scenario, &sweep, range, shard, wall, args))
 }
 
 impl Sweep<'_> {
@@ -286,6 +287,7 @@ impl Sweep<'_> {
 }
 
 fn report(
+    harness: &Harness,
     scenario: &Scenario,
     sweep: &Sweep,
     range: SeedRange,
@@ -296,14 +298,14 @@ fn report(
     let findings = sweep.findings.lock().expect("findings");
     let mut failures: Vec<Failure> = findings.first.values().cloned().collect();
     for failure in &mut failures {
-        failure.replay = replay_command(scenario, failure.seed);
+        failure.replay = replay_command(harness, scenario, failure.seed);
     }
     let runs = sweep.done.load(Ordering::Relaxed);
     let requests = sweep.requests.load(Ordering::Relaxed);
     println!(
         "scenario {} ({} {}): {runs} seeds in {wall:.2} s ({:.0} seeds/s, {:.0} simulated requests/s), {} failed",
         scenario.name,
-        scenario.recipe.name(),
+        scenario.recipe.name,
         scenario.raw.variant,
         runs as f64 / wall,
         requests as f64 / wall,

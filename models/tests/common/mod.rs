@@ -4,8 +4,8 @@
 
 #![allow(dead_code)]
 
-use zk_models::catalog;
 use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
+use zk_models::Registry;
 use zk_models::Setup;
 use zk_recipes::Recipe;
 use zk_sim::stepper::{ClientId, Stepper};
@@ -27,7 +27,9 @@ pub fn check_with(
     setup: Setup,
     max_depth: Option<usize>,
 ) -> CheckReport {
-    let entry = catalog::find(recipe, variant).expect("a catalog entry");
+    let entry = Registry::builtin()
+        .model(recipe, variant)
+        .expect("a registered model");
     entry.check(
         &setup,
         &RunOptions {
@@ -43,7 +45,9 @@ pub fn check_with(
 /// Exhausts `recipe`/`variant` with DFS on two threads: the fastest way
 /// to show that every property holds (paths are not shortest).
 pub fn check_exhaustively(recipe: &str, variant: &str, setup: Setup) -> CheckReport {
-    let entry = catalog::find(recipe, variant).expect("a catalog entry");
+    let entry = Registry::builtin()
+        .model(recipe, variant)
+        .expect("a registered model");
     entry.check(
         &setup,
         &RunOptions {

@@ -1,9 +1,9 @@
 //! Scenario files (TOML): recipe, variant, clients, workload, faults,
 //! properties, duration, seeds — everything one simulated run needs but the
-//! seed. [`Scenario::load`] reads and checks a file (errors name the file,
-//! the line and the key); [`Scenario::runner`] builds the simulation for its
-//! recipe and variant; [`shrink`] cuts a failing seed's faults down to a
-//! smaller scenario file.
+//! seed. [`Scenario::load`] reads and checks a file against the registered
+//! recipes ([`SimRecipes`]; errors name the file, the line and the key);
+//! [`Scenario::runner`] builds the simulation for its recipe and variant;
+//! [`shrink`] cuts a failing seed's faults down to a smaller scenario file.
 
 mod error;
 pub mod file;
@@ -15,7 +15,9 @@ mod validate;
 
 pub use error::{clip, ScenarioError};
 pub use file::ScenarioFile;
-pub use registry::{RecipeKind, Runner, WorkloadKind};
+pub use registry::{
+    ClientContext, RecipeKind, RecipeSpec, Runner, SimRecipes, SimVariant, WorkloadKind,
+};
 pub use seeds::{SeedRange, Shard};
 
 use crate::faults::FaultPlan;
@@ -23,6 +25,7 @@ use crate::oracles::{OracleConfig, Property};
 use crate::world::WorldConfig;
 use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
+use std::sync::Arc;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// What a scenario expects of its runs.
@@ -44,7 +47,8 @@ pub struct Scenario {
     pub raw: ScenarioFile,
     /// The variant the file names (`raw.variant` may be overridden).
     pub file_variant: String,
-    pub recipe: RecipeKind,
+    /// The recipe the file names, as registered.
+    pub recipe: Arc<RecipeSpec>,
     pub seeds: SeedRange,
     pub expect: Expectation,
     pub properties: BTreeSet<Property>,
@@ -59,14 +63,19 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads and checks a scenario file (a regular file of bounded size).
-    pub fn load(file: &FsPath) -> Result<Scenario, ScenarioError> {
+    /// Reads and checks a scenario file (a regular file of bounded size);
+    /// it must name one of `recipes`.
+    pub fn load(file: &FsPath, recipes: &SimRecipes) -> Result<Scenario, ScenarioError> {
         let source = crate::input::read_input(file).map_err(|e| ScenarioError::unreadable(&e))?;
-        Scenario::parse(file, &source)
+        Scenario::parse(file, &source, recipes)
     }
 
     /// Checks a scenario given as text; `file` names it in errors.
-    pub fn parse(file: &FsPath, source: &str) -> Result<Scenario, ScenarioError> {
+    pub fn parse(
+        file: &FsPath,
+        source: &str,
+        recipes: &SimRecipes,
+    ) -> Result<Scenario, ScenarioError> {
         let table: toml::Table =
             toml::from_str(source).map_err(|e| ScenarioError::from_toml(file, source, &e))?;
         let raw: ScenarioFile =
@@ -75,6 +84,7 @@ impl Scenario {
             file,
             source,
             table: &table,
+            recipes,
         }
         .check(raw)
     }
@@ -126,7 +136,14 @@ impl Scenario {
 
     /// The simulation of this scenario's recipe and variant.
     pub fn runner(&self) -> Box<dyn Runner> {
-        registry::runner(self)
+        self.variant().runner(self)
+    }
+
+    /// The variant this scenario runs (checked when it was loaded).
+    pub fn variant(&self) -> &SimVariant {
+        self.recipe
+            .variant(&self.raw.variant)
+            .expect("a checked scenario names a registered variant")
     }
 
     /// The same scenario with another variant of its recipe (to run a bug's
@@ -134,11 +151,14 @@ impl Scenario {
     /// `fixed` checks `fixed_properties` when the file gives them, and
     /// expects every seed to pass.
     pub fn with_variant(&self, variant: &str) -> Result<Scenario, String> {
-        if !self.recipe.variants().contains(&variant) {
+        let Some(spec) = self.recipe.variant(variant) else {
+            return Err(self.recipe.unknown_variant(variant));
+        };
+        if spec.needs_existing_path && !self.parents.contains(&self.path) {
             return Err(format!(
-                "`{}` has no variant `{variant}` (expected one of: {})",
-                self.recipe.name(),
-                self.recipe.variants().join(", ")
+                "`{}` {variant} expects its directory `{}` to exist before it runs: add it to `config.parents` in the scenario",
+                self.recipe.name,
+                clip(self.path.as_str())
             ));
         }
         let mut other = self.clone();
@@ -158,7 +178,8 @@ impl Scenario {
     pub fn to_toml(&self) -> String {
         let mut table = toml::Value::try_from(&self.raw).expect("a scenario serializes");
         if let Some(toml::Value::Table(workload)) = table.get_mut("workload") {
-            workload.retain(|key, _| self.recipe.workload().keys().iter().any(|k| *key == **k));
+            let keys = self.variant().workload.keys();
+            workload.retain(|key, _| keys.iter().any(|k| *key == **k));
         }
         toml::to_string(&table).expect("a scenario serializes")
     }

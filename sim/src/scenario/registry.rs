@@ -1,87 +1,51 @@
-//! The recipes a scenario can name, their variants and defaults, and the
-//! simulation each (recipe, variant) pair runs.
+//! The simulator's side of the recipe registry: what a scenario can name.
+//! A [`RecipeSpec`] is a name, a [`RecipeKind`] (which picks the workload
+//! and the properties that apply), a default directory and its variants;
+//! a [`SimVariant`] builds the simulation of one variant for a checked
+//! scenario. This module knows no recipe by name: `zk_models::registry`
+//! registers the built-in recipes and a user's own through the same door
+//! and hands the list ([`SimRecipes`]) to [`super::Scenario::parse`].
 
 use super::Scenario;
 use crate::oracles::Property;
 use crate::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
 use crate::world::workloads::{barrier_rounds, hold_cycles, queue_traffic};
-use crate::world::{RunReport, Simulation};
-use std::str::FromStr;
-use zk_recipes::barrier::{FixedBarrier, OriginalBarrier, TutorialNodeMode};
-use zk_recipes::curator_lock::{FixedCuratorLock, OriginalCuratorLock};
-use zk_recipes::election::{FixedElection, OriginalElection};
-use zk_recipes::lock::{FixedLock, OriginalLock};
-use zk_recipes::queue::{DistributedQueueOriginal, FixedQueue, TutorialQueueOriginal};
-use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore};
-use zk_recipes::shared_lock::{FixedSharedLock, OriginalSharedLock};
+use crate::world::{RunReport, SimRecipe, Simulation};
+use std::fmt;
+use std::sync::Arc;
+use zk_recipes::zk::Path;
 
-/// A recipe family.
+/// What a recipe coordinates: picks its workload and the properties that
+/// mean something for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RecipeKind {
-    Lock,
-    CuratorLock,
+    /// One holder at a time.
+    ExclusiveLock,
+    /// Readers together or one writer.
     SharedLock,
+    /// At most `max_leases` holders.
     Semaphore,
+    /// One leader at a time.
     Election,
+    /// Producers offer, consumers take, every item exactly once.
     Queue,
+    /// Members enter together and leave together.
     Barrier,
 }
 
 impl RecipeKind {
-    pub const ALL: [RecipeKind; 7] = [
-        RecipeKind::Lock,
-        RecipeKind::CuratorLock,
-        RecipeKind::SharedLock,
-        RecipeKind::Semaphore,
-        RecipeKind::Election,
-        RecipeKind::Queue,
-        RecipeKind::Barrier,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
-            RecipeKind::Lock => "lock",
-            RecipeKind::CuratorLock => "curator_lock",
-            RecipeKind::SharedLock => "shared_lock",
+            RecipeKind::ExclusiveLock => "exclusive lock",
+            RecipeKind::SharedLock => "shared lock",
             RecipeKind::Semaphore => "semaphore",
-            RecipeKind::Election => "election",
+            RecipeKind::Election => "leader election",
             RecipeKind::Queue => "queue",
             RecipeKind::Barrier => "barrier",
         }
     }
 
-    pub fn variants(self) -> &'static [&'static str] {
-        match self {
-            RecipeKind::Queue => &["original", "tutorial_original", "fixed"],
-            _ => &["original", "fixed"],
-        }
-    }
-
-    pub fn default_path(self) -> &'static str {
-        match self {
-            RecipeKind::Lock => "/locks",
-            RecipeKind::CuratorLock => "/locks/key",
-            RecipeKind::SharedLock => "/shared/db",
-            RecipeKind::Semaphore => "/semaphores/db",
-            RecipeKind::Election => "/leader",
-            RecipeKind::Queue => "/q",
-            RecipeKind::Barrier => "/b1",
-        }
-    }
-
-    /// The recipe's directory must exist before it runs (the seed code
-    /// does not create it); the others create their parents themselves.
-    pub fn needs_existing_path(self, variant: &str) -> bool {
-        match self {
-            RecipeKind::Lock | RecipeKind::Election | RecipeKind::Queue | RecipeKind::Barrier => {
-                true
-            }
-            RecipeKind::SharedLock => variant == "original",
-            RecipeKind::CuratorLock | RecipeKind::Semaphore => false,
-        }
-    }
-
-    /// The application workload the simulator runs for this recipe.
+    /// The application workload the simulator runs for this kind.
     pub fn workload(self) -> WorkloadKind {
         match self {
             RecipeKind::Queue => WorkloadKind::Queue,
@@ -90,15 +54,12 @@ impl RecipeKind {
         }
     }
 
-    /// The properties that mean something for this recipe: asking a lock
+    /// The properties that mean something for this kind: asking a lock
     /// for `exactly_once` is an error, not a vacuous pass.
     pub fn applicable_properties(self) -> &'static [Property] {
         use Property::*;
         match self {
-            RecipeKind::Lock
-            | RecipeKind::CuratorLock
-            | RecipeKind::SharedLock
-            | RecipeKind::Semaphore => &[
+            RecipeKind::ExclusiveLock | RecipeKind::SharedLock | RecipeKind::Semaphore => &[
                 MutualExclusion,
                 FencedMutualExclusion,
                 Fifo,
@@ -119,12 +80,10 @@ impl RecipeKind {
         }
     }
 
+    /// What a scenario checks when it names no properties.
     pub fn default_properties(self) -> Vec<Property> {
         let mut properties = match self {
-            RecipeKind::Lock
-            | RecipeKind::CuratorLock
-            | RecipeKind::SharedLock
-            | RecipeKind::Semaphore => {
+            RecipeKind::ExclusiveLock | RecipeKind::SharedLock | RecipeKind::Semaphore => {
                 vec![Property::MutualExclusion, Property::FencedMutualExclusion]
             }
             RecipeKind::Election => vec![Property::OneLeader],
@@ -158,19 +117,57 @@ impl WorkloadKind {
     }
 }
 
-impl FromStr for RecipeKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<RecipeKind, String> {
-        RecipeKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = RecipeKind::ALL.iter().map(|kind| kind.name()).collect();
-                format!(
-                    "unknown recipe `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+/// What a recipe constructor gets for one client of one run.
+#[derive(Clone, Debug)]
+pub struct ClientContext {
+    /// The recipe's directory (`config.path`, or the recipe's default).
+    pub path: Path,
+    /// The client's index, 0-based.
+    pub client: usize,
+    /// A unique id for the client (drawn from the seed in a simulation;
+    /// `client + 1` in a model).
+    pub unique_id: u64,
+    /// How many clients run.
+    pub clients: usize,
+    /// A semaphore's lease count (`config.max_leases`, default 1).
+    pub max_leases: u32,
+    /// A barrier's size (`config.barrier_size`, default: every client).
+    pub barrier_size: usize,
+    /// `config.hosts` (for a variant that declares it reads it).
+    pub hosts: Option<String>,
+    /// `config.node_mode` (for a variant that declares it reads it).
+    pub node_mode: Option<String>,
+}
+
+impl ClientContext {
+    /// The context of every client of `scenario` (client and id to fill in).
+    fn of(scenario: &Scenario) -> ClientContext {
+        let config = &scenario.raw.config;
+        ClientContext {
+            path: scenario.path.clone(),
+            client: 0,
+            unique_id: 0,
+            clients: scenario.raw.clients,
+            max_leases: config.max_leases.unwrap_or(1),
+            barrier_size: config.barrier_size.unwrap_or(scenario.raw.clients),
+            hosts: config.hosts.clone(),
+            node_mode: config.node_mode.clone(),
+        }
+    }
+
+    /// The context of client `client` of a model with `clients` clients
+    /// and the recipe's directory at `path`.
+    pub fn for_model(path: Path, client: usize, clients: usize) -> ClientContext {
+        ClientContext {
+            path,
+            client,
+            unique_id: client as u64 + 1,
+            clients,
+            max_leases: 1,
+            barrier_size: clients,
+            hosts: None,
+            node_mode: None,
+        }
     }
 }
 
@@ -179,107 +176,221 @@ pub trait Runner: Send + Sync {
     fn run(&self, seed: u64, trace: bool) -> RunReport;
 }
 
-impl<R: crate::world::SimRecipe> Runner for Simulation<R> {
+impl<R: SimRecipe> Runner for Simulation<R> {
     fn run(&self, seed: u64, trace: bool) -> RunReport {
         self.run_with_trace(seed, trace)
     }
 }
 
-fn holding<R: HoldCalls>(
-    scenario: &Scenario,
-    make: impl Fn(u64) -> R + Send + Sync + 'static,
-) -> Box<dyn Runner> {
-    let spec = scenario.raw.workload.clone();
-    Box::new(Simulation::new(
-        scenario.world_config(),
-        move |_, uid| make(uid),
-        move |client| hold_cycles(client, spec.clone()),
-    ))
+/// Builds a variant's simulation for a checked scenario.
+type BuildRunner = Arc<dyn Fn(&Scenario) -> Box<dyn Runner> + Send + Sync>;
+
+/// One variant of a recipe, as the simulator runs it.
+#[derive(Clone)]
+pub struct SimVariant {
+    pub name: String,
+    /// What the variant is (one line, for listings).
+    pub about: String,
+    pub workload: WorkloadKind,
+    /// The recipe's directory must exist before it runs (the code does
+    /// not create it): a scenario creates it, or must list it in `parents`.
+    pub needs_existing_path: bool,
+    /// The `[config]` keys beyond `path`, `parents` and `sequence_start`
+    /// this variant reads (`max_leases` is a semaphore's, `barrier_size` a
+    /// barrier's, `hosts` and `node_mode` only where declared).
+    pub config_keys: Vec<&'static str>,
+    build: BuildRunner,
 }
 
-fn queueing<R: QueueCalls>(
-    scenario: &Scenario,
-    make: impl Fn(u64) -> R + Send + Sync + 'static,
-) -> Box<dyn Runner> {
-    let spec = scenario.raw.workload.clone();
-    Box::new(Simulation::new(
-        scenario.world_config(),
-        move |_, uid| make(uid),
-        move |client| queue_traffic(client, spec.clone()),
-    ))
+impl fmt::Debug for SimVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimVariant")
+            .field("name", &self.name)
+            .field("workload", &self.workload)
+            .finish_non_exhaustive()
+    }
 }
 
-fn barrier<R: BarrierCalls>(
-    scenario: &Scenario,
-    make: impl Fn(usize, u64) -> R + Send + Sync + 'static,
-) -> Box<dyn Runner> {
-    let spec = scenario.raw.workload.clone();
-    Box::new(Simulation::new(
-        scenario.world_config(),
-        make,
-        move |client| barrier_rounds(client, spec.clone()),
-    ))
-}
+impl SimVariant {
+    fn new(name: &str, about: &str, workload: WorkloadKind, build: BuildRunner) -> SimVariant {
+        SimVariant {
+            name: name.to_string(),
+            about: about.to_string(),
+            workload,
+            needs_existing_path: false,
+            config_keys: Vec::new(),
+            build,
+        }
+    }
 
-/// The simulation of a checked scenario (its recipe and variant are known).
-pub fn runner(scenario: &Scenario) -> Box<dyn Runner> {
-    let path = scenario.path.clone();
-    let config = &scenario.raw.config;
-    let leases = config.max_leases.unwrap_or(1);
-    let size = config.barrier_size.unwrap_or(scenario.raw.clients);
-    match (scenario.recipe, scenario.raw.variant.as_str()) {
-        (RecipeKind::Lock, "original") => {
-            holding(scenario, move |_| OriginalLock::new(path.clone()))
-        }
-        (RecipeKind::Lock, _) => holding(scenario, move |uid| FixedLock::new(path.clone(), uid)),
-        (RecipeKind::CuratorLock, "original") => holding(scenario, move |uid| {
-            OriginalCuratorLock::new(path.clone(), uid)
-        }),
-        (RecipeKind::CuratorLock, _) => holding(scenario, move |uid| {
-            FixedCuratorLock::new(path.clone(), uid)
-        }),
-        (RecipeKind::SharedLock, "original") => {
-            holding(scenario, move |_| OriginalSharedLock::new(path.clone()))
-        }
-        (RecipeKind::SharedLock, _) => {
-            holding(scenario, move |uid| FixedSharedLock::new(path.clone(), uid))
-        }
-        (RecipeKind::Semaphore, "original") => holding(scenario, move |uid| {
-            OriginalSemaphore::new(path.clone(), leases, uid)
-        }),
-        (RecipeKind::Semaphore, _) => holding(scenario, move |uid| {
-            FixedSemaphore::new(path.clone(), leases, uid)
-        }),
-        (RecipeKind::Election, "original") => {
-            holding(scenario, move |_| OriginalElection::new(path.clone()))
-        }
-        (RecipeKind::Election, _) => {
-            holding(scenario, move |uid| FixedElection::new(path.clone(), uid))
-        }
-        (RecipeKind::Queue, "original") => queueing(scenario, move |_| {
-            DistributedQueueOriginal::new(path.clone())
-        }),
-        (RecipeKind::Queue, "tutorial_original") => {
-            queueing(scenario, move |_| TutorialQueueOriginal::new(path.clone()))
-        }
-        (RecipeKind::Queue, _) => queueing(scenario, move |uid| FixedQueue::new(path.clone(), uid)),
-        (RecipeKind::Barrier, "original") => {
-            let shared_host = config.hosts.as_deref() == Some("shared");
-            let mode = match config.node_mode.as_deref() {
-                Some("ephemeral_sequential") => TutorialNodeMode::EphemeralSequential,
-                _ => TutorialNodeMode::Ephemeral,
-            };
-            barrier(scenario, move |client, _| {
-                let host = if shared_host {
-                    "host".to_string()
-                } else {
-                    format!("host-{client}")
-                };
-                OriginalBarrier::with_node_mode(path.clone(), size, host, mode)
+    /// A recipe that is acquired and released (run by `hold_cycles`).
+    pub fn hold<R: SimRecipe>(
+        name: &str,
+        about: &str,
+        calls: HoldCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> SimVariant
+    where
+        R::Call: Sync,
+    {
+        let make = Arc::new(make);
+        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
+            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
+            simulation(scenario, make.clone(), move |client| {
+                hold_cycles(client, spec.clone(), calls.clone())
             })
-        }
-        (RecipeKind::Barrier, _) => barrier(scenario, move |_, uid| {
-            FixedBarrier::new(path.clone(), size, uid)
-        }),
+        });
+        SimVariant::new(name, about, WorkloadKind::Hold, build)
+    }
+
+    /// A queue (run by `queue_traffic`).
+    pub fn queue<R: SimRecipe>(
+        name: &str,
+        about: &str,
+        calls: QueueCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> SimVariant
+    where
+        R::Call: Sync,
+    {
+        let make = Arc::new(make);
+        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
+            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
+            simulation(scenario, make.clone(), move |client| {
+                queue_traffic(client, spec.clone(), calls.clone())
+            })
+        });
+        SimVariant::new(name, about, WorkloadKind::Queue, build)
+    }
+
+    /// A barrier (run by `barrier_rounds`).
+    pub fn barrier<R: SimRecipe>(
+        name: &str,
+        about: &str,
+        calls: BarrierCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> SimVariant
+    where
+        R::Call: Sync,
+    {
+        let make = Arc::new(make);
+        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
+            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
+            simulation(scenario, make.clone(), move |client| {
+                barrier_rounds(client, spec.clone(), calls.clone())
+            })
+        });
+        SimVariant::new(name, about, WorkloadKind::Barrier, build)
+    }
+
+    /// The recipe's directory must exist before it runs.
+    pub fn needs_existing_path(mut self) -> SimVariant {
+        self.needs_existing_path = true;
+        self
+    }
+
+    /// Declares `[config]` keys this variant reads (`hosts`, `node_mode`).
+    pub fn reads_config(mut self, keys: &[&'static str]) -> SimVariant {
+        self.config_keys.extend_from_slice(keys);
+        self
+    }
+
+    /// The simulation of a checked scenario of this variant.
+    pub fn runner(&self, scenario: &Scenario) -> Box<dyn Runner> {
+        (self.build)(scenario)
+    }
+}
+
+/// The simulation of `scenario` with `make` building each client's recipe.
+fn simulation<R: SimRecipe, F>(
+    scenario: &Scenario,
+    make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync>,
+    workload: impl Fn(crate::world::Client<R>) -> F + Send + Sync + 'static,
+) -> Box<dyn Runner>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let context = ClientContext::of(scenario);
+    Box::new(Simulation::new(
+        scenario.world_config(),
+        move |client, unique_id| {
+            make(&ClientContext {
+                client,
+                unique_id,
+                ..context.clone()
+            })
+        },
+        workload,
+    ))
+}
+
+/// A recipe as the simulator knows it.
+#[derive(Clone, Debug)]
+pub struct RecipeSpec {
+    /// The name scenario files use (`recipe = "lock"`).
+    pub name: String,
+    pub kind: RecipeKind,
+    /// The directory a scenario uses when it gives no `config.path`.
+    pub default_path: Path,
+    pub variants: Vec<SimVariant>,
+}
+
+impl RecipeSpec {
+    pub fn variant(&self, name: &str) -> Option<&SimVariant> {
+        self.variants.iter().find(|variant| variant.name == name)
+    }
+
+    pub fn variant_names(&self) -> Vec<&str> {
+        self.variants.iter().map(|v| v.name.as_str()).collect()
+    }
+
+    /// "`lock` has no variant `x` (expected one of: original, fixed)".
+    pub fn unknown_variant(&self, variant: &str) -> String {
+        format!(
+            "`{}` has no variant `{}` (expected one of: {})",
+            self.name,
+            super::clip(variant),
+            self.variant_names().join(", ")
+        )
+    }
+}
+
+/// The recipes scenario files can name, in registration order.
+#[derive(Clone, Debug, Default)]
+pub struct SimRecipes {
+    recipes: Vec<Arc<RecipeSpec>>,
+}
+
+impl SimRecipes {
+    /// Adds a recipe; a second recipe of the same name is a programmer error.
+    pub fn add(&mut self, recipe: RecipeSpec) {
+        assert!(
+            self.find(&recipe.name).is_err(),
+            "recipe `{}` registered twice",
+            recipe.name
+        );
+        self.recipes.push(Arc::new(recipe));
+    }
+
+    pub fn find(&self, name: &str) -> Result<Arc<RecipeSpec>, String> {
+        self.recipes
+            .iter()
+            .find(|recipe| recipe.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "unknown recipe `{}` (expected one of: {})",
+                    super::clip(name),
+                    self.names().join(", ")
+                )
+            })
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.recipes.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RecipeSpec> {
+        self.recipes.iter().map(|r| r.as_ref())
     }
 }

@@ -8,7 +8,7 @@
 use super::error::{clip, ScenarioError};
 use super::file::{FaultsFile, ScenarioFile};
 use super::limits::{self as limit, MAX_MS};
-use super::registry::{RecipeKind, WorkloadKind};
+use super::registry::{RecipeKind, RecipeSpec, SimRecipes, SimVariant, WorkloadKind};
 use super::seeds::SeedRange;
 use super::{Expectation, Scenario};
 use crate::faults::{FaultPlan, MsRange, ScheduledFault};
@@ -25,6 +25,8 @@ pub(super) struct Checker<'a> {
     pub file: &'a FsPath,
     pub source: &'a str,
     pub table: &'a toml::Table,
+    /// The recipes a scenario may name.
+    pub recipes: &'a SimRecipes,
 }
 
 type Checked<T> = Result<T, ScenarioError>;
@@ -88,21 +90,13 @@ impl Checker<'_> {
     }
 
     pub fn check(&self, raw: ScenarioFile) -> Checked<Scenario> {
-        let recipe: RecipeKind = raw
-            .recipe
-            .parse()
-            .map_err(|e: String| self.error("recipe", e))?;
-        if !recipe.variants().contains(&raw.variant.as_str()) {
-            return Err(self.error(
-                "variant",
-                format!(
-                    "`{}` has no variant `{}` (expected one of: {})",
-                    recipe.name(),
-                    clip(&raw.variant),
-                    recipe.variants().join(", ")
-                ),
-            ));
-        }
+        let recipe = self
+            .recipes
+            .find(&raw.recipe)
+            .map_err(|e| self.error("recipe", e))?;
+        let variant = recipe
+            .variant(&raw.variant)
+            .ok_or_else(|| self.error("variant", recipe.unknown_variant(&raw.variant)))?;
         let name = self.name(&raw)?;
         if raw.description.chars().count() > limit::MAX_DESCRIPTION_CHARS {
             return Err(self.error(
@@ -114,21 +108,21 @@ impl Checker<'_> {
         let seeds = SeedRange::parse(&raw.seeds).map_err(|e| self.error("seeds", e))?;
         self.within("duration_ms", raw.duration_ms, limit::PHASE_MS, " ms")?;
         self.within("heal_ms", raw.heal_ms, limit::PHASE_MS, " ms")?;
-        let path = self.recipe_path(&raw, recipe)?;
-        let parents = self.parents(&raw, recipe, &path)?;
-        self.check_config(&raw, recipe, &path, &parents)?;
-        self.check_workload(&raw, recipe.workload())?;
+        let path = self.recipe_path(&raw, &recipe)?;
+        let parents = self.parents(&raw, &recipe, variant, &path)?;
+        self.check_config(&raw, recipe.kind, variant, &path, &parents)?;
+        self.check_workload(&raw, variant.workload)?;
         self.check_timing(&raw)?;
         let faults = self.faults(&raw)?;
         let properties = match raw.properties.check.is_empty() {
-            true => recipe.default_properties().into_iter().collect(),
+            true => recipe.kind.default_properties().into_iter().collect(),
             false => self.property_names("properties.check", &raw.properties.check)?,
         };
-        self.applicable("properties.check", &raw, recipe, &properties)?;
+        self.applicable("properties.check", &raw, &recipe, &properties)?;
         let fixed_properties = match &raw.fixed_properties {
             Some(names) => {
                 let set = self.property_names("fixed_properties", names)?;
-                self.applicable("fixed_properties", &raw, recipe, &set)?;
+                self.applicable("fixed_properties", &raw, &recipe, &set)?;
                 Some(set)
             }
             None => None,
@@ -186,9 +180,11 @@ impl Checker<'_> {
         Path::new(text).map_err(|e| self.error(key, format!("`{}`: {e}", clip(text))))
     }
 
-    fn recipe_path(&self, raw: &ScenarioFile, recipe: RecipeKind) -> Checked<Path> {
-        let text = raw.config.path.as_deref().unwrap_or(recipe.default_path());
-        let path = self.zk_path("config.path", text)?;
+    fn recipe_path(&self, raw: &ScenarioFile, recipe: &RecipeSpec) -> Checked<Path> {
+        let path = match raw.config.path.as_deref() {
+            Some(text) => self.zk_path("config.path", text)?,
+            None => recipe.default_path.clone(),
+        };
         if path.is_root() {
             return Err(self.error(
                 "config.path",
@@ -200,10 +196,16 @@ impl Checker<'_> {
 
     /// The persistent nodes created before the run, top-down: each one's
     /// parent is the root or an earlier entry.
-    fn parents(&self, raw: &ScenarioFile, recipe: RecipeKind, path: &Path) -> Checked<Vec<Path>> {
+    fn parents(
+        &self,
+        raw: &ScenarioFile,
+        recipe: &RecipeSpec,
+        variant: &SimVariant,
+        path: &Path,
+    ) -> Checked<Vec<Path>> {
         let key = "config.parents";
         let Some(texts) = &raw.config.parents else {
-            if !recipe.needs_existing_path(&raw.variant) {
+            if !variant.needs_existing_path {
                 return Ok(Vec::new());
             }
             let mut chain = vec![path.clone()];
@@ -239,12 +241,12 @@ impl Checker<'_> {
                 parents.push(parent);
             }
         }
-        if recipe.needs_existing_path(&raw.variant) && !created.contains(path) {
+        if variant.needs_existing_path && !created.contains(path) {
             return Err(self.error(
                 key,
                 format!(
                     "the {} {} expects its directory `{}` to exist before it runs: add it to `parents`",
-                    recipe.name(),
+                    recipe.name,
                     raw.variant,
                     clip(path.as_str())
                 ),
@@ -257,25 +259,27 @@ impl Checker<'_> {
         &self,
         raw: &ScenarioFile,
         recipe: RecipeKind,
+        variant: &SimVariant,
         path: &Path,
         parents: &[Path],
     ) -> Checked<()> {
         let config = &raw.config;
-        let barrier_original = recipe == RecipeKind::Barrier && raw.variant == "original";
+        let reads = |key: &str| variant.config_keys.contains(&key);
         if let Some(hosts) = &config.hosts {
-            if !barrier_original || !["shared", "unique"].contains(&hosts.as_str()) {
+            if !reads("hosts") || !["shared", "unique"].contains(&hosts.as_str()) {
                 return Err(self.error(
                     "config.hosts",
-                    "`hosts` is `shared` or `unique`, for the original barrier only",
+                    "`hosts` is `shared` or `unique`, for a variant that reads it (the original barrier)",
                 ));
             }
         }
         if let Some(mode) = &config.node_mode {
-            if !barrier_original || !["ephemeral", "ephemeral_sequential"].contains(&mode.as_str())
+            if !reads("node_mode")
+                || !["ephemeral", "ephemeral_sequential"].contains(&mode.as_str())
             {
                 return Err(self.error(
                     "config.node_mode",
-                    "`node_mode` is `ephemeral` or `ephemeral_sequential`, for the original barrier only",
+                    "`node_mode` is `ephemeral` or `ephemeral_sequential`, for a variant that reads it (the original barrier)",
                 ));
             }
         }
@@ -575,12 +579,13 @@ impl Checker<'_> {
         &self,
         key: &str,
         raw: &ScenarioFile,
-        recipe: RecipeKind,
+        recipe: &RecipeSpec,
         properties: &BTreeSet<Property>,
     ) -> Checked<()> {
+        let kind = recipe.kind;
         for property in properties {
-            if !recipe.applicable_properties().contains(property) {
-                let names: Vec<&str> = recipe
+            if !kind.applicable_properties().contains(property) {
+                let names: Vec<&str> = kind
                     .applicable_properties()
                     .iter()
                     .map(|p| p.name())
@@ -588,14 +593,14 @@ impl Checker<'_> {
                 return Err(self.error(
                     key,
                     format!(
-                        "`{property}` does not apply to a {} (it would pass without checking anything); a {} has: {}",
-                        recipe.name(),
-                        recipe.name(),
+                        "`{property}` does not apply to `{}` (kind: {}; it would pass without checking anything); the properties of its kind: {}",
+                        recipe.name,
+                        kind.name(),
                         names.join(", ")
                     ),
                 ));
             }
-            if let Some(why) = self.unfalsifiable(raw, recipe, *property) {
+            if let Some(why) = self.unfalsifiable(raw, kind, *property) {
                 return Err(self.error(key, format!("`{property}` cannot fail here: {why}")));
             }
         }

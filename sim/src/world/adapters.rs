@@ -1,147 +1,64 @@
-//! What the built-in workloads need to know about a recipe's calls: which
-//! call acquires and which releases, how to offer an item, how to enter a
-//! barrier. Implemented here for the recipes of `zk-recipes`; a user's
-//! recipe implements the one its workload needs.
+//! What the built-in workloads need to know about a recipe's calls, as
+//! values given when the recipe is registered: which calls acquire and
+//! which releases, how to offer an item and take one, how to enter and
+//! leave a barrier. Values, not traits: two instances of one recipe type
+//! may be registered with different calls (a read/write lock as a read
+//! lock and as a write lock).
 
-use super::shared::SimRecipe;
-use zk_recipes::barrier::{BarrierCall, FixedBarrier, OriginalBarrier};
-use zk_recipes::election::{ElectionCall, FixedElection, OriginalElection};
-use zk_recipes::queue::{DistributedQueueOriginal, FixedQueue, QueueCall, TutorialQueueOriginal};
-use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore, SemaphoreCall};
-use zk_recipes::shared_lock::{FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall};
-use zk_recipes::{curator_lock, lock};
+use std::sync::Arc;
 
-/// Recipes that are acquired and released: locks, elections, semaphores.
-pub trait HoldCalls: SimRecipe {
+/// A recipe that is acquired and released: a lock, an election, a semaphore.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldCalls<C> {
     /// The acquisition calls a client may make (e.g. read or write for a
     /// shared lock); the workload picks one per cycle.
-    fn acquire_calls() -> Vec<Self::Call>;
-    fn release_call() -> Self::Call;
+    pub acquire: Vec<C>,
+    pub release: C,
 }
 
-/// Queues.
-pub trait QueueCalls: SimRecipe {
-    fn offer_call(item: Vec<u8>) -> Self::Call;
+impl<C> HoldCalls<C> {
+    /// One acquisition call and its release.
+    pub fn new(acquire: C, release: C) -> Self {
+        HoldCalls {
+            acquire: vec![acquire],
+            release,
+        }
+    }
+
+    /// Several acquisition calls (the workload picks one per cycle).
+    pub fn any_of(acquire: Vec<C>, release: C) -> Self {
+        assert!(!acquire.is_empty(), "a hold recipe needs an acquire call");
+        HoldCalls { acquire, release }
+    }
+}
+
+/// A queue.
+#[derive(Clone)]
+pub struct QueueCalls<C> {
+    /// The call that offers one item.
+    pub offer: Arc<dyn Fn(Vec<u8>) -> C + Send + Sync>,
     /// A take that waits for an item (or answers Empty at once).
-    fn take_call() -> Self::Call;
+    pub take: C,
 }
 
-/// Barriers.
-pub trait BarrierCalls: SimRecipe {
-    fn enter_call() -> Self::Call;
-    fn leave_call() -> Self::Call;
+impl<C> QueueCalls<C> {
+    pub fn new(offer: impl Fn(Vec<u8>) -> C + Send + Sync + 'static, take: C) -> Self {
+        QueueCalls {
+            offer: Arc::new(offer),
+            take,
+        }
+    }
 }
 
-macro_rules! hold_calls {
-    ($recipe:ty, [$($acquire:expr),+], $release:expr) => {
-        impl HoldCalls for $recipe {
-            fn acquire_calls() -> Vec<Self::Call> {
-                vec![$($acquire),+]
-            }
-            fn release_call() -> Self::Call {
-                $release
-            }
-        }
-    };
+/// A barrier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierCalls<C> {
+    pub enter: C,
+    pub leave: C,
 }
 
-hold_calls!(
-    lock::OriginalLock,
-    [lock::LockCall::Lock],
-    lock::LockCall::Unlock
-);
-hold_calls!(
-    lock::FixedLock,
-    [lock::LockCall::Lock],
-    lock::LockCall::Unlock
-);
-hold_calls!(
-    curator_lock::OriginalCuratorLock,
-    [curator_lock::LockCall::Acquire { timeout_ms: None }],
-    curator_lock::LockCall::Release
-);
-hold_calls!(
-    curator_lock::FixedCuratorLock,
-    [curator_lock::LockCall::Acquire { timeout_ms: None }],
-    curator_lock::LockCall::Release
-);
-hold_calls!(
-    OriginalSharedLock,
-    [
-        SharedLockCall::Acquire {
-            mode: LockMode::Read
-        },
-        SharedLockCall::Acquire {
-            mode: LockMode::Write
-        }
-    ],
-    SharedLockCall::Release
-);
-hold_calls!(
-    FixedSharedLock,
-    [
-        SharedLockCall::Acquire {
-            mode: LockMode::Read
-        },
-        SharedLockCall::Acquire {
-            mode: LockMode::Write
-        }
-    ],
-    SharedLockCall::Release
-);
-hold_calls!(
-    OriginalSemaphore,
-    [SemaphoreCall::Acquire {
-        count: 1,
-        timeout_ms: None
-    }],
-    SemaphoreCall::Return
-);
-hold_calls!(
-    FixedSemaphore,
-    [SemaphoreCall::Acquire {
-        count: 1,
-        timeout_ms: None
-    }],
-    SemaphoreCall::Return
-);
-hold_calls!(
-    OriginalElection,
-    [ElectionCall::Volunteer],
-    ElectionCall::Resign
-);
-hold_calls!(
-    FixedElection,
-    [ElectionCall::Volunteer],
-    ElectionCall::Resign
-);
-
-macro_rules! queue_calls {
-    ($($recipe:ty),+) => {$(
-        impl QueueCalls for $recipe {
-            fn offer_call(item: Vec<u8>) -> QueueCall {
-                QueueCall::Offer(item)
-            }
-            fn take_call() -> QueueCall {
-                QueueCall::Take
-            }
-        }
-    )+};
+impl<C> BarrierCalls<C> {
+    pub fn new(enter: C, leave: C) -> Self {
+        BarrierCalls { enter, leave }
+    }
 }
-
-queue_calls!(DistributedQueueOriginal, TutorialQueueOriginal, FixedQueue);
-
-macro_rules! barrier_calls {
-    ($($recipe:ty),+) => {$(
-        impl BarrierCalls for $recipe {
-            fn enter_call() -> BarrierCall {
-                BarrierCall::Enter
-            }
-            fn leave_call() -> BarrierCall {
-                BarrierCall::Leave
-            }
-        }
-    )+};
-}
-
-barrier_calls!(OriginalBarrier, FixedBarrier);

@@ -11,6 +11,7 @@
 
 use super::adapters::{BarrierCalls, HoldCalls, QueueCalls};
 use super::client::Client;
+use super::shared::SimRecipe;
 use crate::faults::MsRange;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -59,8 +60,12 @@ fn observe<O: Observe>(outcome: &O) -> Observation {
 }
 
 /// Acquire, hold, release, think; `cycles` times or until the faults heal.
-pub async fn hold_cycles<R: HoldCalls>(client: Client<R>, spec: WorkloadSpec) {
-    let acquire_calls = R::acquire_calls();
+pub async fn hold_cycles<R: SimRecipe>(
+    client: Client<R>,
+    spec: WorkloadSpec,
+    calls: HoldCalls<R::Call>,
+) {
+    let acquire_calls = &calls.acquire;
     for _ in 0..spec.cycles {
         if client.stopping() {
             break;
@@ -80,7 +85,7 @@ pub async fn hold_cycles<R: HoldCalls>(client: Client<R>, spec: WorkloadSpec) {
         }
         // Released, or the recipe's answer to a release without a hold
         // (the application calls release in a `finally`).
-        client.call(R::release_call());
+        client.call(calls.release.clone());
         while !matches!(
             observe(&client.next_outcome().await),
             Observation::Released | Observation::Lost | Observation::Failed { .. }
@@ -91,7 +96,7 @@ pub async fn hold_cycles<R: HoldCalls>(client: Client<R>, spec: WorkloadSpec) {
 
 /// Holds for the hold time (writing to the fenced resource at both ends
 /// when `fenced`), unless the recipe reports the hold lost meanwhile.
-async fn hold<R: HoldCalls>(
+async fn hold<R: SimRecipe>(
     client: &Client<R>,
     spec: &WorkloadSpec,
     token: FencingToken,
@@ -127,29 +132,34 @@ pub struct QueueBoard {
 
 /// Producers offer `items` numbered items each; consumers take until every
 /// producer is done and every acknowledged item was delivered.
-pub async fn queue_traffic<R: QueueCalls>(client: Client<R>, spec: WorkloadSpec) {
+pub async fn queue_traffic<R: SimRecipe>(
+    client: Client<R>,
+    spec: WorkloadSpec,
+    calls: QueueCalls<R::Call>,
+) {
     let board = client.run_state::<QueueBoard>();
     let producers = spec
         .producers
         .clamp(1, client.clients().saturating_sub(1).max(1));
     if client.index() < producers {
-        produce(&client, &spec, &board).await;
+        produce(&client, &spec, &calls, &board).await;
         board.lock().expect("board").producers_done += 1;
     } else {
-        consume(&client, &spec, &board, producers).await;
+        consume(&client, &spec, &calls, &board, producers).await;
     }
 }
 
-async fn produce<R: QueueCalls>(
+async fn produce<R: SimRecipe>(
     client: &Client<R>,
     spec: &WorkloadSpec,
+    calls: &QueueCalls<R::Call>,
     board: &Mutex<QueueBoard>,
 ) {
     for n in 0..spec.items {
         if client.stopping() {
             break;
         }
-        client.call(R::offer_call(
+        client.call((calls.offer)(
             format!("c{}-{n}", client.index()).into_bytes(),
         ));
         loop {
@@ -166,9 +176,10 @@ async fn produce<R: QueueCalls>(
     }
 }
 
-async fn consume<R: QueueCalls>(
+async fn consume<R: SimRecipe>(
     client: &Client<R>,
     spec: &WorkloadSpec,
+    calls: &QueueCalls<R::Call>,
     board: &Mutex<QueueBoard>,
     producers: usize,
 ) {
@@ -179,7 +190,7 @@ async fn consume<R: QueueCalls>(
     let mut waiting = false;
     while !delivered_all() {
         if !waiting {
-            client.call(R::take_call());
+            client.call(calls.take.clone());
             waiting = true;
         }
         let Some(outcome) = client.outcome_within(spec.take_wait_ms).await else {
@@ -201,14 +212,18 @@ async fn consume<R: QueueCalls>(
 
 /// Enter, work, leave, think; `rounds` times (a barrier cannot stop early
 /// without stranding the others).
-pub async fn barrier_rounds<R: BarrierCalls>(client: Client<R>, spec: WorkloadSpec) {
+pub async fn barrier_rounds<R: SimRecipe>(
+    client: Client<R>,
+    spec: WorkloadSpec,
+    calls: BarrierCalls<R::Call>,
+) {
     for _ in 0..spec.rounds {
-        client.call(R::enter_call());
+        client.call(calls.enter.clone());
         if !await_either(&client, Observation::Entered).await {
             break;
         }
         client.sleep_ms(client.draw_ms(spec.work_ms)).await;
-        client.call(R::leave_call());
+        client.call(calls.leave.clone());
         if !await_either(&client, Observation::Left).await {
             break;
         }
@@ -217,7 +232,7 @@ pub async fn barrier_rounds<R: BarrierCalls>(client: Client<R>, spec: WorkloadSp
 }
 
 /// Waits for `wanted` (true) or a failure (false).
-async fn await_either<R: BarrierCalls>(client: &Client<R>, wanted: Observation) -> bool {
+async fn await_either<R: SimRecipe>(client: &Client<R>, wanted: Observation) -> bool {
     loop {
         let seen = observe(&client.next_outcome().await);
         if seen == wanted {

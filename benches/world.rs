@@ -2,7 +2,7 @@
 //! scenario (default: the 5-client lock scenario), on one thread and on
 //! every core.
 //!
-//! `cargo bench -p zk-sim --bench world -- [SCENARIO] [SEEDS]`
+//! `cargo bench --bench world -- [SCENARIO] [SEEDS]`
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,12 +94,13 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let file = args
         .first()
         .map_or_else(|| root.join("lock-fixed.toml"), PathBuf::from);
     let seeds: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let scenario = Scenario::load(&file, zk_models::Registry::builtin().sim_recipes())
+        .unwrap_or_else(|e| panic!("{e}"));
     let runner = scenario.runner();
     println!(
         "scenario {} ({} clients, {} cycles each)",

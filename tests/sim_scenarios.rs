@@ -8,8 +8,16 @@ use zk_sim::oracles::Property;
 use zk_sim::scenario::shrink::shrink;
 use zk_sim::scenario::{Expectation, Scenario};
 
+/// The built-in recipes, as scenario files name them.
+fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
 fn scenarios_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
 /// Every shipped scenario file, sorted.
@@ -39,7 +47,7 @@ fn every_shipped_scenario_loads() {
     let files = shipped();
     assert!(files.len() >= 20, "{files:?}");
     for file in files {
-        Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        Scenario::load(&file, builtin()).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -47,24 +55,25 @@ fn every_shipped_scenario_loads() {
 fn every_recipe_variant_has_a_contention_scenario_with_faults() {
     let mut covered = std::collections::BTreeSet::new();
     for file in shipped() {
-        let scenario = Scenario::load(&file).unwrap();
+        let scenario = Scenario::load(&file, builtin()).unwrap();
         if !scenario.raw.faults.rates.is_quiet() && scenario.raw.clients >= 3 {
-            covered.insert((scenario.recipe.name(), scenario.raw.variant.clone()));
+            covered.insert((scenario.recipe.name.clone(), scenario.raw.variant.clone()));
         }
     }
-    for kind in zk_sim::scenario::RecipeKind::ALL {
-        for variant in kind.variants() {
+    for recipe in zk_models::Registry::builtin().entries() {
+        for variant in recipe.variants() {
             assert!(
-                covered.contains(&(kind.name(), variant.to_string())),
-                "no scenario for {} {variant}",
-                kind.name()
+                covered.contains(&(recipe.name().to_string(), variant.name().to_string())),
+                "no scenario for {} {}",
+                recipe.name(),
+                variant.name()
             );
         }
     }
 }
 
 fn parse_error(text: &str) -> String {
-    Scenario::parse(Path::new("scenarios/x.toml"), text)
+    Scenario::parse(Path::new("scenarios/x.toml"), text, builtin())
         .unwrap_err()
         .to_string()
 }
@@ -73,7 +82,7 @@ const GOOD: &str = "recipe = \"lock\"\nvariant = \"fixed\"\nclients = 3\n";
 
 #[test]
 fn errors_name_file_line_and_key() {
-    assert!(Scenario::parse(Path::new("x.toml"), GOOD).is_ok());
+    assert!(Scenario::parse(Path::new("x.toml"), GOOD, builtin()).is_ok());
     let unknown_key = parse_error(&format!("{GOOD}\n[faults.rates]\nloss_after_aply = 0.1\n"));
     assert!(
         unknown_key.starts_with("scenarios/x.toml:6: key `faults.rates.loss_after_aply`"),
@@ -120,7 +129,7 @@ fn every_known_bug_shows_its_violation_within_1000_seeds() {
     let files = bug_files();
     assert!(files.len() >= 8, "{files:?}");
     for file in files {
-        let scenario = Scenario::load(&file).unwrap();
+        let scenario = Scenario::load(&file, builtin()).unwrap();
         let Expectation::Violation(expected) = scenario.expect.clone() else {
             panic!("{} should expect a violation", file.display());
         };
@@ -149,7 +158,7 @@ fn every_known_bug_shows_its_violation_within_1000_seeds() {
 #[test]
 fn the_fixed_variant_holds_on_every_bug_scenario() {
     for file in bug_files() {
-        let scenario = Scenario::load(&file)
+        let scenario = Scenario::load(&file, builtin())
             .unwrap()
             .with_variant("fixed")
             .unwrap();
@@ -159,8 +168,11 @@ fn the_fixed_variant_holds_on_every_bug_scenario() {
 
 #[test]
 fn a_failing_seed_shrinks_to_a_smaller_scenario_that_still_fails() {
-    let scenario =
-        Scenario::load(&scenarios_dir().join("bugs/bug3-recovered-id-not-full-path.toml")).unwrap();
+    let scenario = Scenario::load(
+        &scenarios_dir().join("bugs/bug3-recovered-id-not-full-path.toml"),
+        builtin(),
+    )
+    .unwrap();
     let seed = (0..100)
         .find(|seed| !scenario.runner().run(*seed, false).passed())
         .expect("a failing seed");
@@ -171,8 +183,8 @@ fn a_failing_seed_shrinks_to_a_smaller_scenario_that_still_fails() {
     );
     assert!(shrunk.scenario.raw.faults.rates.is_quiet());
     let text = shrunk.scenario.to_toml();
-    let reread =
-        Scenario::parse(Path::new("shrunk.toml"), &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let reread = Scenario::parse(Path::new("shrunk.toml"), &text, builtin())
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
     let report = reread.runner().run(seed, false);
     assert!(
         report
@@ -191,14 +203,15 @@ fn a_failing_seed_shrinks_to_a_smaller_scenario_that_still_fails() {
 fn fixed_variants_hold_on_10000_seeds() {
     let mut scenarios: Vec<Scenario> = shipped()
         .iter()
-        .map(|file| Scenario::load(file).unwrap())
+        .map(|file| Scenario::load(file, builtin()).unwrap())
         .filter(|scenario| scenario.raw.variant == "fixed")
         .collect();
-    scenarios.extend(
-        bug_files()
-            .iter()
-            .map(|file| Scenario::load(file).unwrap().with_variant("fixed").unwrap()),
-    );
+    scenarios.extend(bug_files().iter().map(|file| {
+        Scenario::load(file, builtin())
+            .unwrap()
+            .with_variant("fixed")
+            .unwrap()
+    }));
     let mut failures = Vec::new();
     for scenario in &scenarios {
         let runner = scenario.runner();

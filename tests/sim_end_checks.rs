@@ -21,13 +21,29 @@ use zk_sim::scenario::Scenario;
 use zk_sim::world::workloads::{hold_cycles, WorkloadSpec};
 use zk_sim::world::{Client, RunReport, Simulation, TraceKind, WorldConfig};
 
+/// The lock's workload calls.
+fn lock_calls() -> zk_sim::world::adapters::HoldCalls<zk_recipes::lock::LockCall> {
+    zk_sim::world::adapters::HoldCalls::new(
+        zk_recipes::lock::LockCall::Lock,
+        zk_recipes::lock::LockCall::Unlock,
+    )
+}
+
+/// The built-in recipes, as scenario files name them.
+fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
 fn lock_path() -> Path {
     Path::new("/locks/key").unwrap()
 }
 
 fn scenario_file(name: &str) -> std::path::PathBuf {
     FsPath::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
+        .join("scenarios")
         .join(name)
 }
 
@@ -292,7 +308,7 @@ fn timed_lock_with_a_background_release_holds_on_300_seeds() {
 /// The shipped Curator-lock scenario (faults, 5 contenders) on 300 seeds.
 #[test]
 fn shipped_curator_lock_scenario_holds_on_300_seeds() {
-    let scenario = Scenario::load(&scenario_file("curator_lock-fixed.toml")).unwrap();
+    let scenario = Scenario::load(&scenario_file("curator_lock-fixed.toml"), builtin()).unwrap();
     let runner = scenario.runner();
     let failed: Vec<String> = (0..300)
         .filter_map(|seed| {
@@ -318,7 +334,7 @@ fn shipped_curator_lock_scenario_holds_on_300_seeds() {
 #[test]
 fn a_run_where_every_acquisition_fails_is_vacuous() {
     let text = "recipe = \"lock\"\nvariant = \"fixed\"\nclients = 3\n[config]\npath = \"/\"\n";
-    if let Ok(scenario) = Scenario::parse(FsPath::new("root.toml"), text) {
+    if let Ok(scenario) = Scenario::parse(FsPath::new("root.toml"), text, builtin()) {
         let report = scenario.runner().run(1, false);
         assert!(report.vacuous().is_some(), "{:?}", report.stats);
     }
@@ -345,7 +361,7 @@ fn a_run_where_every_acquisition_fails_is_vacuous() {
     let holding = Simulation::new(
         config.clone(),
         |_, uid| FixedLock::new(Path::root(), uid),
-        move |client| hold_cycles(client, spec.clone()),
+        move |client| hold_cycles(client, spec.clone(), lock_calls()),
     );
     // Acquisitions only: no outcome is progress.
     let acquiring = Simulation::new(
@@ -397,7 +413,7 @@ fn a_run_where_every_acquisition_fails_is_vacuous() {
 /// A shipped scenario's seeds did work: not vacuous.
 #[test]
 fn a_run_that_did_work_is_not_vacuous() {
-    let scenario = Scenario::load(&scenario_file("lock-fixed.toml")).unwrap();
+    let scenario = Scenario::load(&scenario_file("lock-fixed.toml"), builtin()).unwrap();
     for seed in 0..5 {
         let report = scenario.runner().run(seed, false);
         assert!(report.stats.progress > 0, "{:?}", report.stats);

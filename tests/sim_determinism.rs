@@ -7,8 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use zk_sim::scenario::Scenario;
 
+/// The built-in recipes, as scenario files name them.
+fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
 fn shipped() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files = Vec::new();
     for dir in [root.clone(), root.join("bugs")] {
         for entry in std::fs::read_dir(dir).expect("scenarios/") {
@@ -33,7 +41,7 @@ fn every_shipped_scenario_gives_the_same_trace_twice_for_200_seeds() {
         for chunk in chunks {
             scope.spawn(move || {
                 for file in chunk {
-                    let scenario = Scenario::load(file).unwrap();
+                    let scenario = Scenario::load(file, builtin()).unwrap();
                     let runner = scenario.runner();
                     for seed in 0..SEEDS {
                         let first = runner.run(seed, true);
@@ -69,7 +77,7 @@ fn printed_trace(stdout: &[u8]) -> String {
 fn two_processes_print_byte_identical_traces() {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
         let (file, seed) = spec.rsplit_once('@').expect("file@seed");
-        let report = Scenario::load(Path::new(file))
+        let report = Scenario::load(Path::new(file), builtin())
             .unwrap()
             .runner()
             .run(seed.parse().unwrap(), true);
@@ -83,7 +91,7 @@ fn two_processes_print_byte_identical_traces() {
         ("bugs/bug8-pause-two-holders.toml", 11),
     ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../scenarios")
+            .join("scenarios")
             .join(file);
         let run = || {
             let output = Command::new(&exe)

@@ -13,8 +13,16 @@ use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRn
 use std::path::{Path, PathBuf};
 use zk_sim::scenario::Scenario;
 
+/// The built-in recipes, as scenario files name them.
+fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
 fn shipped() -> Vec<(PathBuf, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files = Vec::new();
     for dir in [root.clone(), root.join("bugs")] {
         for entry in std::fs::read_dir(dir).expect("scenarios/") {
@@ -168,7 +176,7 @@ fn mutated_scenarios_are_refused_with_a_location_or_run() {
         .run(&strategy, |(file, mutations)| {
             let (path, original) = &files[file];
             let text = mutations.iter().fold(original.clone(), |t, m| apply(&t, m));
-            match Scenario::parse(path, &text) {
+            match Scenario::parse(path, &text, builtin()) {
                 Err(error) => {
                     let shown = error.to_string();
                     prop_assert!(
@@ -179,7 +187,7 @@ fn mutated_scenarios_are_refused_with_a_location_or_run() {
                     prop_assert!(shown.len() < 1_000 && !shown.contains('\n'), "{shown}");
                 }
                 Ok(scenario) => {
-                    let again = Scenario::parse(path, &scenario.to_toml());
+                    let again = Scenario::parse(path, &scenario.to_toml(), builtin());
                     prop_assert!(again.is_ok(), "{:?}\n{}", again.err(), scenario.to_toml());
                     if small(&scenario) {
                         let _ = scenario.runner().run(1, false);

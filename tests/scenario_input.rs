@@ -6,6 +6,14 @@
 use std::path::Path;
 use zk_sim::scenario::{Scenario, ScenarioError, SeedRange};
 
+/// The built-in recipes, as scenario files name them.
+fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
 /// A valid base scenario to edit: a fixed lock, three clients.
 const BASE: &str = r#"recipe = "lock"
 variant = "fixed"
@@ -41,7 +49,7 @@ check = ["mutual_exclusion", "liveness", "no_leaks"]
 "#;
 
 fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    Scenario::parse(Path::new("case.toml"), text)
+    Scenario::parse(Path::new("case.toml"), text, builtin())
 }
 
 /// `BASE` with `from` replaced by `to` (which must occur).
@@ -213,7 +221,7 @@ fn properties_must_apply_to_the_recipe() {
             r#"check = ["exactly_once", "barrier"]"#,
         ),
         "properties.check",
-        "`exactly_once` does not apply to a lock",
+        "`exactly_once` does not apply to `lock` (kind: exclusive lock",
     );
     refused(
         &edit(

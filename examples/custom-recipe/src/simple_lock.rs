@@ -1,0 +1,179 @@
+//! A distributed lock written the way a newcomer writes it from the
+//! ZooKeeper recipes page: create an ephemeral sequential child of the lock
+//! directory, list the children, hold the lock when yours is the lowest,
+//! otherwise watch the child just before yours and look again when it goes.
+//!
+//! The bug, behind `trust_server_order`: the children are taken in the
+//! order getChildren returns them, as if the server sorted them. It does
+//! not promise to (a real server returns them in hash order), so two
+//! clients can both find themselves "first".
+//!
+//! Errors are not retried: any failed request answers the call with
+//! `Failed` (this example checks no faults).
+
+use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
+use zkcheck::recipes::{FencingToken, Hold, Input, Observation, Observe, Outbox, Recipe, Tag};
+use zkcheck::sim::oracles::{CallObservation, ObserveCall};
+
+const CREATE: Tag = Tag(1);
+const LIST: Tag = Tag(2);
+const WATCH: Tag = Tag(3);
+const DELETE: Tag = Tag(4);
+
+/// What the application asks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Call {
+    Lock,
+    Unlock,
+}
+
+/// What the lock answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Held, with the node's sequence number as fencing token.
+    Acquired(i64),
+    Released,
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SimpleLock {
+    dir: Path,
+    trust_server_order: bool,
+    /// Our node's name once created.
+    node: Option<String>,
+    held: bool,
+}
+
+impl SimpleLock {
+    pub fn new(dir: Path, trust_server_order: bool) -> SimpleLock {
+        SimpleLock {
+            dir,
+            trust_server_order,
+            node: None,
+            held: false,
+        }
+    }
+
+    fn list(&self, out: &mut Outbox<Outcome>) {
+        let path = self.dir.clone();
+        out.send(LIST, Request::GetChildren { path, watch: false });
+    }
+
+    fn fail(&mut self, why: String, out: &mut Outbox<Outcome>) {
+        self.node = None;
+        out.emit(Outcome::Failed(why));
+    }
+
+    /// Our place among the children: hold, or watch the one before us.
+    fn decide(&mut self, mut children: Vec<String>, out: &mut Outbox<Outcome>) {
+        let Some(mine) = self.node.clone() else {
+            return;
+        };
+        if !self.trust_server_order {
+            children.sort_by_key(|name| sequence(name));
+        }
+        match children.iter().position(|name| *name == mine) {
+            Some(0) => {
+                self.held = true;
+                out.emit(Outcome::Acquired(sequence(&mine)));
+            }
+            Some(index) => {
+                let path = self.dir.child(&children[index - 1]).expect("a child name");
+                out.send(WATCH, Request::Exists { path, watch: true });
+            }
+            None => self.fail(format!("{mine} is gone"), out),
+        }
+    }
+}
+
+/// The 10-digit counter ZooKeeper appends to a sequential node's name.
+fn sequence(name: &str) -> i64 {
+    name[name.len().saturating_sub(10)..]
+        .parse()
+        .unwrap_or(i64::MAX)
+}
+
+impl Recipe for SimpleLock {
+    type Call = Call;
+    type Outcome = Outcome;
+
+    fn handle(&mut self, input: Input<Call>, out: &mut Outbox<Outcome>) {
+        match input {
+            Input::Call(Call::Lock) => {
+                let path = self.dir.child("lock-").expect("a child path");
+                let mode = CreateMode::EphemeralSequential;
+                out.send(
+                    CREATE,
+                    Request::Create {
+                        path,
+                        data: Vec::new(),
+                        mode,
+                    },
+                );
+            }
+            Input::Call(Call::Unlock) => match self.node.take() {
+                Some(name) => {
+                    self.held = false;
+                    let path = self.dir.child(&name).expect("a child path");
+                    out.send(
+                        DELETE,
+                        Request::Delete {
+                            path,
+                            version: ANY_VERSION,
+                        },
+                    );
+                }
+                None => out.emit(Outcome::Failed("not holding".into())),
+            },
+            Input::Reply {
+                tag,
+                result: Err(error),
+            } => self.fail(format!("request {tag:?} failed: {error:?}"), out),
+            Input::Reply {
+                tag,
+                result: Ok(reply),
+            } => match (tag, reply) {
+                (CREATE, Reply::Created { path, .. }) => {
+                    self.node = Some(path.name().to_string());
+                    self.list(out);
+                }
+                (LIST, Reply::Children(children)) => self.decide(children, out),
+                (WATCH, Reply::Exists(None)) => self.list(out),
+                (WATCH, Reply::Exists(Some(_))) => {} // wait for the watch
+                (DELETE, Reply::Deleted) => out.emit(Outcome::Released),
+                (tag, reply) => self.fail(format!("unexpected {reply:?} to {tag:?}"), out),
+            },
+            Input::Watch(event) if event.event_type == EventType::NodeDeleted => {
+                if self.node.is_some() && !self.held {
+                    self.list(out);
+                }
+            }
+            Input::Watch(_) | Input::Session(_) | Input::Timer(_) => {}
+        }
+    }
+}
+
+impl Observe for Outcome {
+    fn observe(&self) -> Observation {
+        match self {
+            Outcome::Acquired(sequence) => Observation::Acquired {
+                hold: Hold::Exclusive,
+                token: FencingToken(*sequence),
+            },
+            Outcome::Released => Observation::Released,
+            Outcome::Failed(reason) => Observation::Failed {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+impl ObserveCall for Call {
+    fn observe_call(&self) -> CallObservation {
+        match self {
+            Call::Lock => CallObservation::Acquire,
+            Call::Unlock => CallObservation::Release,
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! zkcheck as a library: the command line on any set of recipes, and a
+//! test API for a user's own `cargo test`.
+//!
+//! - [`main_with`] runs every subcommand (`sim`, `sweep`, `replay`,
+//!   `check`, `explore`) on the recipes of a [`Registry`]: the built-in
+//!   ones, a user's own ([`RecipeEntry`]), or both. `zkcheck` itself is
+//!   `main_with(Registry::builtin())`.
+//! - [`testing`] sweeps seeds or model-checks a small case inside a
+//!   `#[test]`, failing with the seed and the exact command that
+//!   reproduces it.
+//!
+//! A recipe is a sans-IO machine ([`recipes::Recipe`]); register it with
+//! its name, kind, default directory and variants, and scenario files and
+//! `check` name it like a built-in (docs/own-recipe.md walks through it).
+//!
+//! Exit status of the command line, in order of precedence:
+//! - 1: a property was violated (also a non-deterministic run under
+//!   `--check-determinism`); an output error after a violation was found
+//!   (an unwritable `--json` file, say) is reported but never hides it;
+//! - 2: bad input (file, line and key named), a run that could not have
+//!   failed (no workload made progress), or an output file that cannot be
+//!   written;
+//! - 0: every property holds.
+
+mod commands;
+pub mod testing;
+
+/// The model checker (`zk-models`): stateright models, schedules.
+pub use zk_models as models;
+pub use zk_models::{
+    stateright, BarrierCalls, ClientContext, HoldCalls, QueueCalls, RecipeEntry, RecipeKind,
+    Registry, Variant,
+};
+/// The recipe contract and ZooKeeper vocabulary (`zk-recipes`).
+pub use zk_recipes as recipes;
+/// The simulator (`zk-sim`): scenarios, the madsim world, the oracles.
+pub use zk_sim as sim;
+pub use zk_sim::oracles::{CallObservation, ObserveCall};
+
+use clap::{Parser, Subcommand};
+use commands::Harness;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "zkcheck",
+    version,
+    about = "Deterministic simulation and model checking of ZooKeeper recipes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seeded simulation of a scenario.
+    Sim(commands::sim::SimArgs),
+    /// Run a scenario over a range of seeds on all cores.
+    Sweep(commands::sweep::SweepArgs),
+    /// Print the full trace of one seeded run.
+    Replay(commands::replay::ReplayArgs),
+    /// Model-check a recipe exhaustively with stateright.
+    Check(commands::check::CheckArgs),
+    /// Serve stateright's explorer for a recipe model on 127.0.0.1.
+    Explore(commands::explore::ExploreArgs),
+    /// List the registered recipes, their kinds and variants.
+    Recipes,
+}
+
+/// The `zkcheck` command line on the recipes of `registry`: parses the
+/// process's arguments, runs the subcommand, returns its exit status.
+/// Printed replay commands start with the program as it was started.
+pub fn main_with(registry: Registry) -> ExitCode {
+    let cli = Cli::parse();
+    let harness = Harness::new(registry, std::env::args().next());
+    match cli.command {
+        Command::Sim(args) => commands::sim::run(&harness, args),
+        Command::Sweep(args) => commands::sweep::run(&harness, args),
+        Command::Replay(args) => commands::replay::run(&harness, args),
+        Command::Check(args) => commands::check::run(&harness, args),
+        Command::Explore(args) => commands::explore::run(&harness, args),
+        Command::Recipes => commands::recipes::run(&harness),
+    }
+}

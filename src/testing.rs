@@ -1,0 +1,338 @@
+//! The test API: seeded sweeps and small model checks inside a user's own
+//! `#[test]`, failing with the seed and the exact commands that reproduce
+//! the failure (the habit of madsim's `MADSIM_TEST_SEED` and proptest's
+//! persisted failures).
+//!
+//! ```text
+//! #[test]
+//! fn simple_lock_holds() {
+//!     let registry = my_crate::registry();
+//!     zkcheck::testing::scenario(&registry, "scenarios/simple-lock.toml")
+//!         .variant("fixed")
+//!         .seeds("0..200")
+//!         .passes();
+//! }
+//!
+//! #[test]
+//! fn simple_lock_model_finds_the_bug() {
+//!     let registry = my_crate::registry();
+//!     let steps = zkcheck::testing::model(&registry, "simple_lock", "buggy")
+//!         .clients(2)
+//!         .all_orders()
+//!         .violates("mutual_exclusion");
+//!     assert_eq!(steps, 10); // pin the shortest counterexample
+//! }
+//! ```
+//!
+//! Environment: `ZKCHECK_SEED=N` runs only seed N of every scenario check
+//! (and prints its trace); `ZKCHECK_SEEDS=A..B` replaces the seed range.
+//! A bad scenario file, a bad setting or a run that could not have failed
+//! fails the test with the file, line and key named.
+
+use std::path::{Path, PathBuf};
+use zk_models::run::{render_trace, RunOptions, Verdict};
+use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};
+use zk_sim::scenario::{Scenario, SeedRange};
+use zk_sim::world::RunReport;
+
+/// The environment variable that runs one seed only.
+pub const SEED_VAR: &str = "ZKCHECK_SEED";
+/// The environment variable that replaces a check's seed range.
+pub const SEEDS_VAR: &str = "ZKCHECK_SEEDS";
+
+/// A sweep of one scenario file over seeds (see [`scenario`]).
+#[must_use = "call .passes() or .fails()"]
+pub struct ScenarioCheck<'r> {
+    registry: &'r Registry,
+    file: PathBuf,
+    variant: Option<String>,
+    seeds: Option<String>,
+}
+
+/// Sweeps the scenario `file` (relative to the test's working directory,
+/// the crate root under `cargo test`) over the seeds it names.
+pub fn scenario<'r>(registry: &'r Registry, file: impl AsRef<Path>) -> ScenarioCheck<'r> {
+    ScenarioCheck {
+        registry,
+        file: file.as_ref().to_path_buf(),
+        variant: None,
+        seeds: None,
+    }
+}
+
+/// A seed that broke a property.
+#[derive(Debug)]
+pub struct Failure {
+    pub seed: u64,
+    pub report: RunReport,
+    /// How to run that seed again, as printed.
+    pub reproduce: String,
+}
+
+impl ScenarioCheck<'_> {
+    /// Runs another variant of the scenario's recipe.
+    pub fn variant(mut self, variant: &str) -> Self {
+        self.variant = Some(variant.to_string());
+        self
+    }
+
+    /// The seeds to run, e.g. `"0..200"` (default: the file's `seeds`).
+    pub fn seeds(mut self, range: &str) -> Self {
+        self.seeds = Some(range.to_string());
+        self
+    }
+
+    /// Every seed holds every property; otherwise the test fails with the
+    /// first failing seed and how to reproduce it.
+    pub fn passes(self) {
+        let scenario = self.load();
+        if let Some(failure) = self.first_failure(&scenario) {
+            panic!(
+                "{}",
+                describe_failure(&scenario, &failure, "expected every seed to pass")
+            );
+        }
+    }
+
+    /// Some seed breaks a property: returns the first such seed. The test
+    /// fails if every seed passes.
+    pub fn fails(self) -> Failure {
+        let scenario = self.load();
+        let range = self.range(&scenario);
+        self.first_failure(&scenario).unwrap_or_else(|| {
+            panic!(
+                "{}: every seed of {range} passed ({} {}); expected a violation",
+                scenario.file.display(),
+                scenario.recipe.name,
+                scenario.raw.variant
+            )
+        })
+    }
+
+    fn load(&self) -> Scenario {
+        let loaded = Scenario::load(&self.file, self.registry.sim_recipes())
+            .unwrap_or_else(|error| panic!("bad scenario: {error}"));
+        match &self.variant {
+            Some(variant) => loaded
+                .with_variant(variant)
+                .unwrap_or_else(|error| panic!("variant: {error}")),
+            None => loaded,
+        }
+    }
+
+    /// `ZKCHECK_SEED`, else `ZKCHECK_SEEDS`, else `.seeds(..)`, else the file's.
+    fn range(&self, scenario: &Scenario) -> SeedRange {
+        let parse = |what: &str, text: &str| {
+            SeedRange::parse(text).unwrap_or_else(|error| panic!("{what}: {error}"))
+        };
+        if let Ok(seed) = std::env::var(SEED_VAR) {
+            return parse(SEED_VAR, &seed);
+        }
+        if let Ok(seeds) = std::env::var(SEEDS_VAR) {
+            return parse(SEEDS_VAR, &seeds);
+        }
+        match &self.seeds {
+            Some(text) => parse(".seeds()", text),
+            None => scenario.seeds,
+        }
+    }
+
+    fn first_failure(&self, scenario: &Scenario) -> Option<Failure> {
+        let runner = scenario.runner();
+        let single = std::env::var(SEED_VAR).is_ok();
+        for seed in self.range(scenario).iter(None) {
+            let report = runner.run(seed, single);
+            if single {
+                print!("{}", report.trace);
+            }
+            if let (true, Some(why)) = (report.passed(), report.vacuous()) {
+                panic!(
+                    "{}: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]",
+                    scenario.file.display()
+                );
+            }
+            if !report.passed() {
+                let reproduce = reproduce(scenario, seed);
+                return Some(Failure {
+                    seed,
+                    report,
+                    reproduce,
+                });
+            }
+        }
+        None
+    }
+}
+
+/// How to rerun one seed: this test alone, or the command line.
+fn reproduce(scenario: &Scenario, seed: u64) -> String {
+    let quote = |word: &str| shell_word(word);
+    let test = std::thread::current()
+        .name()
+        .filter(|name| *name != "main")
+        .map(|name| format!("{SEED_VAR}={seed} cargo test -- --exact {}", quote(name)))
+        .unwrap_or_else(|| format!("{SEED_VAR}={seed} cargo test"));
+    let variant = if scenario.raw.variant == scenario.file_variant {
+        String::new()
+    } else {
+        format!(" --variant {}", quote(&scenario.raw.variant))
+    };
+    format!(
+        "this test on that seed (trace printed): {test}\n  the trace with a zkcheck::main_with binary: cargo run --release -- replay {}{variant} --seed {seed}",
+        quote(&scenario.file.display().to_string())
+    )
+}
+
+fn describe_failure(scenario: &Scenario, failure: &Failure, expected: &str) -> String {
+    let mut text = format!(
+        "{}: seed {} failed ({} {}; {expected}):\n",
+        scenario.file.display(),
+        failure.seed,
+        scenario.recipe.name,
+        scenario.raw.variant
+    );
+    for violation in &failure.report.violations {
+        text.push_str(&format!(
+            "VIOLATION of {}:\n  {violation}",
+            violation.property
+        ));
+    }
+    text.push_str(&format!("reproduce:\n  {}", failure.reproduce));
+    text
+}
+
+/// A word as a shell reads it back.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// A breadth-first model check of one registered variant (see [`model`]).
+#[must_use = "call .holds() or .violates(..)"]
+pub struct ModelCheck<'r> {
+    registry: &'r Registry,
+    recipe: String,
+    variant: String,
+    setup: Setup,
+    faults: String,
+    all_orders: bool,
+}
+
+/// Model-checks `recipe`'s `variant` (2 clients, no faults, sorted child
+/// order, one cycle by default), single-threaded BFS: every counterexample
+/// is a shortest one.
+pub fn model<'r>(registry: &'r Registry, recipe: &str, variant: &str) -> ModelCheck<'r> {
+    ModelCheck {
+        registry,
+        recipe: recipe.to_string(),
+        variant: variant.to_string(),
+        setup: Setup::new(2),
+        faults: "none".to_string(),
+        all_orders: false,
+    }
+}
+
+impl ModelCheck<'_> {
+    pub fn clients(mut self, clients: usize) -> Self {
+        self.setup.clients = clients;
+        self
+    }
+
+    /// Fault budgets as `check --faults` takes them: `connection-loss=1,expiry=1`.
+    pub fn faults(mut self, budgets: &str) -> Self {
+        let faults: FaultBudget = budgets
+            .parse()
+            .unwrap_or_else(|error| panic!("faults {budgets:?}: {error}"));
+        self.setup.faults = faults;
+        self.faults = budgets.to_string();
+        self
+    }
+
+    /// Every order of getChildren results is a branch.
+    pub fn all_orders(mut self) -> Self {
+        self.setup.child_order = ChildOrderMode::AllOrders;
+        self.all_orders = true;
+        self
+    }
+
+    /// Acquire/release cycles per client (hold recipes).
+    pub fn cycles(mut self, cycles: usize) -> Self {
+        self.setup.cycles = cycles;
+        self
+    }
+
+    /// Every property holds (and every example is found) over the whole
+    /// state space; returns the unique state count, for pinning.
+    pub fn holds(self) -> usize {
+        let report = self.run();
+        let failures = report.failures();
+        if !failures.is_empty() {
+            let mut text = format!("{}: expected every property to hold\n", self.command());
+            text.push_str(&report.summary());
+            for failure in failures {
+                if let Some(trace) = &failure.trace {
+                    text.push_str(&format!("\ncounterexample for {}:\n", failure.name));
+                    text.push_str(&render_trace(trace));
+                }
+            }
+            panic!("{text}");
+        }
+        report.unique_states
+    }
+
+    /// `property` is violated: returns the length (in steps) of its
+    /// shortest counterexample, for pinning. The test fails if it holds.
+    pub fn violates(self, property: &str) -> usize {
+        let report = self.run();
+        let Some(result) = report.property(property) else {
+            let names: Vec<&str> = report.properties.iter().map(|p| p.name).collect();
+            panic!(
+                "{}: the model has no property {property:?} (it has: {})",
+                self.command(),
+                names.join(", ")
+            );
+        };
+        match (&result.verdict, &result.trace) {
+            (Verdict::Violated, Some(trace)) => trace.len(),
+            _ => panic!(
+                "{}: expected {property} to be violated, but it {:?}\n{}",
+                self.command(),
+                result.verdict,
+                report.summary()
+            ),
+        }
+    }
+
+    fn run(&self) -> zk_models::run::CheckReport {
+        let model = self
+            .registry
+            .model(&self.recipe, &self.variant)
+            .unwrap_or_else(|error| panic!("{error}"));
+        model.check(&self.setup, &RunOptions::default())
+    }
+
+    /// The command line that runs the same check.
+    fn command(&self) -> String {
+        let mut command = format!(
+            "cargo run --release -- check {} --variant {} --clients {} --faults {}",
+            shell_word(&self.recipe),
+            shell_word(&self.variant),
+            self.setup.clients,
+            shell_word(&self.faults)
+        );
+        if self.setup.cycles != 1 {
+            command.push_str(&format!(" --cycles {}", self.setup.cycles));
+        }
+        if self.all_orders {
+            command.push_str(" --all-orders");
+        }
+        command
+    }
+}
