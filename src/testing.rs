@@ -29,6 +29,7 @@
 //! A bad scenario file, a bad setting or a run that could not have failed
 //! fails the test with the file, line and key named.
 
+use crate::commands::sim::quote as shell_word;
 use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
 use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};
@@ -199,19 +200,6 @@ fn describe_failure(scenario: &Scenario, failure: &Failure, expected: &str) -> S
     }
     text.push_str(&format!("reproduce:\n  {}", failure.reproduce));
     text
-}
-
-/// A word as a shell reads it back.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// A breadth-first model check of one registered variant (see [`model`]).

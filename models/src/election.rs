@@ -45,12 +45,7 @@ fn election_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeMode
         properties::acquired(names::LEADER_ELECTED),
         properties::workload_can_complete(),
     ];
-    if setup.faults.expiry > 0 {
-        list.push(properties::expiry_reported());
-    }
-    if setup.faults.expiry > 0 && setup.clients > 1 {
-        list.push(properties::stale_holder_overlap());
-    }
+    list.extend(properties::expiry_examples(setup));
     list
 }
 

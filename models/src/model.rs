@@ -125,6 +125,9 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// Explore one order of independent, invisible client steps instead of
     /// all of them (see [`crate::reduction`]).
     pub reduction: bool,
+    /// Acquire/release cycles per client of a hold workload (recorded in
+    /// schedules, so a replay builds the same workload).
+    pub cycles: usize,
     properties: Vec<Property<RecipeModel<R>>>,
     /// The requests that create the recipe's own nodes existing before the
     /// clients start.
@@ -176,6 +179,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             oracles,
             symmetry: false,
             reduction: false,
+            cycles: 1,
             properties: Vec::new(),
             setup: setup.to_vec(),
             start: InitialState::default(),
@@ -234,7 +238,8 @@ impl<R: ModelRecipe> RecipeModel<R> {
 
     /// Applies the setup's child order, symmetry, reduction and initial
     /// state (builder style; the recipe module applies its cycles).
-    pub fn with_setup(self, setup: &crate::setup::Setup) -> Self {
+    pub fn with_setup(mut self, setup: &crate::setup::Setup) -> Self {
+        self.cycles = setup.cycles;
         self.with_child_order(setup.child_order)
             .with_symmetry(setup.symmetry)
             .with_reduction(setup.reduction)

@@ -200,6 +200,22 @@ pub fn expiry_reported<R: ModelRecipe>() -> Property<RecipeModel<R>> {
     )
 }
 
+/// The examples a budget with expiry adds to a hold model: the expiry is
+/// reported to the application and (with a second client) a stale holder
+/// overlaps a live one.
+pub fn expiry_examples<R: ModelRecipe>(
+    setup: &crate::setup::Setup,
+) -> Vec<Property<RecipeModel<R>>> {
+    let mut list = Vec::new();
+    if setup.faults.expiry > 0 {
+        list.push(expiry_reported());
+    }
+    if setup.faults.expiry > 0 && setup.clients > 1 {
+        list.push(stale_holder_overlap());
+    }
+    list
+}
+
 /// A client still believes it holds under an expired session while another
 /// holds under a live one: the pause of known bug 8, which only fencing
 /// tokens make harmless.

@@ -104,6 +104,8 @@ pub struct CheckReport {
     /// `recipe/variant`.
     pub model: String,
     pub clients: usize,
+    /// Acquire/release cycles per client (hold workloads).
+    pub cycles: usize,
     pub faults: FaultBudget,
     pub options: RunOptions,
     /// States generated, repeats included.
@@ -141,6 +143,7 @@ impl CheckReport {
             recipe: recipe.to_string(),
             variant: variant.to_string(),
             clients: self.clients,
+            cycles: self.cycles,
             faults: self.faults.to_string(),
             property: property.name.to_string(),
             expect: if property.verdict == Verdict::Violated {
@@ -158,9 +161,13 @@ impl CheckReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "model {}: {} client(s), faults {}, {} with {} thread(s){}",
+            "model {}: {} client(s){}, faults {}, {} with {} thread(s){}",
             self.model,
             self.clients,
+            match self.cycles {
+                1 => String::new(),
+                n => format!(" x {n} cycles"),
+            },
             self.faults,
             self.options.strategy.name(),
             self.options.threads,
@@ -228,6 +235,7 @@ pub fn render_trace(trace: &[TraceStep]) -> String {
 pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> CheckReport {
     let name = model.name.clone();
     let clients = model.clients.len();
+    let cycles = model.cycles;
     let faults = model.faults;
     let stop = Arc::clone(&model.stop);
     let mut builder = model.checker().threads(options.threads.max(1));
@@ -267,6 +275,7 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     CheckReport {
         model: name,
         clients,
+        cycles,
         faults,
         options: *options,
         states,

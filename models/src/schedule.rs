@@ -37,6 +37,7 @@ use crate::action::Action;
 use crate::faults::FaultBudget;
 use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
+use crate::setup::MAX_CYCLES;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 pub use zk_sim::scenario::clip;
@@ -154,6 +155,9 @@ pub struct Schedule {
     pub recipe: String,
     pub variant: String,
     pub clients: usize,
+    /// Acquire/release cycles per client of a hold workload (default 1).
+    #[serde(default = "one_cycle", skip_serializing_if = "is_one_cycle")]
+    pub cycles: usize,
     /// The fault budget the model ran with (`KIND=BUDGET,...`).
     pub faults: String,
     /// The property the schedule violates (or exemplifies).
@@ -162,6 +166,14 @@ pub struct Schedule {
     pub expect: String,
     #[serde(rename = "step")]
     pub steps: Vec<ScheduleStep>,
+}
+
+fn one_cycle() -> usize {
+    1
+}
+
+fn is_one_cycle(cycles: &usize) -> bool {
+    *cycles == 1
 }
 
 /// One step of a schedule.
@@ -281,6 +293,12 @@ impl Schedule {
                 ),
             );
         }
+        if !(1..=MAX_CYCLES).contains(&self.cycles) {
+            return at(
+                "cycles",
+                format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
+            );
+        }
         if let Err(error) = self.faults.parse::<FaultBudget>() {
             return at(
                 "faults",
@@ -361,6 +379,7 @@ mod tests {
             recipe: "lock".into(),
             variant: "original".into(),
             clients: 2,
+            cycles: 2,
             faults: "none".into(),
             property: "mutual_exclusion".into(),
             expect: "violation".into(),

@@ -11,6 +11,10 @@ use zk_recipes::zk::{CreateMode, Path, SessionId};
 /// otherwise (see [`crate::state::session_id`]).
 pub const FIRST_SESSION: SessionId = SessionId(0x101);
 
+/// Most acquire/release cycles per client a model may run (`check
+/// --cycles`, schedule files).
+pub const MAX_CYCLES: usize = 8;
+
 /// The knobs every recipe model takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setup {

@@ -67,12 +67,7 @@ fn shared_lock_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeM
         properties::acquired(names::LOCK_ACQUIRED),
         properties::workload_can_complete(),
     ];
-    if setup.faults.expiry > 0 {
-        list.push(properties::expiry_reported());
-    }
-    if setup.faults.expiry > 0 && setup.clients > 1 {
-        list.push(properties::stale_holder_overlap());
-    }
+    list.extend(properties::expiry_examples(setup));
     list
 }
 

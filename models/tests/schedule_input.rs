@@ -280,6 +280,21 @@ fn too_many_steps_are_refused_with_the_cap() {
 }
 
 #[test]
+fn cycles_outside_the_model_s_range_are_refused() {
+    for cycles in ["0", "9", "1000000"] {
+        let text = edited(
+            "clients = 2\n",
+            &format!("clients = 2\ncycles = {cycles}\n"),
+        );
+        let shown = refused(&text, 4, "cycles");
+        assert!(shown.contains("1..=8"), "{shown}");
+    }
+    let text = edited("clients = 2\n", "clients = 2\ncycles = 2\n");
+    assert_eq!(parse(&text).unwrap().cycles, 2);
+    assert_eq!(parse(VALID).unwrap().cycles, 1, "absent: one cycle");
+}
+
+#[test]
 fn an_unknown_recipe_or_variant_is_refused_with_the_known_ones() {
     let shown = refused(&edited("\"lock\"", "\"padlock\""), 1, "recipe");
     assert!(shown.contains("padlock"), "{shown}");

@@ -14,10 +14,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
+use zk_models::setup::MAX_CYCLES;
 use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
-
-/// Most acquire/release cycles per client in a model.
-const MAX_CYCLES: usize = 8;
 
 /// Most checker threads (each keeps its own search stack).
 const MAX_THREADS: usize = 64;

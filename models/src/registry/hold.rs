@@ -18,7 +18,7 @@ use super::{Make, ModelSite};
 use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties::{self, names};
 use crate::setup::Setup;
-use crate::workload::WorkStep;
+use crate::workload::hold_cycles;
 use stateright::Property;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::scenario::{ClientContext, RecipeKind};
@@ -40,7 +40,10 @@ pub(super) fn model<R: ModelRecipe>(
                 setup.clients,
             ))
         },
-        |c| workload(calls, c, setup.cycles.max(1)),
+        |c| {
+            let acquire = &calls.acquire[c % calls.acquire.len()];
+            hold_cycles(acquire.clone(), calls.release.clone(), setup.cycles)
+        },
     );
     let oracles = Oracles {
         max_leases: (site.kind == RecipeKind::Semaphore).then_some(1),
@@ -55,19 +58,6 @@ pub(super) fn model<R: ModelRecipe>(
     )
     .with_setup(setup)
     .with_properties(hold_properties(site.kind, setup))
-}
-
-/// Client `client`'s script: acquire, release if held; `cycles` times.
-fn workload<C: Clone>(calls: &HoldCalls<C>, client: usize, cycles: usize) -> Vec<WorkStep<C>> {
-    let acquire = &calls.acquire[client % calls.acquire.len()];
-    (0..cycles)
-        .flat_map(|_| {
-            [
-                WorkStep::always(acquire.clone()),
-                WorkStep::release(calls.release.clone()),
-            ]
-        })
-        .collect()
 }
 
 /// The recipe's directory and its ancestors, top-down, when it must exist.
@@ -109,11 +99,6 @@ fn hold_properties<R: ModelRecipe>(
         properties::acquired(acquired),
         properties::workload_can_complete(),
     ]);
-    if setup.faults.expiry > 0 {
-        list.push(properties::expiry_reported());
-    }
-    if setup.faults.expiry > 0 && setup.clients > 1 {
-        list.push(properties::stale_holder_overlap());
-    }
+    list.extend(properties::expiry_examples(setup));
     list
 }

@@ -310,7 +310,8 @@ impl ModelVariant {
     /// Replays a schedule of this model on the simulator's stepper, judged
     /// by the simulator's oracles (see [`crate::replay`]).
     pub fn replay(&self, schedule: &Schedule) -> Result<ReplayReport, ReplayError> {
-        self.0.replay(&Setup::new(schedule.clients), schedule)
+        let setup = Setup::new(schedule.clients).with_cycles(schedule.cycles);
+        self.0.replay(&setup, schedule)
     }
 
     /// Serves the Explorer on `address`; returns only if serving fails.

@@ -9,7 +9,7 @@
 use super::Scenario;
 use crate::oracles::Property;
 use crate::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
-use crate::world::workloads::{barrier_rounds, hold_cycles, queue_traffic};
+use crate::world::workloads::{barrier_rounds, hold_cycles, queue_traffic, WorkloadSpec};
 use crate::world::{RunReport, SimRecipe, Simulation};
 use std::fmt;
 use std::sync::Arc;
@@ -233,14 +233,8 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let make = Arc::new(make);
-        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
-            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
-            simulation(scenario, make.clone(), move |client| {
-                hold_cycles(client, spec.clone(), calls.clone())
-            })
-        });
-        SimVariant::new(name, about, WorkloadKind::Hold, build)
+        let kind = WorkloadKind::Hold;
+        SimVariant::running(name, about, kind, calls, make, hold_cycles::<R>)
     }
 
     /// A queue (run by `queue_traffic`).
@@ -253,14 +247,8 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let make = Arc::new(make);
-        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
-            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
-            simulation(scenario, make.clone(), move |client| {
-                queue_traffic(client, spec.clone(), calls.clone())
-            })
-        });
-        SimVariant::new(name, about, WorkloadKind::Queue, build)
+        let kind = WorkloadKind::Queue;
+        SimVariant::running(name, about, kind, calls, make, queue_traffic::<R>)
     }
 
     /// A barrier (run by `barrier_rounds`).
@@ -273,14 +261,32 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let make = Arc::new(make);
+        let kind = WorkloadKind::Barrier;
+        SimVariant::running(name, about, kind, calls, make, barrier_rounds::<R>)
+    }
+
+    /// A variant whose clients run `workload` with the scenario's
+    /// `[workload]` and `calls`, on recipes built by `make`.
+    fn running<R: SimRecipe, C, F>(
+        name: &str,
+        about: &str,
+        kind: WorkloadKind,
+        calls: C,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+        workload: impl Fn(crate::world::Client<R>, WorkloadSpec, C) -> F + Copy + Send + Sync + 'static,
+    ) -> SimVariant
+    where
+        C: Clone + Send + Sync + 'static,
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync> = Arc::new(make);
         let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
             let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
             simulation(scenario, make.clone(), move |client| {
-                barrier_rounds(client, spec.clone(), calls.clone())
+                workload(client, spec.clone(), calls.clone())
             })
         });
-        SimVariant::new(name, about, WorkloadKind::Barrier, build)
+        SimVariant::new(name, about, kind, build)
     }
 
     /// The recipe's directory must exist before it runs.
