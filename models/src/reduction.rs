@@ -31,7 +31,7 @@
 //! - **Cycles (C3).** Every reduced step shortens an inbox and nothing but a
 //!   fully expanded step fills one, so no cycle consists of reduced steps.
 //!
-//! `tests/reduction.rs` checks that every catalog model reaches the same
+//! `tests/reduction.rs` checks that every registered model reaches the same
 //! verdict with and without the reduction, and pins what it saves.
 //!
 //! Testing invisibility computes the step's successor; the checker asks for

@@ -1,5 +1,5 @@
 //! The partial-order reduction (`zk_models::reduction`) keeps every verdict
-//! and every counterexample length of every catalog model, and saves
+//! and every counterexample length of every registered model, and saves
 //! states; the saving is pinned.
 
 mod common;

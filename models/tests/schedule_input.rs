@@ -448,7 +448,7 @@ fn workload_calls(recipe: &str, variant: &str, clients: usize) -> Vec<Vec<String
         ("barrier", "original") => calls(barrier::original(&setup)),
         ("barrier", "original_shared_host") => calls(barrier::original_shared_host(&setup)),
         ("barrier", "fixed") => calls(barrier::fixed(&setup)),
-        other => panic!("no workload for {other:?}: add the new catalog entry here"),
+        other => panic!("no workload for {other:?}: add the new registered variant here"),
     }
 }
 

@@ -60,7 +60,7 @@ fn unique_state_counts_of_two_clients_are_pinned() {
 }
 
 #[test]
-fn every_catalog_entry_is_pinned() {
+fn every_registered_model_is_pinned() {
     let pinned: Vec<(&str, &str)> = PINNED.iter().map(|&(r, v, _, _)| (r, v)).collect();
     for (recipe, variant, _) in zk_models::Registry::builtin().models() {
         let (recipe, variant) = (recipe.as_str(), variant.as_str());

@@ -1,4 +1,4 @@
-//! Helpers shared by the model tests: run a catalog model with BFS and read
+//! Helpers shared by the model tests: run a registered model with BFS and read
 //! the verdicts; count the steps of a hand-written stepper reproduction at
 //! the model's granularity.
 
