@@ -30,13 +30,13 @@ type Make<R> = Arc<dyn Fn(&ClientContext) -> R + Send + Sync>;
 
 /// What a generic model needs to know about the variant it models.
 #[derive(Clone, Debug)]
-pub struct ModelSite {
-    pub recipe: String,
-    pub variant: String,
-    pub kind: RecipeKind,
+struct ModelSite {
+    recipe: String,
+    variant: String,
+    kind: RecipeKind,
     /// The recipe's directory (its default path).
-    pub path: Path,
-    pub needs_existing_path: bool,
+    path: Path,
+    needs_existing_path: bool,
 }
 
 /// Builds a variant's model once the entry it joins is known.
@@ -202,20 +202,6 @@ impl RecipeEntry {
         );
         self.variants.push(variant);
         self
-    }
-
-    /// A hold variant in one call (see [`Variant::hold`]).
-    pub fn hold_variant<R>(
-        self,
-        name: &str,
-        about: &str,
-        calls: HoldCalls<R::Call>,
-        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
-    ) -> RecipeEntry
-    where
-        R: ModelRecipe + SimRecipe,
-    {
-        self.variant(Variant::hold(name, about, calls, make))
     }
 
     pub fn name(&self) -> &str {

@@ -395,8 +395,4 @@ impl SimRecipes {
     pub fn names(&self) -> Vec<&str> {
         self.recipes.iter().map(|r| r.name.as_str()).collect()
     }
-
-    pub fn iter(&self) -> impl Iterator<Item = &RecipeSpec> {
-        self.recipes.iter().map(|r| r.as_ref())
-    }
 }
