@@ -29,7 +29,7 @@
 //! A bad scenario file, a bad setting or a run that could not have failed
 //! fails the test with the file, line and key named.
 
-use crate::commands::sim::quote as shell_word;
+use crate::commands::sim::{quote as shell_word, replay_command};
 use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
 use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};
@@ -167,20 +167,19 @@ impl ScenarioCheck<'_> {
 
 /// How to rerun one seed: this test alone, or the command line.
 fn reproduce(scenario: &Scenario, seed: u64) -> String {
-    let quote = |word: &str| shell_word(word);
     let test = std::thread::current()
         .name()
         .filter(|name| *name != "main")
-        .map(|name| format!("{SEED_VAR}={seed} cargo test -- --exact {}", quote(name)))
+        .map(|name| {
+            format!(
+                "{SEED_VAR}={seed} cargo test -- --exact {}",
+                shell_word(name)
+            )
+        })
         .unwrap_or_else(|| format!("{SEED_VAR}={seed} cargo test"));
-    let variant = if scenario.raw.variant == scenario.file_variant {
-        String::new()
-    } else {
-        format!(" --variant {}", quote(&scenario.raw.variant))
-    };
+    let command_line = replay_command("cargo run --release --", scenario, seed);
     format!(
-        "this test on that seed (trace printed): {test}\n  the trace with a zkcheck::main_with binary: cargo run --release -- replay {}{variant} --seed {seed}",
-        quote(&scenario.file.display().to_string())
+        "this test on that seed (trace printed): {test}\n  the trace with a zkcheck::main_with binary: {command_line}"
     )
 }
 
@@ -209,8 +208,6 @@ pub struct ModelCheck<'r> {
     recipe: String,
     variant: String,
     setup: Setup,
-    faults: String,
-    all_orders: bool,
 }
 
 /// Model-checks `recipe`'s `variant` (2 clients, no faults, sorted child
@@ -222,8 +219,6 @@ pub fn model<'r>(registry: &'r Registry, recipe: &str, variant: &str) -> ModelCh
         recipe: recipe.to_string(),
         variant: variant.to_string(),
         setup: Setup::new(2),
-        faults: "none".to_string(),
-        all_orders: false,
     }
 }
 
@@ -239,14 +234,12 @@ impl ModelCheck<'_> {
             .parse()
             .unwrap_or_else(|error| panic!("faults {budgets:?}: {error}"));
         self.setup.faults = faults;
-        self.faults = budgets.to_string();
         self
     }
 
     /// Every order of getChildren results is a branch.
     pub fn all_orders(mut self) -> Self {
         self.setup.child_order = ChildOrderMode::AllOrders;
-        self.all_orders = true;
         self
     }
 
@@ -313,12 +306,12 @@ impl ModelCheck<'_> {
             shell_word(&self.recipe),
             shell_word(&self.variant),
             self.setup.clients,
-            shell_word(&self.faults)
+            self.setup.faults
         );
         if self.setup.cycles != 1 {
             command.push_str(&format!(" --cycles {}", self.setup.cycles));
         }
-        if self.all_orders {
+        if self.setup.child_order == ChildOrderMode::AllOrders {
             command.push_str(" --all-orders");
         }
         command

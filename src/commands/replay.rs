@@ -86,7 +86,11 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
             violation.property, seed
         );
     }
-    let _ = writeln!(out, "replay: {}", replay_command(harness, &scenario, seed));
+    let _ = writeln!(
+        out,
+        "replay: {}",
+        replay_command(&harness.program, &scenario, seed)
+    );
     ExitCode::from(EXIT_VIOLATION)
 }
 

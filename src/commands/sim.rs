@@ -149,16 +149,16 @@ pub fn quote(word: &str) -> String {
     }
 }
 
-/// The command that replays a seed of a scenario.
-pub fn replay_command(harness: &Harness, scenario: &Scenario, seed: u64) -> String {
+/// The command that replays a seed of a scenario with `program` (a
+/// quoted command that runs zkcheck's command line).
+pub fn replay_command(program: &str, scenario: &Scenario, seed: u64) -> String {
     let variant = if scenario.raw.variant == scenario.file_variant {
         String::new()
     } else {
         format!(" --variant {}", quote(&scenario.raw.variant))
     };
     format!(
-        "{} replay {}{variant} --seed {seed}",
-        harness.program,
+        "{program} replay {}{variant} --seed {seed}",
         quote(&scenario.file.display().to_string())
     )
 }
@@ -172,7 +172,10 @@ pub fn print_violations(harness: &Harness, scenario: &Scenario, report: &RunRepo
         );
         print!("  {violation}");
     }
-    println!("replay: {}", replay_command(harness, scenario, report.seed));
+    println!(
+        "replay: {}",
+        replay_command(&harness.program, scenario, report.seed)
+    );
 }
 
 /// Writes a value as pretty JSON; says why on stderr if it cannot.
@@ -285,7 +288,7 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
             file: scenario.file.display().to_string(),
             seed,
             passed: report.passed() && vacuous.is_none(),
-            replay: replay_command(harness, &scenario, seed),
+            replay: replay_command(&harness.program, &scenario, seed),
             trace_hash,
             report: &report,
         };

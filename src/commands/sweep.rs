@@ -298,7 +298,7 @@ fn report(
     let findings = sweep.findings.lock().expect("findings");
     let mut failures: Vec<Failure> = findings.first.values().cloned().collect();
     for failure in &mut failures {
-        failure.replay = replay_command(harness, scenario, failure.seed);
+        failure.replay = replay_command(&harness.program, scenario, failure.seed);
     }
     let runs = sweep.done.load(Ordering::Relaxed);
     let requests = sweep.requests.load(Ordering::Relaxed);
