@@ -506,6 +506,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 at_ns: self.now_ns,
                 message,
                 events: Vec::new(),
+                diagnosis: None,
             });
             return;
         }

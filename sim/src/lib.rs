@@ -5,6 +5,7 @@
 //! `--cfg madsim`, the simulated world ([`world`]).
 
 pub mod client;
+pub mod diagnosis;
 pub mod faults;
 pub mod input;
 pub mod oracles;

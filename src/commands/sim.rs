@@ -157,8 +157,13 @@ pub fn replay_command(program: &str, scenario: &Scenario, seed: u64) -> String {
     } else {
         format!(" --variant {}", quote(&scenario.raw.variant))
     };
+    let all = if scenario.all_violations {
+        " --all-violations"
+    } else {
+        ""
+    };
     format!(
-        "{program} replay {}{variant} --seed {seed}",
+        "{program} replay {}{variant} --seed {seed}{all}",
         quote(&scenario.file.display().to_string())
     )
 }

@@ -3,8 +3,9 @@
 //! creates one madsim runtime per seed (threads never run inside a
 //! runtime). Seeds are drawn lazily from the range (never listed), and
 //! the memory kept does not grow with the seeds: counts per property and
-//! the first failures by seed. Progress goes to stderr, and only to a
-//! terminal.
+//! the first failures by seed, and failing seeds by signature (a
+//! violation's property and diagnosed mechanism). Progress goes to stderr:
+//! a line rewritten in place on a terminal, a line every 5 s elsewhere.
 //!
 //! Exit status: 1 when a seed breaks a property (or runs differently twice
 //! under `--check-determinism`); otherwise 2 on bad input, when a seed
@@ -49,8 +50,15 @@ pub struct SweepArgs {
     /// Write the summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Keep each run going after its first violation, so that every
+    /// property's first violation shows (a seed then counts in every
+    /// bucket it shows).
+    #[arg(long)]
+    pub all_violations: bool,
 }
 
+/// How often a sweep prints a progress line where stderr is not a terminal.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Most worker threads (each holds a simulated world).
 const MAX_JOBS: usize = 256;
 /// Failing seeds kept in full (the lowest seeds); the rest are counted.
@@ -69,22 +77,31 @@ struct Failure {
 }
 
 impl Failure {
-    /// The buckets this failure counts in.
-    fn buckets(&self) -> Vec<String> {
-        let mut buckets: Vec<String> = self
+    /// The buckets this failure counts in, with what each means in words:
+    /// a violation's signature (`property/mechanism`) and its diagnosis.
+    fn buckets(&self) -> Vec<(String, String)> {
+        let mut buckets: Vec<(String, String)> = self
             .violations
             .iter()
-            .map(|v| v.property.name().to_string())
+            .map(|v| {
+                let summary = v
+                    .diagnosis
+                    .as_ref()
+                    .map_or_else(|| v.message.clone(), |d| d.summary.clone());
+                (v.signature(), summary)
+            })
             .collect();
         if self.nondeterministic {
-            buckets.push("determinism".to_string());
+            let why = "the seed gave two different traces".to_string();
+            buckets.push(("determinism".to_string(), why));
         }
-        if self.vacuous.is_some() {
-            buckets.push("no_progress".to_string());
+        if let Some(why) = &self.vacuous {
+            buckets.push(("no_progress".to_string(), why.clone()));
         }
-        if self.panic.is_some() {
-            buckets.push("panic".to_string());
+        if let Some(panic) = &self.panic {
+            buckets.push(("panic".to_string(), panic.clone()));
         }
+        buckets.dedup_by(|a, b| a.0 == b.0);
         buckets
     }
 
@@ -104,6 +121,8 @@ struct SweepJson {
     passed: u64,
     failed: u64,
     failures_by_property: BTreeMap<String, u64>,
+    /// Failing seeds by signature, most seeds first.
+    buckets: Vec<BucketJson>,
     first_failures: Vec<Failure>,
     requests: u64,
     wall_seconds: f64,
@@ -111,12 +130,31 @@ struct SweepJson {
     requests_per_second: f64,
 }
 
+/// One signature's failing seeds.
+#[derive(Clone, Serialize)]
+struct BucketJson {
+    signature: String,
+    seeds: u64,
+    first_seed: u64,
+    summary: String,
+    replay: String,
+}
+
+/// One signature's failing seeds, as the workers count them.
+#[derive(Clone)]
+struct Bucket {
+    seeds: u64,
+    first_seed: u64,
+    /// The first seed's diagnosis in words.
+    summary: String,
+}
+
 /// What the workers find: bounded whatever the number of seeds.
 #[derive(Default)]
 struct Findings {
     failed: u64,
     violations: u64,
-    by_bucket: BTreeMap<String, u64>,
+    by_bucket: BTreeMap<String, Bucket>,
     /// The lowest failing seeds, at most [`KEPT_FAILURES`].
     first: BTreeMap<u64, Failure>,
 }
@@ -125,8 +163,17 @@ impl Findings {
     fn add(&mut self, failure: Failure) {
         self.failed += 1;
         self.violations += u64::from(failure.is_violation());
-        for bucket in failure.buckets() {
-            *self.by_bucket.entry(bucket).or_default() += 1;
+        for (signature, summary) in failure.buckets() {
+            let bucket = self.by_bucket.entry(signature).or_insert(Bucket {
+                seeds: 0,
+                first_seed: failure.seed,
+                summary: summary.clone(),
+            });
+            bucket.seeds += 1;
+            if failure.seed < bucket.first_seed {
+                bucket.first_seed = failure.seed;
+                bucket.summary = summary;
+            }
         }
         self.first.insert(failure.seed, failure);
         if self.first.len() > KEPT_FAILURES {
@@ -155,7 +202,8 @@ pub fn run(harness: &Harness, args: SweepArgs) -> ExitCode {
 }
 
 fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
-    let scenario = load_scenario(harness, &args.scenario, args.variant.as_deref(), "sweep")?;
+    let mut scenario = load_scenario(harness, &args.scenario, args.variant.as_deref(), "sweep")?;
+    scenario.all_violations = args.all_violations;
     let range = match &args.seeds {
         Some(text) => SeedRange::parse(text).map_err(|e| bad_input(format!("--seeds: {e}")))?,
         None => scenario.seeds,
@@ -202,9 +250,7 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         for _ in 0..jobs {
             scope.spawn(|| sweep.work());
         }
-        if std::io::stderr().is_terminal() {
-            scope.spawn(|| sweep.show_progress(started));
-        }
+        scope.spawn(|| sweep.show_progress(started, std::io::stderr().is_terminal()));
     });
     let wall = started.elapsed().as_secs_f64();
     Ok(report(harness, &scenario, &sweep, range, shard, wall, args))
@@ -268,20 +314,35 @@ impl Sweep<'_> {
         }
     }
 
-    fn show_progress(&self, started: Instant) {
+    /// Progress on stderr: on a terminal, one line rewritten five times a
+    /// second; elsewhere (a CI log), a new line every
+    /// [`PROGRESS_EVERY`], the first after that long.
+    fn show_progress(&self, started: Instant, terminal: bool) {
+        let tick = Duration::from_millis(200);
+        let mut next_line = PROGRESS_EVERY;
         loop {
             let done = self.done.load(Ordering::Relaxed);
+            let over = u128::from(done) >= self.total || self.stop.load(Ordering::Relaxed);
+            let elapsed = started.elapsed();
             let failed = self.findings.lock().expect("findings").failed;
-            let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
-            eprint!(
-                "\r{done}/{} seeds, {failed} failing, {rate:.0} seeds/s   ",
+            let rate = done as f64 / elapsed.as_secs_f64().max(1e-9);
+            let line = format!(
+                "{done}/{} seeds, {failed} failing, {rate:.0} seeds/s",
                 self.total
             );
-            if u128::from(done) >= self.total || self.stop.load(Ordering::Relaxed) {
-                eprintln!();
+            if terminal {
+                eprint!("\r{line}   ");
+                if over {
+                    eprintln!();
+                }
+            } else if elapsed >= next_line && !over {
+                eprintln!("progress: {line}, {:.0} s", elapsed.as_secs_f64());
+                next_line += PROGRESS_EVERY;
+            }
+            if over {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(tick);
         }
     }
 }
@@ -311,13 +372,15 @@ fn report(
         requests as f64 / wall,
         findings.failed
     );
-    for (bucket, count) in &findings.by_bucket {
-        println!("  {bucket}: {count} seed(s)");
-    }
-    for failure in failures.iter().take(5) {
+    let buckets = buckets(harness, scenario, &findings.by_bucket);
+    print_buckets(&buckets, findings.failed);
+    for failure in failures.iter().take(3) {
         describe(failure);
     }
-    let no_progress = findings.by_bucket.get("no_progress").copied().unwrap_or(0);
+    let no_progress = findings
+        .by_bucket
+        .get("no_progress")
+        .map_or(0, |bucket| bucket.seeds);
     if no_progress > 0 {
         eprintln!(
             "error: {no_progress} seed(s) made no progress, so their verdicts could not have failed; check the scenario's [config] and [workload]"
@@ -333,7 +396,8 @@ fn report(
             runs,
             passed: runs - findings.failed,
             failed: findings.failed,
-            failures_by_property: findings.by_bucket.clone(),
+            failures_by_property: by_property(&findings.by_bucket),
+            buckets,
             first_failures: failures,
             requests,
             wall_seconds: wall,
@@ -343,6 +407,61 @@ fn report(
         output_failed = write_json(path, &json).is_err();
     }
     exit_status(findings.violations > 0, output_failed || no_progress > 0)
+}
+
+/// The buckets, most seeds first (then by signature), each with its
+/// first seed's replay command.
+fn buckets(
+    harness: &Harness,
+    scenario: &Scenario,
+    by_bucket: &BTreeMap<String, Bucket>,
+) -> Vec<BucketJson> {
+    let mut buckets: Vec<BucketJson> = by_bucket
+        .iter()
+        .map(|(signature, bucket)| BucketJson {
+            signature: signature.clone(),
+            seeds: bucket.seeds,
+            first_seed: bucket.first_seed,
+            summary: bucket.summary.clone(),
+            replay: replay_command(&harness.program, scenario, bucket.first_seed),
+        })
+        .collect();
+    buckets.sort_by(|a, b| b.seeds.cmp(&a.seeds).then(a.signature.cmp(&b.signature)));
+    buckets
+}
+
+/// Failing seeds per property (the JSON's older view of the buckets).
+fn by_property(by_bucket: &BTreeMap<String, Bucket>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for (signature, bucket) in by_bucket {
+        let property = signature.split('/').next().unwrap_or(signature);
+        *counts.entry(property.to_string()).or_default() += bucket.seeds;
+    }
+    counts
+}
+
+fn print_buckets(buckets: &[BucketJson], failed: u64) {
+    if buckets.is_empty() {
+        return;
+    }
+    let several = buckets.iter().map(|b| b.seeds).sum::<u64>() > failed;
+    println!(
+        "failing seeds by signature{}:",
+        if several {
+            " (a seed that shows several counts in each)"
+        } else {
+            ""
+        }
+    );
+    let width = buckets.iter().map(|b| b.signature.len()).max().unwrap_or(0);
+    for bucket in buckets {
+        println!(
+            "  {:>6} seed(s)  {:<width$}  first seed {}",
+            bucket.seeds, bucket.signature, bucket.first_seed
+        );
+        println!("          {}", bucket.summary);
+        println!("          replay: {}", bucket.replay);
+    }
 }
 
 fn describe(failure: &Failure) {

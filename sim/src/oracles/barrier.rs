@@ -87,6 +87,7 @@ impl BarrierCheck {
                 if what == "entered" { "enter" } else { "leave" }
             ),
             events: vec![format!("{} c{client}: {what} round {round}", fmt_time(at))],
+            diagnosis: None,
         })
     }
 }

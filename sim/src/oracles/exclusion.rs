@@ -122,6 +122,7 @@ impl ExclusionCheck {
                 holders.join(", ")
             ),
             events,
+            diagnosis: None,
         })
     }
 }
@@ -185,6 +186,7 @@ impl FencedCheck {
                 format!("{} c{holder}: acquired with token {max}", fmt_time(since)),
                 format!("{} c{client}: acquired with token {token}", fmt_time(at)),
             ],
+            diagnosis: None,
         })
     }
 
@@ -210,6 +212,7 @@ impl FencedCheck {
                     fmt_time(at)
                 ),
             ],
+            diagnosis: None,
         })
     }
 }

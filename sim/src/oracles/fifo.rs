@@ -83,6 +83,7 @@ impl FifoCheck {
                 ahead.len()
             ),
             events,
+            diagnosis: None,
         })
     }
 }

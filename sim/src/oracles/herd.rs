@@ -97,6 +97,7 @@ impl HerdCheck {
                 self.bound, window.reads
             ),
             events,
+            diagnosis: None,
         })
     }
 }

@@ -38,6 +38,7 @@ use std::fmt;
 use zk_recipes::zk::{Path, SessionId};
 use zk_recipes::Observation;
 
+use crate::diagnosis::Diagnosis;
 use crate::server::ZkServer;
 
 /// Index of a simulated client.
@@ -86,6 +87,16 @@ pub struct Violation {
     pub message: String,
     /// The events involved, one line each, oldest first.
     pub events: Vec<String>,
+    /// Why it happened (attached by the driver that found it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+impl Violation {
+    /// `property/mechanism`, the bucket a sweep counts this violation in.
+    pub fn signature(&self) -> String {
+        crate::diagnosis::signature(self.property, self.diagnosis.as_ref())
+    }
 }
 
 impl fmt::Display for Violation {
@@ -99,6 +110,12 @@ impl fmt::Display for Violation {
         )?;
         for event in &self.events {
             writeln!(f, "    {event}")?;
+        }
+        if let Some(diagnosis) = &self.diagnosis {
+            writeln!(f, "  signature: {}", self.signature())?;
+            for line in diagnosis.to_string().lines() {
+                writeln!(f, "  {line}")?;
+            }
         }
         Ok(())
     }
@@ -222,6 +239,7 @@ impl Oracles {
                     at_ns: at,
                     message: format!("{} node(s) left behind after the workload", leaked.len()),
                     events: leaked,
+                    diagnosis: None,
                 });
             }
         }
@@ -243,6 +261,11 @@ impl Oracles {
 
     pub fn violations(&self) -> &[Violation] {
         &self.violations
+    }
+
+    /// The violations found so far, for the driver to attach diagnoses.
+    pub fn violations_mut(&mut self) -> &mut [Violation] {
+        &mut self.violations
     }
 
     /// The herd measurements: (max notifications, max reads) in one release window.

@@ -85,6 +85,7 @@ impl QueueCheck {
                     fmt_time(at),
                     show(item)
                 )],
+                diagnosis: None,
             });
         };
         if let Some((first, when)) = offer.taken {
@@ -102,6 +103,7 @@ impl QueueCheck {
                     format!("{} c{first}: took {:?}", fmt_time(when), show(item)),
                     format!("{} c{consumer}: took {:?} again", fmt_time(at), show(item)),
                 ],
+                diagnosis: None,
             });
         }
         offer.taken = Some((consumer, at));
@@ -115,6 +117,7 @@ impl QueueCheck {
                 "c{consumer} took c{producer}'s offer #{index} after its offer #{earlier}: out of FIFO order"
             ),
             events: vec![format!("{} c{consumer}: took {:?}", fmt_time(at), show(item))],
+            diagnosis: None,
         })
     }
 
@@ -141,6 +144,7 @@ impl QueueCheck {
             at_ns: at,
             message: format!("{} acknowledged item(s) never delivered", lost.len()),
             events: lost,
+            diagnosis: None,
         })
     }
 }

@@ -63,6 +63,10 @@ pub struct ScenarioFile {
     pub expect: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_property: Option<String>,
+    /// The diagnosis a bug's seeds must show to count as caught,
+    /// `property/mechanism` (e.g. `liveness/watch-on-deleted-node`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_signature: Option<String>,
     /// The properties the `fixed` variant must hold when this scenario is
     /// run with `--variant fixed` (default: the same as `properties.check`);
     /// e.g. a pause scenario asks the fixed lock for the fenced form only.

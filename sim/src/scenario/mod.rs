@@ -60,6 +60,11 @@ pub struct Scenario {
     pub fifo_dir: Option<Path>,
     /// The checked fault plan (`raw.faults` as the world takes it).
     pub faults: FaultPlan,
+    /// The signature a failing seed must show to catch this scenario's bug.
+    pub expect_signature: Option<String>,
+    /// Keep running after the first violation (`--all-violations`): every
+    /// property's first violation is reported, not only the first one.
+    pub all_violations: bool,
 }
 
 impl Scenario {
@@ -130,7 +135,7 @@ impl Scenario {
                 barrier_size: raw.config.barrier_size.unwrap_or(raw.clients),
             },
             trace: false,
-            stop_on_violation: true,
+            stop_on_violation: !self.all_violations,
         }
     }
 

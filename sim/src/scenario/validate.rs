@@ -128,6 +128,7 @@ impl Checker<'_> {
             None => None,
         };
         let expect = self.expectation(&raw, &properties)?;
+        let expect_signature = self.expect_signature(&raw, &expect)?;
         self.within(
             "properties.herd_bound",
             u64::from(raw.properties.herd_bound),
@@ -152,6 +153,8 @@ impl Checker<'_> {
             parents,
             fifo_dir: Some(fifo_dir),
             faults,
+            expect_signature,
+            all_violations: false,
         })
     }
 
@@ -637,6 +640,48 @@ impl Checker<'_> {
             return Some("a barrier of one member never holds anyone back".to_string());
         }
         None
+    }
+
+    /// `expect_signature`: `property/mechanism`, a known mechanism, the
+    /// expected property's.
+    fn expect_signature(
+        &self,
+        raw: &ScenarioFile,
+        expect: &Expectation,
+    ) -> Checked<Option<String>> {
+        let Some(signature) = &raw.expect_signature else {
+            return Ok(None);
+        };
+        let key = "expect_signature";
+        let Expectation::Violation(Some(property)) = expect else {
+            return Err(self.error(
+                key,
+                "only a scenario expecting a violation of a named property (`expect_property`) names a signature",
+            ));
+        };
+        let (named, mechanism) = signature.split_once('/').ok_or_else(|| {
+            self.error(
+                key,
+                format!("`{}` is not `property/mechanism`", clip(signature)),
+            )
+        })?;
+        if named != property.name() {
+            return Err(self.error(
+                key,
+                format!("the signature's property `{}` is not `expect_property` (`{property}`)", clip(named)),
+            ));
+        }
+        if !crate::diagnosis::MECHANISMS.contains(&mechanism) {
+            return Err(self.error(
+                key,
+                format!(
+                    "unknown mechanism `{}` (expected one of: {})",
+                    clip(mechanism),
+                    crate::diagnosis::MECHANISMS.join(", ")
+                ),
+            ));
+        }
+        Ok(Some(signature.clone()))
     }
 
     fn expectation(

@@ -45,6 +45,7 @@ impl<R: SimRecipe> Shared<R> {
                     return; // a reply from before a reconnect that raced the drop
                 }
                 trace!(self, Some(client), Deliver, "reply {result:?}");
+                self.history.reply_delivered(&result);
                 self.clients[client].session.reply(result, zxid);
             }
             Inbound::Net(ToClient::Watch(event)) => self.notify(client, event, false),
@@ -68,6 +69,8 @@ impl<R: SimRecipe> Shared<R> {
             if spurious { " (spurious)" } else { "" },
             if fires { "" } else { " (no watch armed)" }
         );
+        let now = self.now_ns();
+        self.history.event_delivered(client, now, &event, fires);
         self.clients[client].session.notification(event);
         if fires && !spurious {
             self.observe(client, Seen::WatchFired);
@@ -273,6 +276,8 @@ impl<R: SimRecipe> Shared<R> {
                 self.observe(client, Seen::Read);
             }
             trace!(self, Some(client), Send, "{tag:?} {request:?}");
+            let now = self.now_ns();
+            self.history.sent(client, now);
             self.send_to_server(client, ToServer::Request(request));
         }
         if !self.clients[client].session.outcomes.is_empty() {
@@ -281,6 +286,8 @@ impl<R: SimRecipe> Shared<R> {
                 let observation = outcome.observe();
                 trace!(self, Some(client), Outcome, "{outcome:?}");
                 self.stats.count_outcome(&observation);
+                let now = self.now_ns();
+                self.history.outcome(client, now, &observation);
                 self.observe(client, Seen::Outcome(observation));
                 let slot = &mut self.clients[client];
                 slot.outcomes.push_back(outcome);

@@ -51,6 +51,9 @@ pub struct RunReport {
     pub workloads_done: usize,
     #[serde(skip)]
     pub trace: Trace,
+    /// Who held what when (for reports' ownership timelines).
+    #[serde(skip)]
+    pub holds: Vec<crate::diagnosis::Hold>,
 }
 
 impl RunStats {

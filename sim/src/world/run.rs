@@ -15,6 +15,7 @@ use super::shell::scheduler_task;
 use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::faults::plan::stream;
+use crate::diagnosis::History;
 use crate::oracles::Oracles;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
 use madsim::runtime::{Handle, Runtime};
@@ -144,6 +145,7 @@ impl<R: SimRecipe> Simulation<R> {
             .collect();
         let mut world = Shared {
             oracles: Oracles::new(config.oracles.clone(), config.clients),
+            history: History::new(config.clients),
             trace: Trace::new(config.trace),
             sessions: vec![None; config.clients],
             request_faults: drawn.per_request,
@@ -301,6 +303,7 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
     } = world;
     if !cut_short {
         oracles.finish(now, server, initial_paths);
+        world.diagnose_new();
     }
     world.stats.sim_time_ns = world.now_ns();
     trace!(
@@ -327,5 +330,6 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
             .filter(|slot| slot.workload_done)
             .count(),
         trace: std::mem::take(&mut world.trace),
+        holds: std::mem::take(&mut world.history.holds),
     }
 }

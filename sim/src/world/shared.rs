@@ -7,6 +7,8 @@ use super::events::{Event, EventQueue, Inbound, LocalTimer, ToClient, ToServer};
 use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
+use crate::diagnosis::{diagnose, ClientScene, History, Scene};
+use crate::oracles::Violation;
 use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::{ObserveCall, Oracles, Seen, View};
 use crate::server::ZkServer;
@@ -170,6 +172,8 @@ pub struct Shared<R: SimRecipe> {
     pub sessions: Vec<Option<SessionId>>,
     pub owners: BTreeMap<SessionId, usize>,
     pub oracles: Oracles,
+    /// What diagnoses need to remember (recorded always).
+    pub history: History,
     pub trace: Trace,
     pub stats: RunStats,
     /// The highest token the fenced resource accepted.
@@ -266,9 +270,47 @@ impl<R: SimRecipe> Shared<R> {
             server: &self.server,
             sessions: &self.sessions,
         };
+        let before = self.oracles.violations().len();
         self.oracles.seen(at, client, &seen, &view);
+        if self.oracles.violations().len() > before {
+            self.diagnose_new();
+        }
         if self.config.stop_on_violation && self.oracles.has_violation() {
             self.finish_run();
+        }
+    }
+
+    /// Records a violation found outside the oracles (liveness), with its
+    /// diagnosis.
+    pub fn report_violation(&mut self, violation: Violation) {
+        self.oracles.report(violation);
+        self.diagnose_new();
+    }
+
+    /// Attaches a diagnosis to every violation that has none yet, from
+    /// the world as it is now (the moment of the violation).
+    pub fn diagnose_new(&mut self) {
+        if self.oracles.violations().iter().all(|v| v.diagnosis.is_some()) {
+            return;
+        }
+        let clients = self.clients.iter().map(client_scene).collect();
+        let scene = Scene {
+            server: &self.server,
+            clients,
+            owners: &self.owners,
+            history: &self.history,
+            fifo_dir: self.config.oracles.fifo_dir.as_ref(),
+        };
+        let diagnoses: Vec<_> = self
+            .oracles
+            .violations()
+            .iter()
+            .map(|v| v.diagnosis.is_none().then(|| diagnose(v, &scene)))
+            .collect();
+        for (violation, diagnosis) in self.oracles.violations_mut().iter_mut().zip(diagnoses) {
+            if diagnosis.is_some() {
+                violation.diagnosis = diagnosis;
+            }
         }
     }
 
@@ -347,5 +389,28 @@ impl<R: SimRecipe> Shared<R> {
     /// A seeded draw in a delay range, in ns.
     pub fn delay_ns(&mut self, range: crate::faults::MsRange) -> u64 {
         ms_to_ns(range.draw(&mut self.rng.delays))
+    }
+}
+
+/// What a diagnosis sees of one client.
+fn client_scene<R: SimRecipe>(slot: &ClientSlot<R>) -> ClientScene {
+    let session = &slot.session;
+    ClientScene {
+        done: slot.workload_done,
+        paused: slot.paused,
+        state: session.state,
+        session: session.session_id,
+        pending_requests: session
+            .outgoing
+            .iter()
+            .chain(&session.in_flight)
+            .map(|(_, request)| format!("{request:?}"))
+            .collect(),
+        timers: session.timers.len(),
+        watches: session.watches.clone(),
+        last_call: slot
+            .last_call
+            .as_ref()
+            .map(|(at, call)| (*at, format!("{call:?}"))),
     }
 }

@@ -70,6 +70,10 @@ impl<R: SimRecipe> Shared<R> {
                 Send,
                 "lost with its connection: {msg:?}"
             );
+            if let ToServer::Request(request) = &msg {
+                let now = self.now_ns();
+                self.history.lost_before_apply(client, now, request);
+            }
             return;
         }
         let now_ms = self.now_ms() as i64;
@@ -109,6 +113,8 @@ impl<R: SimRecipe> Shared<R> {
                         Send,
                         "lost, connection closed: {request:?}"
                     );
+                    let now = self.now_ns();
+                    self.history.lost_before_apply(client, now, &request);
                 }
             }
         }
@@ -152,12 +158,17 @@ impl<R: SimRecipe> Shared<R> {
                 Fault,
                 "request #{number} lost before apply: {request:?}"
             );
+            let now = self.now_ns();
+            self.history.lost_before_apply(client, now, &request);
             self.drop_connection(client, *down_ms);
             return;
         }
         let mut order = ShuffledOrder(&mut self.rng.child_order);
         let applied = self.server.apply(session, &request, &mut order);
         self.stats.requests += 1;
+        let now = self.now_ns();
+        self.history
+            .applied(client, now, session, &request, &applied.result);
         trace!(
             self,
             Some(client),
@@ -175,6 +186,7 @@ impl<R: SimRecipe> Shared<R> {
                 Fault,
                 "reply to request #{number} lost after apply"
             );
+            self.history.reply_lost(client, now);
             self.drop_connection(client, *down_ms);
             return;
         }
@@ -217,6 +229,10 @@ impl<R: SimRecipe> Shared<R> {
                 Deliver,
                 "lost with its connection: {msg:?}"
             );
+            if matches!(msg, ToClient::Reply { .. }) {
+                let now = self.now_ns();
+                self.history.reply_lost(client, now);
+            }
             return;
         }
         self.hand_to(client, Inbound::Net(msg));
@@ -263,7 +279,10 @@ impl<R: SimRecipe> Shared<R> {
                     "server expired session {:#x}",
                     session.0
                 );
-                if self.clients[client].link.session == Some(*session) {
+                let current = self.clients[client].link.session == Some(*session);
+                let now = self.now_ns();
+                self.history.session_ended(client, now, *session, current);
+                if current {
                     self.close_connection(client);
                     self.observe(client, Seen::SessionEnded);
                 }
@@ -288,6 +307,10 @@ impl<R: SimRecipe> Shared<R> {
         let now_ms = self.now_ms() as i64;
         self.server.set_time_ms(now_ms);
         let notifications = self.server.reap();
+        let now = self.now_ns();
+        let server = &self.server;
+        self.history
+            .reaped(now, |path| server.node_kind(path).is_some());
         self.route(notifications);
     }
 
@@ -337,6 +360,8 @@ impl<R: SimRecipe> Shared<R> {
         let now_ms = self.now_ms() as i64;
         self.server.set_time_ms(now_ms);
         if let Ok(notifications) = self.server.close_session(session) {
+            let now = self.now_ns();
+            self.history.session_ended(client, now, session, true);
             self.close_connection(client);
             self.route(notifications);
             self.observe(client, Seen::SessionEnded);
@@ -352,6 +377,8 @@ impl<R: SimRecipe> Shared<R> {
         if let Some(node) = slot.node {
             self.handle.pause(node);
         }
+        let now = self.now_ns();
+        self.history.paused(client, now, pause_ms);
         // A pause too long to end before the end of time lasts until the
         // heal resumes the client.
         let until = self.now_ns().saturating_add(ms_to_ns(pause_ms));
@@ -468,7 +495,7 @@ impl<R: SimRecipe> Shared<R> {
                 .contains(&Property::Liveness)
         {
             let at_ns = self.now_ns();
-            self.oracles.report(Violation {
+            self.report_violation(Violation {
                 property: Property::Liveness,
                 at_ns,
                 message: format!(
@@ -477,6 +504,7 @@ impl<R: SimRecipe> Shared<R> {
                     self.config.heal_ms
                 ),
                 events: stuck,
+                diagnosis: None,
             });
         }
         self.finish_run();

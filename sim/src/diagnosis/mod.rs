@@ -1,0 +1,263 @@
+//! Why a property broke, in words: a diagnosis names a mechanism (a
+//! short, stable name a sweep buckets failing seeds by) and explains each
+//! client or node involved.
+//!
+//! - liveness ([`stuck`]): what each stuck client waits for (a watch on
+//!   which path, set when, on a node that exists or not; a reply; a timer)
+//!   and why nothing will wake it (the node is gone, its owner believes it
+//!   released, its creator never learned its name, the recipe dropped the
+//!   event, the watch went with an expired session);
+//! - no leaks ([`leaks`]): each node left, its creator, and what became of
+//!   the step that should have deleted it;
+//! - mutual exclusion, one leader, fencing, FIFO ([`holders`]): both
+//!   holders and how each got there.
+//!
+//! A diagnosis is computed from the run's [`History`] (recorded always)
+//! and a [`Scene`]: the server and what each client's session layer holds
+//! at the moment of the violation. Neither depends on the recipe's type,
+//! so any driver that keeps a history can explain its violations.
+
+mod history;
+mod holders;
+mod leaks;
+mod stuck;
+
+pub use history::{ClientHistory, History, Hold, NodeRecord, Removal, WatchKind};
+
+use crate::client::{ConnectionState, WatchTable};
+use crate::oracles::{fmt_time, ClientIndex, Property, SimNanos, Violation};
+use crate::server::ZkServer;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use zk_recipes::zk::SessionId;
+
+/// Every mechanism a diagnosis can name (a scenario's `expect_signature`
+/// must use one of them).
+pub const MECHANISMS: &[&str] = &[
+    // liveness
+    "watch-on-deleted-node",
+    "release-lost",
+    "orphan-node",
+    "waits-on-own-node",
+    "name-collision",
+    "children-left-before-read",
+    "request-lost-not-retried",
+    "event-dropped",
+    "watch-lost-with-session",
+    "children-never-change",
+    "waits-on-finished-client",
+    "no-watch",
+    "waits-for-reply",
+    "waits-for-timer",
+    "not-connected",
+    "paused",
+    "never-connected",
+    "queued-behind-stuck-client",
+    // no leaks
+    "orphan-create",
+    "delete-lost",
+    "delete-refused",
+    "parent-never-deleted",
+    "never-deleted",
+    "unknown-creator",
+    // mutual exclusion, one leader, fencing, FIFO
+    "stale-holder-after-expiry",
+    "sorted-by-name-not-sequence",
+    "token-not-increasing",
+    "two-live-holders",
+    "jumped-the-queue",
+    // herd, queues, barriers
+    "one-release-wakes-many",
+    "phantom-item",
+    "item-delivered-twice",
+    "item-lost",
+    "out-of-order",
+    "passed-early",
+    "unexplained",
+];
+
+/// Why a property broke.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// The mechanism's stable name: the second half of the signature.
+    pub mechanism: String,
+    /// One sentence a reader understands without the trace.
+    pub summary: String,
+    /// One entry per stuck client, leaked node or holder.
+    pub findings: Vec<Finding>,
+}
+
+/// One client's or node's part in a diagnosis.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub client: Option<ClientIndex>,
+    pub path: Option<String>,
+    pub mechanism: String,
+    /// What it waits for / what happened to it.
+    pub what: String,
+    /// Why nothing will change it.
+    pub why: String,
+    /// Times that matter, oldest first.
+    pub moments: Vec<(SimNanos, String)>,
+}
+
+impl Finding {
+    fn new(mechanism: &str, what: String, why: String) -> Finding {
+        Finding {
+            client: None,
+            path: None,
+            mechanism: mechanism.to_string(),
+            what,
+            why,
+            moments: Vec::new(),
+        }
+    }
+
+    fn client(mut self, client: ClientIndex) -> Finding {
+        self.client = Some(client);
+        self
+    }
+
+    fn path(mut self, path: impl fmt::Display) -> Finding {
+        self.path = Some(path.to_string());
+        self
+    }
+
+    fn at(mut self, at_ns: SimNanos, what: impl Into<String>) -> Finding {
+        self.moments.push((at_ns, what.into()));
+        self.moments.sort_by_key(|(at, _)| *at);
+        self
+    }
+}
+
+impl fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "why: {}", self.summary)?;
+        for finding in &self.findings {
+            let who = match (finding.client, &finding.path) {
+                (Some(client), _) => format!("c{client}"),
+                (None, Some(path)) => path.clone(),
+                (None, None) => "-".to_string(),
+            };
+            writeln!(f, "  {who} [{}]: {}", finding.mechanism, finding.what)?;
+            writeln!(f, "      {}", finding.why)?;
+            for (at, what) in &finding.moments {
+                writeln!(f, "      {:>12} {what}", fmt_time(*at))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one client's session layer holds at the moment of a diagnosis.
+#[derive(Clone, Debug)]
+pub struct ClientScene {
+    pub done: bool,
+    pub paused: bool,
+    pub state: ConnectionState,
+    pub session: Option<SessionId>,
+    /// Requests queued or in flight, as text.
+    pub pending_requests: Vec<String>,
+    pub timers: usize,
+    pub watches: WatchTable,
+    /// The last application call, as text, with its time.
+    pub last_call: Option<(SimNanos, String)>,
+}
+
+/// The world at the moment of a diagnosis.
+pub struct Scene<'a> {
+    pub server: &'a ZkServer,
+    pub clients: Vec<ClientScene>,
+    /// Which client each session belongs to.
+    pub owners: &'a BTreeMap<SessionId, ClientIndex>,
+    pub history: &'a History,
+    /// The property checked FIFO order in this directory, if any.
+    pub fifo_dir: Option<&'a zk_recipes::zk::Path>,
+}
+
+impl Scene<'_> {
+    fn owner_client(&self, session: SessionId) -> Option<ClientIndex> {
+        self.owners.get(&session).copied()
+    }
+}
+
+/// Explains `violation` in `scene`.
+pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
+    match violation.property {
+        Property::Liveness => stuck::diagnose(violation, scene),
+        Property::NoLeaks => leaks::diagnose(violation, scene),
+        Property::MutualExclusion | Property::OneLeader | Property::FencedMutualExclusion => {
+            holders::exclusion(violation, scene)
+        }
+        Property::Fifo => holders::fifo(violation, scene),
+        Property::Herd => plain(
+            violation,
+            "one-release-wakes-many",
+            "one release woke more waiters than the bound allows: every contender watches the same node (the herd effect)",
+        ),
+        Property::ExactlyOnce => queue(violation),
+        Property::Barrier => plain(
+            violation,
+            "passed-early",
+            "a member passed the barrier before enough members had entered",
+        ),
+    }
+}
+
+fn plain(violation: &Violation, mechanism: &str, summary: &str) -> Diagnosis {
+    Diagnosis {
+        mechanism: mechanism.to_string(),
+        summary: summary.to_string(),
+        findings: vec![Finding::new(
+            mechanism,
+            violation.message.clone(),
+            violation.events.join("; "),
+        )],
+    }
+}
+
+/// The queue oracle's messages name what went wrong with an item.
+fn queue(violation: &Violation) -> Diagnosis {
+    let message = &violation.message;
+    let (mechanism, summary) = if message.contains("nobody offered") {
+        ("phantom-item", "a consumer took an item no producer offered")
+    } else if message.contains("twice") {
+        (
+            "item-delivered-twice",
+            "an item was delivered twice (a retried offer after a lost reply created it again, or two consumers took one head)",
+        )
+    } else if message.contains("never delivered") {
+        (
+            "item-lost",
+            "an acknowledged item was never delivered (a consumer removed it but the item never reached the application: a delete whose reply was lost, then a retry took the next one)",
+        )
+    } else {
+        ("out-of-order", "items were delivered out of the order they were offered in")
+    };
+    plain(violation, mechanism, summary)
+}
+
+/// The signature a sweep buckets a violation by: `property/mechanism`.
+pub fn signature(property: Property, diagnosis: Option<&Diagnosis>) -> String {
+    match diagnosis {
+        Some(diagnosis) => format!("{property}/{}", diagnosis.mechanism),
+        None => format!("{property}/undiagnosed"),
+    }
+}
+
+/// Picks the finding that names a run's mechanism: the first of
+/// `findings` whose mechanism comes first in `priority` (a fixed order,
+/// so a seed's signature does not depend on client numbering).
+fn root<'a>(findings: &'a [Finding], priority: &[&str]) -> Option<&'a Finding> {
+    findings.iter().min_by_key(|f| {
+        priority
+            .iter()
+            .position(|p| *p == f.mechanism)
+            .unwrap_or(priority.len())
+    })
+}
+
+fn client_name(client: Option<ClientIndex>) -> String {
+    client.map_or_else(|| "a session no client holds".to_string(), |c| format!("c{c}"))
+}

@@ -1,0 +1,402 @@
+//! Liveness: what each stuck client waits for and why nothing will wake
+//! it. A client waiting behind another stuck client points at it; the
+//! run's mechanism is the root's, chosen by a fixed priority.
+
+use super::history::{DeleteFate, NodeRecord, Removal, WatchKind, WatchRecord};
+use super::{client_name, root, ClientScene, Diagnosis, Finding, Scene};
+use crate::client::ConnectionState;
+use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
+use crate::server::NodeKind;
+use zk_recipes::zk::Path;
+use zk_recipes::Observation;
+
+/// Most specific first: the mechanism a run's signature names.
+const PRIORITY: &[&str] = &[
+    "watch-on-deleted-node",
+    "release-lost",
+    "orphan-node",
+    "waits-on-own-node",
+    "name-collision",
+    "children-left-before-read",
+    "request-lost-not-retried",
+    "event-dropped",
+    "watch-lost-with-session",
+    "children-never-change",
+    "waits-on-finished-client",
+    "no-watch",
+    "waits-for-reply",
+    "waits-for-timer",
+    "not-connected",
+    "paused",
+    "never-connected",
+    "queued-behind-stuck-client",
+];
+
+pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
+    let findings: Vec<Finding> = scene
+        .clients
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.done)
+        .map(|(client, c)| stuck_client(client, c, scene).client(client))
+        .collect();
+    let Some(first) = root(&findings, PRIORITY) else {
+        return Diagnosis {
+            mechanism: "unexplained".to_string(),
+            summary: violation.message.clone(),
+            findings,
+        };
+    };
+    let others = findings.len() - 1;
+    let summary = format!(
+        "{}: {}{}",
+        client_name(first.client),
+        first.what,
+        match others {
+            0 => String::new(),
+            1 => " (1 other client stuck)".to_string(),
+            n => format!(" ({n} other clients stuck)"),
+        }
+    );
+    Diagnosis {
+        mechanism: first.mechanism.clone(),
+        summary,
+        findings: findings.clone(),
+    }
+}
+
+fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding {
+    let waiting = match &c.last_call {
+        Some((at, call)) => format!("its {call} (called at {})", fmt_time(*at)),
+        None => "its first call".to_string(),
+    };
+    if c.session.is_none() {
+        return Finding::new(
+            "never-connected",
+            "never got a session".to_string(),
+            "no connection attempt succeeded".to_string(),
+        );
+    }
+    if c.paused {
+        return Finding::new(
+            "paused",
+            format!("is paused while it waits for {waiting}"),
+            "the heal should have resumed it".to_string(),
+        );
+    }
+    if let Some(request) = c.pending_requests.first() {
+        return Finding::new(
+            "waits-for-reply",
+            format!("waits for the reply to {request}"),
+            format!("its connection is {:?}", c.state),
+        );
+    }
+    if c.timers > 0 {
+        return Finding::new(
+            "waits-for-timer",
+            format!("waits for one of its {} timer(s)", c.timers),
+            "the liveness bound ended before the timer fired".to_string(),
+        );
+    }
+    if c.state != ConnectionState::Connected {
+        return Finding::new(
+            "not-connected",
+            format!("is {:?} while it waits for {waiting}", c.state),
+            "the recipe never opened a new session".to_string(),
+        );
+    }
+    let history = &scene.history.clients[client];
+    let armed = armed_watches(c);
+    if let Some((kind, path)) = armed.first() {
+        let record = history.watches.get(&(*kind, path.clone()));
+        return watched(client, *kind, path, record, scene);
+    }
+    unwatched(client, &waiting, scene)
+}
+
+/// The watches the session layer has armed, node watches first.
+fn armed_watches(c: &ClientScene) -> Vec<(WatchKind, Path)> {
+    let exist = c.watches.exist.iter().map(|p| (WatchKind::Exist, p.clone()));
+    let data = c.watches.data.iter().map(|p| (WatchKind::Data, p.clone()));
+    let child = c.watches.child.iter().map(|p| (WatchKind::Child, p.clone()));
+    exist.chain(data).chain(child).collect()
+}
+
+fn set_words(kind: WatchKind, path: &Path, record: Option<&WatchRecord>) -> String {
+    let how = match kind {
+        WatchKind::Exist => "a creation watch",
+        WatchKind::Data => "a watch",
+        WatchKind::Child => "a children watch",
+    };
+    match record {
+        Some(r) => format!("waits on {how} on {path}, set by {} at {}", r.by, fmt_time(r.set_ns)),
+        None => format!("waits on {how} on {path}"),
+    }
+}
+
+fn watched(
+    client: ClientIndex,
+    kind: WatchKind,
+    path: &Path,
+    record: Option<&WatchRecord>,
+    scene: &Scene,
+) -> Finding {
+    let what = set_words(kind, path, record);
+    let set_ns = record.map(|r| r.set_ns);
+    let node = scene.history.nodes.get(path);
+    if kind == WatchKind::Exist {
+        let mut finding = Finding::new(
+            "watch-on-deleted-node",
+            format!("{what}, when the node was already gone"),
+            format!(
+                "an exists() watch on a missing node fires only if {path} is created again, and nothing creates it: the recipe should have read the children again"
+            ),
+        )
+        .path(path);
+        if let Some((gone_ns, removal)) = node.and_then(|n| n.removed.as_ref()) {
+            finding = finding.at(*gone_ns, format!("{path} {}", removal_words(removal)));
+        }
+        if let Some(set_ns) = set_ns {
+            finding = finding.at(set_ns, "its exists() found no node and set a creation watch");
+        }
+        return finding;
+    }
+    if kind == WatchKind::Child {
+        return children_watch(client, path, &what, set_ns, record.and_then(|r| r.children), scene);
+    }
+    match scene.server.node_kind(path) {
+        Some(NodeKind::Ephemeral { owner }) => {
+            waits_on_live_node(client, path, &what, scene.owner_client(owner), scene)
+        }
+        Some(_) => Finding::new(
+            "waits-on-finished-client",
+            format!("{what}, a persistent node"),
+            format!("nobody deletes {path}"),
+        )
+        .path(path),
+        None => {
+            let gone = node
+                .and_then(|n| n.removed.as_ref())
+                .map_or(String::new(), |(at, r)| {
+                    format!(" ({path} {} at {})", removal_words(r), fmt_time(*at))
+                });
+            Finding::new(
+                "event-dropped",
+                format!("{what}; the node is gone{gone}"),
+                "the watch fired or was never re-armed, and the recipe did not act".to_string(),
+            )
+            .path(path)
+        }
+    }
+}
+
+/// The watched node exists and belongs to `owner`'s session.
+fn waits_on_live_node(
+    client: ClientIndex,
+    path: &Path,
+    what: &str,
+    owner: Option<ClientIndex>,
+    scene: &Scene,
+) -> Finding {
+    let record = scene.history.nodes.get(path);
+    if owner == Some(client) {
+        return Finding::new(
+            "waits-on-own-node",
+            format!("{what}, which is its own node"),
+            "the recipe does not recognise its own node (it compares a name it recovered with full paths), so it waits for itself".to_string(),
+        )
+        .path(path);
+    }
+    let Some(owner) = owner else {
+        return Finding::new(
+            "orphan-node",
+            format!("{what}, owned by a session no client holds"),
+            "the node goes only when that session expires".to_string(),
+        )
+        .path(path);
+    };
+    if !scene.clients[owner].done {
+        return Finding::new(
+            "queued-behind-stuck-client",
+            format!("{what}, the node of c{owner}, which is stuck too"),
+            format!("it moves only when c{owner} does"),
+        )
+        .path(path);
+    }
+    if let Some(record) = record.filter(|r| !r.reply_delivered) {
+        return orphan(path, &what, record);
+    }
+    let released = scene.history.clients[owner]
+        .last_outcome
+        .as_ref()
+        .filter(|(_, o)| *o == Observation::Released);
+    let lost_delete = record.and_then(|r| {
+        r.deletes
+            .iter()
+            .rev()
+            .find(|d| d.client == owner && d.fate == DeleteFate::LostBeforeApply)
+    });
+    match (released, lost_delete) {
+        (Some((released_ns, _)), delete) => {
+            let mut finding = Finding::new(
+                "release-lost",
+                format!("{what}, the node of c{owner}, which believes it released"),
+                format!(
+                    "c{owner}'s delete of {path} never applied and it did not retry; its session is alive, so the node stays"
+                ),
+            )
+            .path(path)
+            .at(*released_ns, format!("c{owner} reported the release"));
+            if let Some(delete) = delete {
+                finding = finding.at(delete.at_ns, format!("c{owner}'s delete was lost with its connection"));
+            }
+            finding
+        }
+        (None, _) => Finding::new(
+            "waits-on-finished-client",
+            format!("{what}, the node of c{owner}, whose workload is done"),
+            format!("c{owner} will not delete {path}, and its session is alive"),
+        )
+        .path(path),
+    }
+}
+
+/// The node `what` waits on was created by a request whose reply never
+/// reached its creator.
+fn orphan(path: &Path, what: &str, record: &NodeRecord) -> Finding {
+    let mut finding = Finding::new(
+        "orphan-node",
+        format!(
+            "{what}; {path} was created by c{} whose reply never arrived",
+            record.creator
+        ),
+        format!(
+            "c{} never learned the node's name and created another; its session stays alive, so {path} never goes",
+            record.creator
+        ),
+    )
+    .path(path)
+    .at(record.created_ns, format!("c{} created {path}", record.creator));
+    if let Some(lost) = record.reply_lost_ns {
+        finding = finding.at(lost, "the create's reply was lost with the connection");
+    }
+    finding
+}
+
+/// A children watch on `path`: what keeps the children from changing.
+fn children_watch(
+    client: ClientIndex,
+    path: &Path,
+    what: &str,
+    set_ns: Option<SimNanos>,
+    children: Option<usize>,
+    scene: &Scene,
+) -> Finding {
+    let history = scene.history;
+    let mut live_children = history
+        .nodes
+        .iter()
+        .filter(|(child, node)| child.parent().as_ref() == Some(path) && node.removed.is_none());
+    if let Some((child, record)) = live_children.find(|(_, node)| !node.reply_delivered) {
+        return orphan(child, what, record);
+    }
+    let had = children.map_or(String::new(), |n| format!(" (it saw {n} children)"));
+    if let Some((at, name)) = history.clients[client]
+        .creates_collided
+        .iter()
+        .find(|(_, name)| name.parent().as_ref() == Some(path))
+    {
+        return Finding::new(
+            "name-collision",
+            format!("{what}{had}; its own create of {name} failed with NodeExists"),
+            format!("another member had taken the name {name}: the children it waits for will never all be there"),
+        )
+        .path(path)
+        .at(*at, format!("create({name}) failed: NodeExists"));
+    }
+    let left_before = set_ns.and_then(|set_ns| {
+        history.nodes.iter().find_map(|(child, node)| match &node.removed {
+            Some((gone, Removal::Deleted { by }))
+                if child.parent().as_ref() == Some(path) && *by != client && *gone <= set_ns =>
+            {
+                Some((child, *gone, *by))
+            }
+            _ => None,
+        })
+    });
+    if let Some((child, gone, by)) = left_before {
+        return Finding::new(
+            "children-left-before-read",
+            format!("{what}{had}, after c{by} had already deleted {child}"),
+            "a member left before this one read the children, so the count it waits for can never be reached".to_string(),
+        )
+        .path(path)
+        .at(gone, format!("c{by} deleted {child}"));
+    }
+    Finding::new(
+        "children-never-change",
+        format!("{what}{had}"),
+        format!("every other client is done or waiting too: nobody will change the children of {path}"),
+    )
+    .path(path)
+}
+
+/// No watch, no request, no timer: what happened to the last one.
+fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene) -> Finding {
+    let history = &scene.history.clients[client];
+    let ended = history.sessions_ended.last().copied();
+    if let Some((lost, request)) = history
+        .last_loss
+        .as_ref()
+        .filter(|(lost, _)| *lost >= history.last_send_ns)
+    {
+        return Finding::new(
+            "request-lost-not-retried",
+            format!("waits for {waiting} with no watch armed; its {request} was lost to a connection loss"),
+            "the recipe got ConnectionLoss and never sent the request again, so no watch was set".to_string(),
+        )
+        .at(*lost, format!("{request} lost with the connection"));
+    }
+    if let Some((at, event, false)) = &history.last_event {
+        let path = event.path.as_ref().map_or("-".to_string(), |p| p.to_string());
+        return Finding::new(
+            "event-dropped",
+            format!(
+                "waits for {waiting} with no watch armed; the last event it received was {:?} on {path} at {}",
+                event.event_type,
+                fmt_time(*at)
+            ),
+            "the recipe received the event and sent nothing: it dropped it".to_string(),
+        )
+        .path(path)
+        .at(*at, format!("{:?} reached the recipe", event.event_type));
+    }
+    if let Some(ended) = ended {
+        return Finding::new(
+            "watch-lost-with-session",
+            format!("waits for {waiting} with no watch armed"),
+            format!(
+                "its session expired at {}, taking its watches, and the recipe never set new ones",
+                fmt_time(ended)
+            ),
+        )
+        .at(ended, "the server expired its session");
+    }
+    Finding::new(
+        "no-watch",
+        format!("waits for {waiting} with no watch, request or timer"),
+        "nothing can wake it".to_string(),
+    )
+}
+
+fn removal_words(removal: &Removal) -> String {
+    match removal {
+        Removal::Deleted { by } => format!("deleted by c{by}"),
+        Removal::SessionEnded { client } => format!("went with c{client}'s expired session"),
+        Removal::Reaped => "reaped by the server".to_string(),
+    }
+}
+
+pub(super) fn removal_text(removal: &Removal) -> String {
+    removal_words(removal)
+}
