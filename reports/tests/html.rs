@@ -227,10 +227,8 @@ fn a_check_has_its_properties_and_steps() {
     assert!(page.contains(
         "<pre class=\"steps\">1. c0 calls Lock\n2. c0 sends Create { path: &quot;/locks/x-&quot;"
     ));
-    assert!(
-        page.contains("Not exhaustive") == false
-            && page.contains("Exhaustive: every reachable state")
-    );
+    assert!(!page.contains("Not exhaustive"));
+    assert!(page.contains("Exhaustive: every reachable state"));
 }
 
 #[test]

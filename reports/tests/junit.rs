@@ -79,7 +79,7 @@ fn unescape(text: &str) -> String {
 fn parse(xml: &str) -> Element {
     for c in xml.chars() {
         assert!(
-            !(c < ' ' && !matches!(c, '\t' | '\n' | '\r')),
+            c >= ' ' || matches!(c, '\t' | '\n' | '\r'),
             "character {c:?} is not allowed in XML"
         );
     }
