@@ -171,7 +171,7 @@ fn write_run(out: &mut String, kind: ReportKind, index: usize, run: &Run) {
     );
     let _ = writeln!(
         out,
-        "<p class=\"muted\">{}Recipe <code>{}</code>, variant <code>{}</code>, {} clients; {} requests, {} messages, {} faults, {} simulated.</p>",
+        "<p class=\"muted\">{}Recipe <code>{}</code>, variant <code>{}</code>, {} clients; requests: {}, messages: {}, faults: {}, simulated time: {}.</p>",
         if what.is_empty() {
             String::new()
         } else {

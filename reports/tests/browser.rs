@@ -33,11 +33,7 @@ fn in_ci() -> bool {
 fn find_chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CHROMIUM").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "CHROMIUM={} is not a file",
-            path.display()
-        );
+        assert!(path.is_file(), "CHROMIUM={} is not a file", path.display());
         return Some(path);
     }
     std::env::split_paths(&std::env::var_os("PATH")?)
@@ -129,8 +125,13 @@ fn screenshot(chromium: &Path, dir: &Path, label: &str, page: &Path) -> (u64, Ve
         page,
         &[format!("--screenshot={}", png.display())],
     );
-    let bytes = std::fs::read(&png)
-        .unwrap_or_else(|e| panic!("{label}: no screenshot {}: {e}\n{}", png.display(), output.stderr));
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| {
+        panic!(
+            "{label}: no screenshot {}: {e}\n{}",
+            png.display(),
+            output.stderr
+        )
+    });
     assert!(
         bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR",
         "{label}: not a PNG"
@@ -165,7 +166,11 @@ fn pages_render_in_chromium() {
     let dir = std::env::temp_dir().join(format!("zk-reports-browser-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let dir = dir.canonicalize().unwrap();
-    eprintln!("browser: {}; pages and screenshots in {}", chromium.display(), dir.display());
+    eprintln!(
+        "browser: {}; pages and screenshots in {}",
+        chromium.display(),
+        dir.display()
+    );
 
     // The log carries console messages: a page with a script shows them.
     let probe = write(
@@ -203,10 +208,22 @@ fn pages_render_in_chromium() {
         eprintln!("{name}: screenshot {size} bytes (blank page: {blank_size})");
 
         // The DOM as the browser built it.
-        let dom = run(&chromium, &dir, &format!("{name}-dom"), &page, &["--dump-dom".to_string()])
-            .stdout;
-        assert!(dom.contains("<h1 id=\"title\">"), "{name}: no title in the DOM");
-        assert!(!dom.to_lowercase().contains("<script"), "{name}: a script in the DOM");
+        let dom = run(
+            &chromium,
+            &dir,
+            &format!("{name}-dom"),
+            &page,
+            &["--dump-dom".to_string()],
+        )
+        .stdout;
+        assert!(
+            dom.contains("<h1 id=\"title\">"),
+            "{name}: no title in the DOM"
+        );
+        assert!(
+            !dom.to_lowercase().contains("<script"),
+            "{name}: a script in the DOM"
+        );
         for run_index in 1..=report.runs.len() {
             for picture in ["timeline", "sequence"] {
                 let svg = format!("<svg id=\"{picture}-{run_index}\" class=\"{picture}\"");

@@ -13,8 +13,9 @@
 //! signature.
 //!
 //! Long traces are cut (see [`Window`]): at most [`KEEP_BEFORE`] events up
-//! to the first violation and [`KEEP_AFTER`] after it; the caption says
-//! what was left out.
+//! to the first violation and [`KEEP_AFTER`] after it; [`caption`] says
+//! what was left out (the page shows it above the picture, and it is the
+//! picture's own `<title>`), and a row marks each elided stretch.
 
 use super::{open, text, GREY, INK, RED};
 use crate::schema::{Run, TraceEvent, TraceKind};
@@ -29,7 +30,7 @@ pub const KEEP_AFTER: usize = 40;
 const TIME_W: f64 = 96.0;
 const LANE0_X: f64 = 130.0;
 const LANE_GAP: f64 = 110.0;
-const HEADER: f64 = 56.0;
+const HEADER: f64 = 40.0;
 const ROW: f64 = 18.0;
 const LABEL_CHARS: usize = 96;
 const LABEL_W: f64 = 700.0;
@@ -134,13 +135,6 @@ pub fn sequence(run: &Run, id: &str) -> String {
         marker(&format!("{id}-send"), SEND),
         marker(&format!("{id}-deliver"), DELIVER)
     );
-    text(
-        &mut out,
-        8.0,
-        16.0,
-        &format!("class=\"caption\" fill=\"{INK}\""),
-        &caption(run),
-    );
     // Lanes.
     let lane_xs: Vec<f64> = (0..lanes)
         .map(|c| LANE0_X + c as f64 * LANE_GAP)
@@ -235,7 +229,7 @@ pub fn sequence(run: &Run, id: &str) -> String {
             }
             Row::Event(index) => {
                 let event = &run.trace[*index];
-                draw_event(&mut out, id, event, y, &lane_x, server_x, label_x, width);
+                draw_event(&mut out, id, event, y, &lane_x, server_x, label_x);
             }
         }
     }
@@ -331,7 +325,6 @@ fn time_label(out: &mut String, y: f64, at_ns: u64, fill: &str) {
     );
 }
 
-#[allow(clippy::too_many_arguments)]
 fn draw_event(
     out: &mut String,
     id: &str,
@@ -340,7 +333,6 @@ fn draw_event(
     lane_x: &dyn Fn(Option<usize>) -> f64,
     server_x: f64,
     label_x: f64,
-    width: f64,
 ) {
     let kind = kind_name(event.kind);
     let fill = colour(event.kind);
@@ -370,12 +362,13 @@ fn draw_event(
                 escape_html(id)
             );
         }
+        // Across every lane, up to its label.
         (TraceKind::Phase, _) => {
             let _ = write!(
                 out,
                 "<line x1=\"{TIME_W:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{fill}\" \
                  stroke-dasharray=\"6 4\"/>",
-                width - 4.0
+                label_x - 6.0
             );
         }
         (TraceKind::Fault, None) => {
