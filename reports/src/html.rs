@@ -13,7 +13,8 @@
 
 use crate::markdown::{fixed_cell, model_cell, simulation_cell};
 use crate::schema::{
-    Catalog, Check, PropertyVerdict, Report, ReportKind, Run, Sweep, Verdict, Violation,
+    Catalog, CatalogEntry, Check, PropertyVerdict, Report, ReportKind, Run, Sweep, Verdict,
+    Violation,
 };
 use crate::svg;
 use crate::text::{escape_html as esc, lane_name, ms};
@@ -450,6 +451,15 @@ fn page_link(name: &str) -> String {
     href
 }
 
+/// The simulation cell, with the first seed's replay command.
+fn simulation_html(entry: &CatalogEntry) -> String {
+    let mut cell = esc(&simulation_cell(entry));
+    if let Some(replay) = &entry.simulation.replay {
+        let _ = write!(cell, "<br><code class=\"replay\">{}</code>", esc(replay));
+    }
+    cell
+}
+
 fn write_catalog(out: &mut String, catalog: &Catalog) {
     out.push_str("<section class=\"catalog\" id=\"catalog\">\n");
     let ok = catalog.entries.iter().filter(|e| e.ok).count();
@@ -473,7 +483,7 @@ fn write_catalog(out: &mut String, catalog: &Catalog) {
             esc(&entry.recipe),
             esc(&entry.variant),
             esc(&entry.signature),
-            esc(&simulation_cell(entry)),
+            simulation_html(entry),
             esc(&model_cell(entry)),
             esc(&fixed_cell(entry)),
             if entry.ok {

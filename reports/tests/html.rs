@@ -237,7 +237,10 @@ fn the_catalog_links_each_entrys_page() {
     for bug in ["bug1", "bug4", "bug8"] {
         assert!(page.contains(&format!("<a href=\"./{bug}.html\">{bug}</a>")));
     }
-    assert!(page.contains("caught 37/1000, first seed 17"));
+    assert!(page.contains(
+        "caught 37/1000, first seed 17; also liveness/watch-on-deleted-node ×2<br>\
+         <code class=\"replay\">zkcheck replay scenarios/bugs/bug8-pause-two-holders.toml --seed 17</code>"
+    ));
     assert_eq!(page.matches("<tr class=\"not-ok\">").count(), 1);
 }
 
