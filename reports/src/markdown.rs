@@ -1,0 +1,479 @@
+//! Markdown for terminals and pull-request comments (GitHub-flavoured:
+//! tables and fenced code blocks).
+//!
+//! A run shows its verdict, the replay command, each violation with its
+//! diagnosis, who held what when, and its counts; a sweep its buckets; a
+//! model check its property verdicts and counterexamples; the catalog one
+//! row per known bug. Times are simulated, in milliseconds with three
+//! decimals. The output depends only on the report.
+
+use crate::schema::{
+    Catalog, CatalogEntry, Check, Report, ReportKind, Run, Sweep, Verdict, Violation,
+};
+use crate::text::{lane_name, ms};
+use std::fmt::Write;
+
+/// The report as Markdown.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}", one_line(&report.title));
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "{} report by {}, schema version {}:",
+        kind_name(report.kind),
+        one_line(&report.generated_by),
+        report.schema_version
+    );
+    out.push('\n');
+    fence(&mut out, "sh", &report.command);
+    match report.kind {
+        ReportKind::Run => {}
+        ReportKind::Sweep => match &report.sweep {
+            Some(sweep) => write_sweep(&mut out, sweep),
+            None => missing(&mut out, "sweep"),
+        },
+        ReportKind::Check => match &report.check {
+            Some(check) => write_check(&mut out, check),
+            None => missing(&mut out, "check"),
+        },
+        ReportKind::Catalog => match &report.catalog {
+            Some(catalog) => write_catalog(&mut out, catalog),
+            None => missing(&mut out, "catalog"),
+        },
+    }
+    if report.kind == ReportKind::Run && report.runs.is_empty() {
+        missing(&mut out, "runs");
+    }
+    for (index, run) in report.runs.iter().enumerate() {
+        write_run(&mut out, report.kind, index, run);
+    }
+    out
+}
+
+fn kind_name(kind: ReportKind) -> &'static str {
+    match kind {
+        ReportKind::Run => "Run",
+        ReportKind::Sweep => "Sweep",
+        ReportKind::Check => "Model check",
+        ReportKind::Catalog => "Catalog",
+    }
+}
+
+fn missing(out: &mut String, what: &str) {
+    let _ = writeln!(out, "_The report has no `{what}` section._");
+    out.push('\n');
+}
+
+fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "✅ PASS",
+        Verdict::Violation => "❌ VIOLATION",
+        Verdict::Error => "⚠️ ERROR",
+    }
+}
+
+fn write_run(out: &mut String, kind: ReportKind, index: usize, run: &Run) {
+    let seed = match run.seed {
+        Some(seed) => format!("seed {seed}"),
+        None => "replayed schedule".to_string(),
+    };
+    let heading = match kind {
+        ReportKind::Run => "##",
+        _ => "###",
+    };
+    let what = match kind {
+        ReportKind::Sweep => "First failing seed",
+        ReportKind::Check => "Counterexample replayed",
+        _ => "Run",
+    };
+    let _ = writeln!(
+        out,
+        "{heading} {what} {}: `{}`, {seed}",
+        index + 1,
+        code_text(&run.scenario)
+    );
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "**{}** — recipe `{}`, variant `{}`, {} clients.",
+        verdict_word(run.verdict),
+        code_text(&run.recipe),
+        code_text(&run.variant),
+        run.clients
+    );
+    out.push('\n');
+    out.push_str("Replay:\n\n");
+    fence(out, "sh", &run.replay);
+    let sub = format!("{heading}#");
+    for (number, violation) in run.violations.iter().enumerate() {
+        write_violation(out, &sub, number + 1, violation);
+    }
+    if !run.holds.is_empty() {
+        let _ = writeln!(out, "{sub} Ownership");
+        out.push('\n');
+        out.push_str("| client | from | until | token | ended |\n");
+        out.push_str("|---|---:|---:|---:|---|\n");
+        for hold in &run.holds {
+            let until = match hold.until_ns {
+                Some(until) => ms(until),
+                None => format!("({} end)", ms(run.stats.sim_time_ns)),
+            };
+            let token = hold.token.map_or("—".to_string(), |t| t.to_string());
+            let ended = match hold.session_ended_ns {
+                Some(at) => format!("{} (session ended at {})", hold.ended, ms(at)),
+                None => hold.ended.clone(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                lane_name(Some(hold.client)),
+                ms(hold.from_ns),
+                until,
+                token,
+                cell(&ended)
+            );
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "Faults: {}. Requests: {}, messages: {}, simulated time: {}, trace: {} events.",
+        run.stats.faults,
+        run.stats.requests,
+        run.stats.messages,
+        ms(run.stats.sim_time_ns),
+        run.trace.len()
+    );
+    out.push('\n');
+}
+
+fn write_violation(out: &mut String, heading: &str, number: usize, violation: &Violation) {
+    let _ = writeln!(
+        out,
+        "{heading} Violation {number}: `{}`",
+        code_text(&violation.signature)
+    );
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "At {}, property `{}`: {}",
+        ms(violation.at_ns),
+        code_text(&violation.property),
+        one_line(&violation.message)
+    );
+    out.push('\n');
+    let diagnosis = &violation.diagnosis;
+    let _ = writeln!(
+        out,
+        "**Diagnosis** (`{}`): {}",
+        code_text(&diagnosis.mechanism),
+        one_line(&diagnosis.summary)
+    );
+    out.push('\n');
+    for finding in &diagnosis.findings {
+        let mut who = Vec::new();
+        if let Some(client) = finding.client {
+            who.push(format!("**{}**", lane_name(Some(client))));
+        }
+        if let Some(path) = &finding.path {
+            who.push(format!("`{}`", code_text(path)));
+        }
+        if who.is_empty() {
+            who.push("**—**".to_string());
+        }
+        let _ = writeln!(
+            out,
+            "- {} (`{}`)",
+            who.join(" "),
+            code_text(&finding.mechanism)
+        );
+        let _ = writeln!(out, "  - what: {}", one_line(&finding.what));
+        let _ = writeln!(out, "  - why: {}", one_line(&finding.why));
+        for moment in &finding.moments {
+            let _ = writeln!(
+                out,
+                "  - at {}: {}",
+                ms(moment.at_ns),
+                one_line(&moment.what)
+            );
+        }
+    }
+    if !diagnosis.findings.is_empty() {
+        out.push('\n');
+    }
+    if !violation.events.is_empty() {
+        out.push_str("Events:\n\n");
+        fence(out, "text", &violation.events.join("\n"));
+    }
+}
+
+fn write_sweep(out: &mut String, sweep: &Sweep) {
+    let _ = writeln!(
+        out,
+        "## Sweep: `{}`, seeds {}",
+        code_text(&sweep.scenario),
+        one_line(&sweep.seeds)
+    );
+    out.push('\n');
+    let verdict = if sweep.failed == 0 {
+        "✅ every seed passed"
+    } else {
+        "❌ seeds failed"
+    };
+    let _ = writeln!(
+        out,
+        "**{verdict}** — recipe `{}`, variant `{}`: {} runs, {} passed, {} failed, {} signatures.",
+        code_text(&sweep.recipe),
+        code_text(&sweep.variant),
+        sweep.runs,
+        sweep.passed,
+        sweep.failed,
+        sweep.buckets.len()
+    );
+    out.push('\n');
+    if sweep.buckets.is_empty() {
+        return;
+    }
+    out.push_str("| signature | seeds | first seed | summary | replay |\n");
+    out.push_str("|---|---:|---:|---|---|\n");
+    for bucket in &sweep.buckets {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | `{}` |",
+            cell(&code_text(&bucket.signature)),
+            bucket.seeds,
+            bucket.first_seed,
+            cell(&bucket.summary),
+            cell(&code_text(&bucket.replay))
+        );
+    }
+    out.push('\n');
+}
+
+fn write_check(out: &mut String, check: &Check) {
+    let _ = writeln!(
+        out,
+        "## Model check: `{}` variant `{}`, {} clients",
+        code_text(&check.recipe),
+        code_text(&check.variant),
+        check.clients
+    );
+    out.push('\n');
+    let exhaustive = if check.exhaustive {
+        "exhaustive: every reachable state was visited"
+    } else {
+        "**not exhaustive**: stopped by a time or depth bound, so `holds` means none found so far"
+    };
+    let faults = if check.faults.is_empty() {
+        "none"
+    } else {
+        check.faults.as_str()
+    };
+    let _ = writeln!(
+        out,
+        "{} unique states ({} visited), strategy `{}`, faults `{}`; {exhaustive}.",
+        check.unique_states,
+        check.states,
+        code_text(&check.strategy),
+        code_text(faults)
+    );
+    out.push('\n');
+    out.push_str("| property | expectation | verdict | steps | schedule |\n");
+    out.push_str("|---|---|---|---:|---|\n");
+    for property in &check.properties {
+        let mark = match property.verdict.as_str() {
+            "holds" | "example found" => "✅ ",
+            "violated" | "no example" => "❌ ",
+            _ => "",
+        };
+        let steps = if property.steps.is_empty() {
+            "—".to_string()
+        } else {
+            property.steps.len().to_string()
+        };
+        let schedule = match &property.schedule {
+            Some(schedule) => format!("`{}`", cell(&code_text(schedule))),
+            None => "—".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {mark}{} | {steps} | {schedule} |",
+            cell(&code_text(&property.name)),
+            cell(&property.expectation),
+            cell(&property.verdict),
+        );
+    }
+    out.push('\n');
+    for property in check.properties.iter().filter(|p| !p.steps.is_empty()) {
+        let what = if property.verdict == "violated" {
+            "Counterexample"
+        } else {
+            "Example"
+        };
+        let _ = writeln!(
+            out,
+            "### {what} for `{}` ({} steps)",
+            code_text(&property.name),
+            property.steps.len()
+        );
+        out.push('\n');
+        fence(out, "text", &property.steps.join("\n"));
+        if let Some(schedule) = &property.schedule {
+            let _ = writeln!(out, "Schedule: `{}`", code_text(schedule));
+            out.push('\n');
+        }
+    }
+}
+
+fn write_catalog(out: &mut String, catalog: &Catalog) {
+    let ok = catalog.entries.iter().filter(|e| e.ok).count();
+    let _ = writeln!(
+        out,
+        "## Bug catalog: {ok} of {} entries caught and fixed",
+        catalog.entries.len()
+    );
+    out.push('\n');
+    out.push_str(
+        "| bug | recipe | signature | simulation | model | fixed | ok |\n\
+         |---|---|---|---|---|---|:-:|\n",
+    );
+    for entry in &catalog.entries {
+        let _ = writeln!(
+            out,
+            "| **{}** {} | `{}` ({}) | `{}` | {} | {} | {} | {} |",
+            cell(&entry.bug),
+            cell(&entry.title),
+            cell(&code_text(&entry.recipe)),
+            cell(&entry.variant),
+            cell(&code_text(&entry.signature)),
+            cell(&simulation_cell(entry)),
+            cell(&model_cell(entry)),
+            cell(&fixed_cell(entry)),
+            if entry.ok { "✓" } else { "✗" }
+        );
+    }
+    out.push('\n');
+    for entry in catalog.entries.iter() {
+        if let Some(replay) = &entry.simulation.replay {
+            let _ = writeln!(out, "- {}: `{}`", one_line(&entry.bug), code_text(replay));
+        }
+    }
+    if catalog
+        .entries
+        .iter()
+        .any(|e| e.simulation.replay.is_some())
+    {
+        out.push('\n');
+    }
+}
+
+/// `caught 12/1000, first seed 17` plus other signatures seen.
+pub(crate) fn simulation_cell(entry: &CatalogEntry) -> String {
+    let sim = &entry.simulation;
+    let mut text = format!("caught {}/{}", sim.seeds_caught, sim.seeds_run);
+    if let Some(first) = sim.first_seed {
+        let _ = write!(text, ", first seed {first}");
+    }
+    if !sim.other_signatures.is_empty() {
+        let others: Vec<String> = sim
+            .other_signatures
+            .iter()
+            .map(|(signature, seeds)| format!("{signature} ×{seeds}"))
+            .collect();
+        let _ = write!(text, "; also {}", others.join(", "));
+    }
+    text
+}
+
+/// `7 steps, 1234 states` or `not found, 1234 states` or `—`.
+pub(crate) fn model_cell(entry: &CatalogEntry) -> String {
+    match &entry.model {
+        None => "—".to_string(),
+        Some(model) => {
+            let steps = match model.steps {
+                Some(steps) => format!("{steps} steps"),
+                None => "not found".to_string(),
+            };
+            format!(
+                "{}: {steps}, {} states",
+                model.property, model.unique_states
+            )
+        }
+    }
+}
+
+/// `fixed: 0/1000 seeds failed; model 5678 states, holds`.
+pub(crate) fn fixed_cell(entry: &CatalogEntry) -> String {
+    let fixed = &entry.fixed;
+    let mut text = format!(
+        "{}: {}/{} seeds failed",
+        fixed.variant, fixed.seeds_failed, fixed.seeds_run
+    );
+    if let Some(states) = fixed.model_states {
+        let holds = match fixed.model_holds {
+            Some(true) => ", holds",
+            Some(false) => ", violated",
+            None => "",
+        };
+        let _ = write!(text, "; model {states} states{holds}");
+    }
+    text
+}
+
+/// A table cell: one line, `|` escaped.
+fn cell(text: &str) -> String {
+    one_line(text).replace('|', "\\|")
+}
+
+/// Text on one line (newlines would end a list item or a table row).
+fn one_line(text: &str) -> String {
+    text.replace("\r\n", " ").replace(['\n', '\r'], " ")
+}
+
+/// Text for inside single backticks: one line, a backtick replaced by a
+/// similar-looking character (a code span cannot hold its own delimiter
+/// simply).
+fn code_text(text: &str) -> String {
+    one_line(text).replace('`', "ˋ")
+}
+
+/// A fenced code block longer than any run of backticks in `body`.
+fn fence(out: &mut String, lang: &str, body: &str) {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in body.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let ticks = "`".repeat(longest.max(2) + 1);
+    let _ = writeln!(out, "{ticks}{lang}");
+    out.push_str(body);
+    if !body.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{ticks}");
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_backticks() {
+        let mut out = String::new();
+        fence(&mut out, "text", "a ``` b");
+        assert!(out.starts_with("````text\n"));
+        assert!(out.ends_with("\n````\n\n"));
+    }
+
+    #[test]
+    fn cells_escape_pipes() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+}
