@@ -66,6 +66,8 @@ enum Command {
     Explore(commands::explore::ExploreArgs),
     /// List the registered recipes, their kinds and variants.
     Recipes,
+    /// Render a saved report (`--report DIR`'s JSON) as HTML, Markdown or JUnit XML.
+    Report(commands::report::ReportArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -81,5 +83,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Check(args) => commands::check::run(&harness, args),
         Command::Explore(args) => commands::explore::run(&harness, args),
         Command::Recipes => commands::recipes::run(&harness),
+        Command::Report(args) => commands::report::run(args),
     }
 }

@@ -6,6 +6,7 @@ pub mod check;
 pub mod explore;
 pub mod recipes;
 pub mod replay;
+pub mod report;
 pub mod schedule;
 pub mod sim;
 pub mod sweep;

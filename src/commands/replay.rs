@@ -35,6 +35,9 @@ pub struct ReplayArgs {
     /// The seed to replay (default 0).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Keep the run going after its first violation.
+    #[arg(long)]
+    pub all_violations: bool,
 }
 
 pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
@@ -44,6 +47,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
             let flags = [
                 ("--variant", args.variant.is_some()),
                 ("--seed", args.seed.is_some()),
+                ("--all-violations", args.all_violations),
             ];
             return match super::sim::refuse_schedule_flags(&args.scenario, &flags) {
                 Ok(()) => super::schedule::run_text(harness, &args.scenario, &text, true),
@@ -52,6 +56,8 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
         }
         Err(code) => return code,
     };
+    let mut scenario = scenario;
+    scenario.all_violations = args.all_violations;
     let seed = args.seed.unwrap_or(0);
     let mut filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("zk=trace"));

@@ -40,6 +40,14 @@ pub struct SimArgs {
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Keep the run going after its first violation: every property's
+    /// first violation is reported.
+    #[arg(long)]
+    pub all_violations: bool,
+    /// Write the run's report into DIR: JSON, an HTML page with its
+    /// pictures, Markdown and JUnit XML.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 pub const EXIT_VIOLATION: u8 = 1;
@@ -231,6 +239,8 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
                     ("--check-determinism", args.check_determinism),
                     ("--shrink", args.shrink.is_some()),
                     ("--json", args.json.is_some()),
+                    ("--all-violations", args.all_violations),
+                    ("--report", args.report.is_some()),
                 ],
             )?;
             return Ok(super::schedule::run_text(
@@ -241,9 +251,11 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
             ));
         }
     };
+    let mut scenario = scenario;
+    scenario.all_violations = args.all_violations;
     let seed = args.seed.unwrap_or(0);
     let runner = scenario.runner();
-    let want_trace = args.trace || args.check_determinism;
+    let want_trace = args.trace || args.check_determinism || args.report.is_some();
     let report = runner.run(seed, want_trace);
     let mut deterministic = true;
     let mut trace_hash = None;
@@ -298,6 +310,18 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
             report: &report,
         };
         output_failed |= write_json(path, &json).is_err();
+    }
+    if let Some(dir) = &args.report {
+        let mut document = super::report::document(
+            zk_reports::schema::ReportKind::Run,
+            format!("{} ({} {}), seed {seed}", scenario.name, scenario.recipe.name, scenario.raw.variant),
+            super::report::this_command(),
+        );
+        document
+            .runs
+            .push(super::report::run_record(harness, &scenario, &report));
+        let name = format!("{}-seed-{seed}", scenario.name);
+        output_failed |= super::report::write_dir(dir, &name, &document).is_err();
     }
     let violation = !report.passed() || !deterministic;
     Ok(exit_status(violation, output_failed || vacuous.is_some()))

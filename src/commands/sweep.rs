@@ -55,7 +55,14 @@ pub struct SweepArgs {
     /// bucket it shows).
     #[arg(long)]
     pub all_violations: bool,
+    /// Write the sweep's report into DIR (JSON, HTML, Markdown, JUnit XML):
+    /// the buckets, and the first seed of each replayed in full.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
+
+/// Buckets whose first seed a report replays in full.
+const REPORTED_BUCKETS: usize = 10;
 
 /// How often a sweep prints a progress line where stderr is not a terminal.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
@@ -397,7 +404,7 @@ fn report(
             passed: runs - findings.failed,
             failed: findings.failed,
             failures_by_property: by_property(&findings.by_bucket),
-            buckets,
+            buckets: buckets.clone(),
             first_failures: failures,
             requests,
             wall_seconds: wall,
@@ -405,6 +412,10 @@ fn report(
             requests_per_second: requests as f64 / wall,
         };
         output_failed = write_json(path, &json).is_err();
+    }
+    if let Some(dir) = &args.report {
+        let document = sweep_document(harness, scenario, sweep.runner, &buckets, range, runs, findings.failed);
+        output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
     exit_status(findings.violations > 0, output_failed || no_progress > 0)
 }
@@ -428,6 +439,57 @@ fn buckets(
         .collect();
     buckets.sort_by(|a, b| b.seeds.cmp(&a.seeds).then(a.signature.cmp(&b.signature)));
     buckets
+}
+
+/// The sweep as a report: its buckets, and the first seed of each (at
+/// most [`REPORTED_BUCKETS`]) run again with its trace.
+fn sweep_document(
+    harness: &Harness,
+    scenario: &Scenario,
+    runner: &dyn Runner,
+    buckets: &[BucketJson],
+    range: SeedRange,
+    runs: u64,
+    failed: u64,
+) -> zk_reports::Report {
+    use zk_reports::schema;
+    let mut document = super::report::document(
+        schema::ReportKind::Sweep,
+        format!(
+            "{} ({} {}), seeds {range}",
+            scenario.name, scenario.recipe.name, scenario.raw.variant
+        ),
+        super::report::this_command(),
+    );
+    let mut replayed = std::collections::BTreeSet::new();
+    for bucket in buckets.iter().take(REPORTED_BUCKETS) {
+        if replayed.insert(bucket.first_seed) {
+            let report = runner.run(bucket.first_seed, true);
+            document
+                .runs
+                .push(super::report::run_record(harness, scenario, &report));
+        }
+    }
+    document.sweep = Some(schema::Sweep {
+        scenario: scenario.file.display().to_string(),
+        recipe: scenario.recipe.name.clone(),
+        variant: scenario.raw.variant.clone(),
+        seeds: range.to_string(),
+        runs,
+        passed: runs - failed,
+        failed,
+        buckets: buckets
+            .iter()
+            .map(|b| schema::Bucket {
+                signature: b.signature.clone(),
+                summary: b.summary.clone(),
+                seeds: b.seeds,
+                first_seed: b.first_seed,
+                replay: b.replay.clone(),
+            })
+            .collect(),
+    });
+    document
 }
 
 /// Failing seeds per property (the JSON's older view of the buckets).

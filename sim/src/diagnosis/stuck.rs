@@ -8,7 +8,6 @@ use crate::client::ConnectionState;
 use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
 use crate::server::NodeKind;
 use zk_recipes::zk::Path;
-use zk_recipes::Observation;
 
 /// Most specific first: the mechanism a run's signature names.
 const PRIORITY: &[&str] = &[
@@ -226,33 +225,23 @@ fn waits_on_live_node(
     if let Some(record) = record.filter(|r| !r.reply_delivered) {
         return orphan(path, &what, record);
     }
-    let released = scene.history.clients[owner]
-        .last_outcome
-        .as_ref()
-        .filter(|(_, o)| *o == Observation::Released);
     let lost_delete = record.and_then(|r| {
         r.deletes
             .iter()
             .rev()
             .find(|d| d.client == owner && d.fate == DeleteFate::LostBeforeApply)
     });
-    match (released, lost_delete) {
-        (Some((released_ns, _)), delete) => {
-            let mut finding = Finding::new(
-                "release-lost",
-                format!("{what}, the node of c{owner}, which believes it released"),
-                format!(
-                    "c{owner}'s delete of {path} never applied and it did not retry; its session is alive, so the node stays"
-                ),
-            )
-            .path(path)
-            .at(*released_ns, format!("c{owner} reported the release"));
-            if let Some(delete) = delete {
-                finding = finding.at(delete.at_ns, format!("c{owner}'s delete was lost with its connection"));
-            }
-            finding
-        }
-        (None, _) => Finding::new(
+    match lost_delete {
+        Some(delete) => Finding::new(
+            "release-lost",
+            format!("{what}, the node of c{owner}, which went on as if it had released it"),
+            format!(
+                "c{owner}'s delete of {path} was lost with its connection and never retried; its session is alive, so the node stays"
+            ),
+        )
+        .path(path)
+        .at(delete.at_ns, format!("c{owner}'s delete was lost with its connection")),
+        None => Finding::new(
             "waits-on-finished-client",
             format!("{what}, the node of c{owner}, whose workload is done"),
             format!("c{owner} will not delete {path}, and its session is alive"),
@@ -301,18 +290,20 @@ fn children_watch(
         return orphan(child, what, record);
     }
     let had = children.map_or(String::new(), |n| format!(" (it saw {n} children)"));
-    if let Some((at, name)) = history.clients[client]
-        .creates_collided
-        .iter()
-        .find(|(_, name)| name.parent().as_ref() == Some(path))
-    {
+    let collided = history.clients.iter().enumerate().find_map(|(other, h)| {
+        h.creates_collided
+            .iter()
+            .find(|(_, name)| name.parent().as_ref() == Some(path))
+            .map(|(at, name)| (other, *at, name))
+    });
+    if let Some((other, at, name)) = collided {
         return Finding::new(
             "name-collision",
-            format!("{what}{had}; its own create of {name} failed with NodeExists"),
-            format!("another member had taken the name {name}: the children it waits for will never all be there"),
+            format!("{what}{had}; c{other}'s create of {name} failed with NodeExists"),
+            format!("members share the name {name}, so the children it waits for will never all be there"),
         )
         .path(path)
-        .at(*at, format!("create({name}) failed: NodeExists"));
+        .at(at, format!("c{other}'s create({name}) failed: NodeExists"));
     }
     let left_before = set_ns.and_then(|set_ns| {
         history.nodes.iter().find_map(|(child, node)| match &node.removed {

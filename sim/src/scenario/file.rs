@@ -82,6 +82,48 @@ pub struct ScenarioFile {
     pub faults: FaultsFile,
     #[serde(default)]
     pub properties: Properties,
+    /// A known bug's entry in the catalog (`zkcheck bugs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogSection>,
+}
+
+/// `[catalog]`: which known bug a scenario shows, and how the model
+/// checker finds it.
+///
+/// ```toml
+/// [catalog]
+/// bug = "9"                          # its number in known-bugs.md
+/// model = { property = "no_stuck_waiter", clients = 2, faults = "none" }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogSection {
+    pub bug: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<CatalogModel>,
+}
+
+/// The model check that finds a catalog entry's bug: the property that
+/// breaks (or the `sometimes` example that shows), with the model's size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogModel {
+    pub property: String,
+    #[serde(default = "default_model_clients")]
+    pub clients: usize,
+    /// Fault budgets as `zkcheck check --faults` takes them.
+    #[serde(default = "default_model_faults")]
+    pub faults: String,
+    #[serde(default)]
+    pub all_orders: bool,
+}
+
+fn default_model_clients() -> usize {
+    2
+}
+
+fn default_model_faults() -> String {
+    "none".to_string()
 }
 
 /// The `[faults]` table as written; the validation layer turns its

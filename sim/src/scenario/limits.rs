@@ -8,6 +8,9 @@
 
 use std::ops::RangeInclusive;
 
+/// Most clients a catalog entry's model check may have.
+pub const MAX_MODEL_CLIENTS: usize = 4;
+
 /// One simulated day: the longest duration any setting may have.
 pub const MAX_MS: u64 = 86_400_000;
 /// Clients of one run.

@@ -129,6 +129,7 @@ impl Checker<'_> {
         };
         let expect = self.expectation(&raw, &properties)?;
         let expect_signature = self.expect_signature(&raw, &expect)?;
+        self.catalog(&raw)?;
         self.within(
             "properties.herd_bound",
             u64::from(raw.properties.herd_bound),
@@ -640,6 +641,32 @@ impl Checker<'_> {
             return Some("a barrier of one member never holds anyone back".to_string());
         }
         None
+    }
+
+    /// `[catalog]`: a short bug name, a model of a few clients, and a
+    /// signature to count seeds by. (The model's property and fault
+    /// budget are checked by `zkcheck bugs`, which knows the models.)
+    fn catalog(&self, raw: &ScenarioFile) -> Checked<()> {
+        let Some(catalog) = &raw.catalog else {
+            return Ok(());
+        };
+        let short = |c: char| c.is_ascii_alphanumeric();
+        if catalog.bug.is_empty() || catalog.bug.len() > 8 || !catalog.bug.chars().all(short) {
+            return Err(self.error(
+                "catalog.bug",
+                format!("`{}` is not a bug number like `9` or `5a`", clip(&catalog.bug)),
+            ));
+        }
+        if raw.expect_signature.is_none() {
+            return Err(self.error(
+                "catalog",
+                "a catalog entry names the signature its seeds must show (`expect_signature`)",
+            ));
+        }
+        if let Some(model) = &catalog.model {
+            self.within("catalog.model.clients", model.clients, 1..=limit::MAX_MODEL_CLIENTS, "")?;
+        }
+        Ok(())
     }
 
     /// `expect_signature`: `property/mechanism`, a known mechanism, the
