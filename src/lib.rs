@@ -2,7 +2,7 @@
 //! test API for a user's own `cargo test`.
 //!
 //! - [`main_with`] runs every subcommand (`sim`, `sweep`, `replay`,
-//!   `check`, `explore`) on the recipes of a [`Registry`]: the built-in
+//!   `check`, `explore`, `herd`) on the recipes of a [`Registry`]: the built-in
 //!   ones, a user's own ([`RecipeEntry`]), or both. `zkcheck` itself is
 //!   `main_with(Registry::builtin())`.
 //! - [`testing`] sweeps seeds or model-checks a small case inside a
@@ -66,6 +66,8 @@ enum Command {
     Explore(commands::explore::ExploreArgs),
     /// List the registered recipes, their kinds and variants.
     Recipes,
+    /// The herd-effect figure: notifications per release and reads per acquisition against clients.
+    Herd(commands::herd::HerdArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -81,5 +83,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Check(args) => commands::check::run(&harness, args),
         Command::Explore(args) => commands::explore::run(&harness, args),
         Command::Recipes => commands::recipes::run(&harness),
+        Command::Herd(args) => commands::herd::run(&harness, args),
     }
 }
