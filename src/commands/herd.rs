@@ -151,6 +151,12 @@ struct RunFigures {
     max_notifications: u32,
 }
 
+/// What one run gives: its figures, or the exit status and why it failed.
+type RunResult = Result<RunFigures, (u8, String)>;
+
+/// A panel's title and the value of a point it plots.
+type Panel = (&'static str, fn(&Point) -> f64);
+
 /// One run to do: variant, client count (indices), seed.
 struct Job {
     series: usize,
@@ -302,14 +308,9 @@ fn herd(harness: &Harness, args: &HerdArgs) -> Result<ExitCode, ExitCode> {
 
 /// Runs every job on `jobs` threads; results in the order of `work`.
 /// A failed run gives its exit status and why.
-fn run_all(
-    runners: &[Vec<Box<dyn Runner>>],
-    work: &[Job],
-    jobs: usize,
-) -> Vec<Result<RunFigures, (u8, String)>> {
+fn run_all(runners: &[Vec<Box<dyn Runner>>], work: &[Job], jobs: usize) -> Vec<RunResult> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunFigures, (u8, String)>>>> =
-        Mutex::new(work.iter().map(|_| None).collect());
+    let results: Mutex<Vec<Option<RunResult>>> = Mutex::new(work.iter().map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| loop {
@@ -422,7 +423,7 @@ fn svg(figure: &Figure) -> String {
         width / 2.0,
         figure.seeds
     );
-    let panels: [(&str, fn(&Point) -> f64); 2] = [
+    let panels: [Panel; 2] = [
         ("watch notifications per release", |p| {
             p.notifications_per_release
         }),
