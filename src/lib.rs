@@ -2,7 +2,7 @@
 //! test API for a user's own `cargo test`.
 //!
 //! - [`main_with`] runs every subcommand (`sim`, `sweep`, `replay`,
-//!   `check`, `explore`) on the recipes of a [`Registry`]: the built-in
+//!   `check`, `explore`, `herd`) on the recipes of a [`Registry`]: the built-in
 //!   ones, a user's own ([`RecipeEntry`]), or both. `zkcheck` itself is
 //!   `main_with(Registry::builtin())`.
 //! - [`testing`] sweeps seeds or model-checks a small case inside a
@@ -68,6 +68,8 @@ enum Command {
     Recipes,
     /// Render a saved report (`--report DIR`'s JSON) as HTML, Markdown or JUnit XML.
     Report(commands::report::ReportArgs),
+    /// The herd-effect figure: notifications per release and reads per acquisition against clients.
+    Herd(commands::herd::HerdArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -84,5 +86,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Explore(args) => commands::explore::run(&harness, args),
         Command::Recipes => commands::recipes::run(&harness),
         Command::Report(args) => commands::report::run(args),
+        Command::Herd(args) => commands::herd::run(&harness, args),
     }
 }

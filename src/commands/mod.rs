@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod explore;
+pub mod herd;
 pub mod recipes;
 pub mod replay;
 pub mod report;

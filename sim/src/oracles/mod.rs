@@ -7,7 +7,8 @@
 //! its time and the events that broke it. Properties that can only be
 //! judged at the end (no leaked nodes, exactly-once delivery) run in
 //! [`Oracles::finish`]; liveness is judged by the world (it knows when the
-//! heal phase ends) and reported through [`Oracles::report`].
+//! heal phase ends) and reported through [`Oracles::report`]. The herd
+//! check also measures every run, checked or not ([`HerdFigures`]).
 //!
 //! Oracles see every recipe alike: outcomes through [`zk_recipes::Observe`],
 //! application calls through [`ObserveCall`] (implemented for the recipes'
@@ -24,6 +25,7 @@ mod property;
 mod queue;
 
 pub use calls::{CallObservation, ObserveCall};
+pub use herd::HerdFigures;
 pub use leaks::leaked_nodes;
 pub use property::{Property, PropertyError};
 
@@ -174,7 +176,11 @@ impl Oracles {
             exclusion: ExclusionCheck::new(exclusion_name, clients, config.max_leases),
             fenced: FencedCheck::default(),
             fifo: FifoCheck::new(config.fifo_dir.clone()),
-            herd: HerdCheck::new(config.herd_bound),
+            herd: if on[Property::Herd as usize] {
+                HerdCheck::judging(config.herd_bound)
+            } else {
+                HerdCheck::measuring()
+            },
             queue: QueueCheck::new(clients),
             barrier: BarrierCheck::new(clients, config.barrier_size),
             config,
@@ -202,9 +208,9 @@ impl Oracles {
         if self.enabled(Property::Fifo) {
             found.extend(self.fifo.seen(at, client, seen, view));
         }
-        if self.enabled(Property::Herd) {
-            found.extend(self.herd.seen(at, client, seen));
-        }
+        // Always fed: it measures every run, and judges only when `herd`
+        // is checked (a measuring check never reports).
+        found.extend(self.herd.seen(at, client, seen));
         if self.enabled(Property::ExactlyOnce) {
             found.extend(self.queue.seen(at, client, seen));
         }
@@ -271,5 +277,11 @@ impl Oracles {
     /// The herd measurements: (max notifications, max reads) in one release window.
     pub fn herd_maxima(&self) -> (u32, u32) {
         self.herd.maxima()
+    }
+
+    /// The herd totals of the run so far (measured whether or not `herd`
+    /// is checked).
+    pub fn herd_figures(&self) -> HerdFigures {
+        self.herd.figures()
     }
 }

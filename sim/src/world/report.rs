@@ -3,7 +3,7 @@
 
 use super::trace::Trace;
 use crate::faults::{FaultRates, ScheduledFault};
-use crate::oracles::Violation;
+use crate::oracles::{HerdFigures, Violation};
 use serde::{Deserialize, Serialize};
 use zk_recipes::Observation;
 
@@ -46,8 +46,14 @@ pub struct RunReport {
     pub fault_history: Vec<ScheduledFault>,
     /// The fault rates in force (drawn from the seed in swarm mode).
     pub rates: FaultRates,
-    /// The largest (notifications, reads) in one release window.
+    /// The largest (notifications, reads) in one release window
+    /// (measured whether or not `herd` is checked).
     pub herd_maxima: (u32, u32),
+    /// The herd totals of the run: releases, acquisitions, notifications
+    /// inside release windows, reads (measured whether or not `herd` is
+    /// checked).
+    #[serde(default)]
+    pub herd_figures: HerdFigures,
     pub workloads_done: usize,
     #[serde(skip)]
     pub trace: Trace,

@@ -324,6 +324,7 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         fault_history: std::mem::take(&mut world.fault_history),
         rates: world.rates.clone(),
         herd_maxima: world.oracles.herd_maxima(),
+        herd_figures: world.oracles.herd_figures(),
         workloads_done: world
             .clients
             .iter()
