@@ -45,6 +45,7 @@ pub const MECHANISMS: &[&str] = &[
     "request-lost-not-retried",
     "event-dropped",
     "watch-lost-with-session",
+    "circular-wait",
     "children-never-change",
     "waits-on-finished-client",
     "no-watch",

@@ -9,17 +9,23 @@ use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
 use crate::server::NodeKind;
 use zk_recipes::zk::Path;
 
-/// Most specific first: the mechanism a run's signature names.
+/// The mechanism a run's signature names: a client that broke itself
+/// first, then a node another client left in its way, then waits nobody
+/// will end; a client queued behind another stuck one last.
 const PRIORITY: &[&str] = &[
+    // The client broke itself.
     "watch-on-deleted-node",
-    "release-lost",
-    "orphan-node",
     "waits-on-own-node",
-    "name-collision",
-    "children-left-before-read",
     "request-lost-not-retried",
     "event-dropped",
     "watch-lost-with-session",
+    "circular-wait",
+    // Another client's node blocks it.
+    "release-lost",
+    "orphan-node",
+    "name-collision",
+    // It waits for something nobody will do.
+    "children-left-before-read",
     "children-never-change",
     "waits-on-finished-client",
     "no-watch",
@@ -32,13 +38,14 @@ const PRIORITY: &[&str] = &[
 ];
 
 pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
-    let findings: Vec<Finding> = scene
+    let mut findings: Vec<Finding> = scene
         .clients
         .iter()
         .enumerate()
         .filter(|(_, c)| !c.done)
         .map(|(client, c)| stuck_client(client, c, scene).client(client))
         .collect();
+    mark_cycles(&mut findings, scene);
     let Some(first) = root(&findings, PRIORITY) else {
         return Diagnosis {
             mechanism: "unexplained".to_string(),
@@ -61,6 +68,47 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
         mechanism: first.mechanism.clone(),
         summary,
         findings: findings.clone(),
+    }
+}
+
+/// Clients queued behind each other in a ring wait forever: each such
+/// finding becomes `circular-wait`, naming the ring.
+fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
+    let waits_for = |finding: &Finding| -> Option<ClientIndex> {
+        if finding.mechanism != "queued-behind-stuck-client" {
+            return None;
+        }
+        let path = Path::new(finding.path.as_deref()?).ok()?;
+        match scene.server.node_kind(&path)? {
+            NodeKind::Ephemeral { owner } => scene.owner_client(owner),
+            _ => None,
+        }
+    };
+    let edges: Vec<(ClientIndex, Option<ClientIndex>)> = findings
+        .iter()
+        .filter_map(|f| Some((f.client?, waits_for(f))))
+        .collect();
+    let next = |client: ClientIndex| edges.iter().find(|(c, _)| *c == client).and_then(|(_, w)| *w);
+    for finding in findings.iter_mut() {
+        let Some(start) = finding.client else { continue };
+        let mut ring = vec![start];
+        let mut at = start;
+        while let Some(waited) = next(at) {
+            if waited == start {
+                let names: Vec<String> = ring.iter().map(|c| format!("c{c}")).collect();
+                finding.mechanism = "circular-wait".to_string();
+                finding.why = format!(
+                    "{} each wait for the next one's node, and the last for the first's: the contenders disagree on the order of their nodes",
+                    names.join(" → ")
+                );
+                break;
+            }
+            if ring.contains(&waited) {
+                break;
+            }
+            ring.push(waited);
+            at = waited;
+        }
     }
 }
 

@@ -116,6 +116,11 @@ pub struct CatalogModel {
     pub faults: String,
     #[serde(default)]
     pub all_orders: bool,
+    /// The model's variant, when it is not the scenario's (a sim variant
+    /// with a setting, such as the barrier's shared host, can be a model
+    /// variant of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 fn default_model_clients() -> usize {
