@@ -66,6 +66,8 @@ enum Command {
     Explore(commands::explore::ExploreArgs),
     /// List the registered recipes, their kinds and variants.
     Recipes,
+    /// Run the bug catalog: every known bug by simulation and model checking, and its fix.
+    Bugs(commands::bugs::BugsArgs),
     /// Render a saved report (`--report DIR`'s JSON) as HTML, Markdown or JUnit XML.
     Report(commands::report::ReportArgs),
     /// The herd-effect figure: notifications per release and reads per acquisition against clients.
@@ -86,6 +88,7 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Explore(args) => commands::explore::run(&harness, args),
         Command::Recipes => commands::recipes::run(&harness),
         Command::Report(args) => commands::report::run(args),
+        Command::Bugs(args) => commands::bugs::run(&harness, args),
         Command::Herd(args) => commands::herd::run(&harness, args),
     }
 }

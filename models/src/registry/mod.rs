@@ -255,6 +255,7 @@ impl std::fmt::Debug for ModelVariant {
 /// What a [`ModelVariant`] does with the model its builder makes.
 trait ErasedModel: Send + Sync {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport;
+    fn property_names(&self, setup: &Setup) -> Vec<&'static str>;
     fn explore(&self, setup: &Setup, address: &str);
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError>;
 }
@@ -269,6 +270,15 @@ where
 {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         run::check((self.0)(setup), options)
+    }
+
+    fn property_names(&self, setup: &Setup) -> Vec<&'static str> {
+        use stateright::Model as _;
+        (self.0)(setup)
+            .properties()
+            .iter()
+            .map(|property| property.name)
+            .collect()
     }
 
     fn explore(&self, setup: &Setup, address: &str) {
@@ -291,6 +301,11 @@ impl ModelVariant {
 
     pub fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         self.0.check(setup, options)
+    }
+
+    /// The names of the properties the model checks for `setup`.
+    pub fn property_names(&self, setup: &Setup) -> Vec<&'static str> {
+        self.0.property_names(setup)
     }
 
     /// Replays a schedule of this model on the simulator's stepper, judged

@@ -14,7 +14,7 @@ pub mod shrink;
 mod validate;
 
 pub use error::{clip, ScenarioError};
-pub use file::ScenarioFile;
+pub use file::{CatalogModel, CatalogSection, ScenarioFile};
 pub use registry::{
     ClientContext, RecipeKind, RecipeSpec, Runner, SimRecipes, SimVariant, WorkloadKind,
 };
@@ -153,8 +153,9 @@ impl Scenario {
 
     /// The same scenario with another variant of its recipe (to run a bug's
     /// scenario against the fixed variant, side by side). Switching to
-    /// `fixed` checks `fixed_properties` when the file gives them, and
-    /// expects every seed to pass.
+    /// `fixed` checks `fixed_properties` when the file gives them (also when
+    /// the file's own variant is `fixed`, as for a bug no recipe can
+    /// prevent), and expects every seed to pass.
     pub fn with_variant(&self, variant: &str) -> Result<Scenario, String> {
         let Some(spec) = self.recipe.variant(variant) else {
             return Err(self.recipe.unknown_variant(variant));
@@ -168,7 +169,7 @@ impl Scenario {
         }
         let mut other = self.clone();
         other.raw.variant = variant.to_string();
-        if variant == "fixed" && self.raw.variant != "fixed" {
+        if variant == "fixed" {
             if let Some(fixed) = &self.fixed_properties {
                 other.properties = fixed.clone();
             }

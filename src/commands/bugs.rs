@@ -1,0 +1,375 @@
+//! `zkcheck bugs`: the bug catalog as one command. Every scenario in the
+//! catalog directory (`scenarios/bugs/`) with a `[catalog]` table is run
+//! three ways:
+//! - by simulation, every seed of its range with `--all-violations`; a
+//!   seed catches the bug only if one of its violations has the entry's
+//!   own signature (`expect_signature`), so a bug caught by another bug's
+//!   mechanism does not count;
+//! - by model checking, when the entry names a model property: the
+//!   original variant must break it (or show the example), the fixed
+//!   variant must hold every property;
+//! - the fixed variant on the same seeds (with `fixed_properties`), which
+//!   must all pass.
+//!
+//! It prints a table and exits 0 only if every entry is caught with its
+//! own signature and every fix holds; 1 otherwise; 2 on bad input.
+
+use super::check::ModelArgs;
+use super::report::{document, run_record, this_command, write_dir};
+use super::sim::{bad_input, load_scenario, replay_command};
+use super::Harness;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
+use zk_reports::schema::{self, ReportKind};
+use zk_sim::scenario::{CatalogModel, Runner, Scenario, ScenarioError, SeedRange};
+use zk_sim::world::RunReport;
+
+#[derive(clap::Args)]
+pub struct BugsArgs {
+    /// The catalog: a directory of scenario files with a `[catalog]` table.
+    #[arg(long, default_value = "scenarios/bugs")]
+    pub dir: PathBuf,
+    /// Seeds per entry, `A..B` (default: each scenario's `seeds`).
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Worker threads for the seeds (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Skip the model checks.
+    #[arg(long)]
+    pub no_model: bool,
+    /// Write the catalog's report into DIR (catalog.html and one page per
+    /// entry, with its first catching seed replayed).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+}
+
+pub fn run(harness: &Harness, args: BugsArgs) -> ExitCode {
+    match bugs(harness, &args) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+/// One entry, loaded and checked.
+struct Entry {
+    scenario: Scenario,
+    fixed: Scenario,
+    bug: String,
+    signature: String,
+    model: Option<CatalogModel>,
+}
+
+fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
+    let entries = load_entries(harness, args)?;
+    let seeds = args
+        .seeds
+        .as_deref()
+        .map(SeedRange::parse)
+        .transpose()
+        .map_err(|e| bad_input(format!("--seeds: {e}")))?;
+    let jobs = match args.jobs {
+        Some(0) => return Err(bad_input("--jobs: must be at least 1")),
+        Some(jobs) => jobs.min(256),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut rows = Vec::new();
+    let mut pages = Vec::new();
+    for entry in &entries {
+        let range = seeds.unwrap_or(entry.scenario.seeds);
+        let (row, page) = check_entry(harness, entry, range, jobs, args.no_model)?;
+        print_row(&row);
+        rows.push(row);
+        pages.push(page);
+    }
+    let all_ok = rows.iter().all(|row| row.ok);
+    println!(
+        "{} of {} catalog entries caught by their own mechanism with their fix holding",
+        rows.iter().filter(|row| row.ok).count(),
+        rows.len()
+    );
+    let mut output_failed = false;
+    if let Some(dir) = &args.report {
+        let mut catalog = document(ReportKind::Catalog, "The bug catalog".into(), this_command());
+        catalog.catalog = Some(schema::Catalog { entries: rows });
+        output_failed |= write_dir(dir, "catalog", &catalog).is_err();
+        for (bug, page) in pages.into_iter().flatten() {
+            output_failed |= write_dir(dir, &bug, &page).is_err();
+        }
+    }
+    Ok(super::sim::exit_status(!all_ok, output_failed))
+}
+
+/// Every scenario of the catalog directory, in file-name order.
+fn load_entries(harness: &Harness, args: &BugsArgs) -> Result<Vec<Entry>, ExitCode> {
+    let listing = std::fs::read_dir(&args.dir)
+        .map_err(|e| bad_input(format!("{}: {e}", args.dir.display())))?;
+    let mut files: Vec<PathBuf> = listing
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(bad_input(format!(
+            "{}: no scenario files (*.toml) in the catalog directory",
+            args.dir.display()
+        )));
+    }
+    let mut entries = files
+        .iter()
+        .map(|file| load_entry(harness, file))
+        .collect::<Result<Vec<Entry>, ExitCode>>()?;
+    entries.sort_by_key(|entry| bug_order(&entry.bug));
+    Ok(entries)
+}
+
+/// `bug10` after `bug9`: the number, then the letters after it.
+fn bug_order(bug: &str) -> (u64, String) {
+    let name = bug.trim_start_matches("bug");
+    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+    (
+        digits.parse().unwrap_or(u64::MAX),
+        name[digits.len()..].to_string(),
+    )
+}
+
+fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCode> {
+    let scenario = load_scenario(harness, file, None, "bugs")?;
+    let source = std::fs::read_to_string(file).unwrap_or_default();
+    let refuse = |key: &str, message: String| {
+        let error = ScenarioError::at_key(file, &source, key, message);
+        bad_input(error.to_string())
+    };
+    let Some(catalog) = scenario.raw.catalog.clone() else {
+        return Err(refuse(
+            "catalog",
+            "not a catalog entry: add a `[catalog]` table (bug, model) and `expect_signature`"
+                .into(),
+        ));
+    };
+    let signature = scenario
+        .expect_signature
+        .clone()
+        .expect("validation requires expect_signature with [catalog]");
+    let fixed = scenario
+        .with_variant("fixed")
+        .map_err(|e| refuse("variant", format!("the catalog runs the fixed variant: {e}")))?;
+    if let Some(model) = &catalog.model {
+        let variant = model.variant.as_deref().unwrap_or(&scenario.raw.variant);
+        let resolved = model_args(&scenario, model, variant).resolve(harness);
+        let (found, setup) = resolved.map_err(|e| refuse("catalog.model", e.to_string()))?;
+        let names = found.property_names(&setup);
+        if !names.contains(&model.property.as_str()) {
+            return Err(refuse(
+                "catalog.model.property",
+                format!(
+                    "`{}` is not a property of the {} {variant} model (it has: {})",
+                    model.property,
+                    scenario.recipe.name,
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(Entry {
+        bug: format!("bug{}", catalog.bug),
+        signature,
+        model: catalog.model,
+        scenario,
+        fixed,
+    })
+}
+
+fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> ModelArgs {
+    ModelArgs {
+        recipe: scenario.recipe.name.clone(),
+        variant: variant.to_string(),
+        clients: model.clients,
+        cycles: 1,
+        faults: model.faults.clone(),
+        symmetry: false,
+        all_orders: model.all_orders,
+        no_reduction: false,
+    }
+}
+
+/// What one seed showed: its signatures, or nothing when it passed.
+type SeedSignatures = Vec<String>;
+
+/// Runs every seed of `range` on `jobs` threads; returns each failing
+/// seed's signatures, by seed.
+fn sweep(runner: &dyn Runner, range: SeedRange, jobs: usize) -> BTreeMap<u64, SeedSignatures> {
+    let seeds = Mutex::new(range.iter(None));
+    let found = Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let Some(seed) = seeds.lock().expect("seeds").next() else {
+                    return;
+                };
+                let report = runner.run(seed, false);
+                let mut signatures: SeedSignatures =
+                    report.violations.iter().map(|v| v.signature()).collect();
+                if report.passed() && report.vacuous().is_some() {
+                    signatures.push("no_progress".to_string());
+                }
+                if !signatures.is_empty() {
+                    found.lock().expect("found").insert(seed, signatures);
+                }
+            });
+        }
+    });
+    found.into_inner().expect("found")
+}
+
+type Page = Option<(String, zk_reports::Report)>;
+
+fn check_entry(
+    harness: &Harness,
+    entry: &Entry,
+    range: SeedRange,
+    jobs: usize,
+    no_model: bool,
+) -> Result<(schema::CatalogEntry, Page), ExitCode> {
+    let mut scenario = entry.scenario.clone();
+    scenario.all_violations = true;
+    let failing = sweep(scenario.runner().as_ref(), range, jobs);
+    let caught: Vec<u64> = failing
+        .iter()
+        .filter(|(_, signatures)| signatures.contains(&entry.signature))
+        .map(|(seed, _)| *seed)
+        .collect();
+    let mut others: BTreeMap<String, u64> = BTreeMap::new();
+    for signatures in failing.values() {
+        for signature in signatures.iter().filter(|s| **s != entry.signature) {
+            *others.entry(signature.clone()).or_default() += 1;
+        }
+    }
+    let fixed_failing = sweep(entry.fixed.runner().as_ref(), range, jobs);
+    let first_seed = caught.first().copied();
+    let (model, fixed_model) = match (&entry.model, no_model) {
+        (Some(model), false) => model_findings(harness, entry, model),
+        _ => (None, None),
+    };
+    let seeds_run = u64::try_from(range.len()).unwrap_or(u64::MAX);
+    let model_ok = model.as_ref().is_none_or(|m| m.steps.is_some())
+        && fixed_model.as_ref().is_none_or(|(_, holds)| *holds);
+    let ok = first_seed.is_some() && fixed_failing.is_empty() && model_ok;
+    let row = schema::CatalogEntry {
+        bug: entry.bug.clone(),
+        title: entry.scenario.raw.description.clone(),
+        scenario: entry.scenario.file.display().to_string(),
+        recipe: entry.scenario.recipe.name.clone(),
+        variant: entry.scenario.raw.variant.clone(),
+        signature: entry.signature.clone(),
+        simulation: schema::SimFinding {
+            seeds_run,
+            seeds_caught: caught.len() as u64,
+            first_seed,
+            replay: first_seed.map(|seed| replay_command(&harness.program, &scenario, seed)),
+            other_signatures: others.into_iter().collect(),
+        },
+        model,
+        fixed: schema::FixedFinding {
+            variant: "fixed".to_string(),
+            seeds_run,
+            seeds_failed: fixed_failing.len() as u64,
+            model_states: fixed_model.as_ref().map(|(states, _)| *states),
+            model_holds: fixed_model.as_ref().map(|(_, holds)| *holds),
+        },
+        ok,
+    };
+    let page = first_seed.map(|seed| {
+        let report: RunReport = scenario.runner().run(seed, true);
+        let mut page = document(
+            ReportKind::Run,
+            format!("{}: {}", entry.bug, entry.scenario.raw.description),
+            replay_command(&harness.program, &scenario, seed),
+        );
+        page.runs.push(run_record(harness, &scenario, &report));
+        (entry.bug.clone(), page)
+    });
+    Ok((row, page))
+}
+
+/// The original's model check (the property's counterexample or example)
+/// and the fixed variant's (unique states, every property holds).
+fn model_findings(
+    harness: &Harness,
+    entry: &Entry,
+    model: &CatalogModel,
+) -> (Option<schema::ModelFinding>, Option<(u64, bool)>) {
+    let options = RunOptions {
+        strategy: Strategy::Bfs,
+        threads: 1,
+        max_depth: None,
+        timeout: Some(std::time::Duration::from_secs(600)),
+        progress_every: None,
+    };
+    let variant = model.variant.as_deref().unwrap_or(&entry.scenario.raw.variant);
+    let check = |variant: &str| -> Option<CheckReport> {
+        let (found, setup) = model_args(&entry.scenario, model, variant)
+            .resolve(harness)
+            .ok()?;
+        Some(found.check(&setup, &options))
+    };
+    let original = check(variant).map(|report| {
+        let result = report.property(&model.property);
+        let steps = result
+            .filter(|r| matches!(r.verdict, Verdict::Violated | Verdict::Found))
+            .and_then(|r| r.trace.as_ref().map(Vec::len));
+        schema::ModelFinding {
+            property: model.property.clone(),
+            steps,
+            unique_states: report.unique_states as u64,
+        }
+    });
+    let fixed = check("fixed").map(|report| {
+        let holds = report.exhaustive
+            && report
+                .properties
+                .iter()
+                .all(|p| !matches!(p.verdict, Verdict::Violated));
+        (report.unique_states as u64, holds)
+    });
+    (original, fixed)
+}
+
+fn print_row(row: &schema::CatalogEntry) {
+    let sim = &row.simulation;
+    let found = match sim.first_seed {
+        Some(seed) => format!("{}/{} seeds, first {seed}", sim.seeds_caught, sim.seeds_run),
+        None => format!("NOT CAUGHT in {} seeds", sim.seeds_run),
+    };
+    let model = match &row.model {
+        Some(m) => match m.steps {
+            Some(steps) => format!("{}: {steps} steps, {} states", m.property, m.unique_states),
+            None => format!("{}: NOT FOUND ({} states)", m.property, m.unique_states),
+        },
+        None => "-".to_string(),
+    };
+    let fixed = &row.fixed;
+    let fixed_model = match (fixed.model_states, fixed.model_holds) {
+        (Some(states), Some(true)) => format!(", model holds ({states} states)"),
+        (Some(states), _) => format!(", model FAILS ({states} states)"),
+        _ => String::new(),
+    };
+    println!(
+        "{:<6} {:<28} {:<44} {}",
+        row.bug,
+        format!("{} {}", row.recipe, row.variant),
+        row.signature,
+        if row.ok { "ok" } else { "FAILED" }
+    );
+    println!("         simulation: {found}");
+    println!("         model:      {model}");
+    println!(
+        "         fixed:      {} of {} seeds fail{fixed_model}",
+        fixed.seeds_failed, fixed.seeds_run
+    );
+    if let Some(replay) = &sim.replay {
+        println!("         replay:     {replay}");
+    }
+}
