@@ -684,3 +684,52 @@ fn a_run_without_progress_is_not_a_pass() {
     zkcheck(&["sweep", text(&file), "--seeds", "0..3", "--jobs", "1"]).expect(2);
     zkcheck(&["replay", text(&file), "--seed", "0"]).expect(2);
 }
+
+/// A catalog entry whose model property the model does not have is
+/// refused by `bugs` with its file, line and key, before anything runs.
+#[test]
+fn bugs_refuses_an_unknown_model_property_with_its_key() {
+    let dir = scratch("bugs-unknown-property");
+    let entry = dir.join("bug9.toml");
+    let text_of_entry = r#"recipe = "lock"
+variant = "original"
+clients = 3
+duration_ms = 2000
+heal_ms = 2000
+expect = "violation"
+expect_property = "liveness"
+expect_signature = "liveness/watch-on-deleted-node"
+
+[config]
+path = "/locks"
+parents = ["/locks"]
+
+[properties]
+check = ["liveness"]
+
+[catalog]
+bug = "9"
+model = { property = "gremlins", clients = 2 }
+"#;
+    std::fs::write(&entry, text_of_entry).expect("write");
+    let run = zkcheck(&["bugs", "--dir", text(&dir)]);
+    run.expect(2);
+    assert!(
+        names_line_and_key(&run.stderr, text(&entry), "catalog.model.property"),
+        "{}",
+        run.describe()
+    );
+}
+
+/// `report` reads only its own schema version, and says so.
+#[test]
+fn report_refuses_another_schema_version() {
+    let dir = scratch("report-version");
+    let file = dir.join("old.json");
+    std::fs::write(&file, r#"{"schema_version": 99}"#).expect("write");
+    let run = zkcheck(&["report", text(&file), "--md"]);
+    run.expect(2);
+    assert!(run.stderr.contains("schema version 99"), "{}", run.describe());
+    let missing = dir.join("missing.json");
+    zkcheck(&["report", text(&missing), "--html"]).expect(2);
+}
