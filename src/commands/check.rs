@@ -88,6 +88,10 @@ pub struct CheckArgs {
     /// Also print the example path of each `sometimes` property.
     #[arg(long)]
     pub examples: bool,
+    /// Write the check's report into DIR (JSON, HTML, Markdown, JUnit XML):
+    /// the verdicts, and each counterexample with the pictures of a run.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 /// Bad command-line input, naming the flag.
@@ -223,12 +227,12 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         let _ = write!(stdout, "{}", render_trace(trace));
         if property.verdict == Verdict::Violated {
             match write_schedule(&args.out, &report, property.name) {
-                Ok(path) => written.push(path),
+                Ok(path) => written.push((property.name, path)),
                 Err(error) => eprintln!("zkcheck check: cannot write the schedule: {error}"),
             }
         }
     }
-    for path in &written {
+    for (_, path) in &written {
         let path = super::sim::quote(&path.display().to_string());
         let _ = writeln!(stdout, "schedule written: {path}");
         let _ = writeln!(
@@ -237,11 +241,43 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
             harness.program
         );
     }
-    if report.failures().is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    let output_failed = match &args.report {
+        Some(dir) => write_report(harness, &args, &model, &report, &written, dir).is_err(),
+        None => false,
+    };
+    super::sim::exit_status(!report.failures().is_empty(), output_failed)
+}
+
+/// `--report DIR`: the verdicts and each counterexample as a run.
+fn write_report(
+    harness: &Harness,
+    args: &CheckArgs,
+    model: &ModelVariant,
+    report: &CheckReport,
+    written: &[(&str, PathBuf)],
+    dir: &Path,
+) -> Result<(), ()> {
+    use super::check_report::{check_record, counterexample_run};
+    let strategy = format!("{:?}", args.strategy).to_lowercase();
+    let mut document = super::report::document(
+        zk_reports::schema::ReportKind::Check,
+        format!("{} with {} client(s)", report.model, report.clients),
+        super::report::this_command(),
+    );
+    let mut check = check_record(report, &args.model.faults, &strategy);
+    for (property, path) in written {
+        let file = path.display().to_string();
+        let replay = format!("{} replay {}", harness.program, super::sim::quote(&file));
+        if let Some(verdict) = check.properties.iter_mut().find(|p| p.name == *property) {
+            verdict.schedule = Some(file.clone());
+        }
+        if let Some(run) = counterexample_run(model, report, property, &file, replay) {
+            document.runs.push(run);
+        }
     }
+    document.check = Some(check);
+    let name = report.model.replace('/', "-");
+    super::report::write_dir(dir, &name, &document)
 }
 
 fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {

@@ -4,6 +4,7 @@
 
 pub mod bugs;
 pub mod check;
+pub mod check_report;
 pub mod explore;
 pub mod herd;
 pub mod recipes;

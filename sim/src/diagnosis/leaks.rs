@@ -7,7 +7,7 @@ use crate::oracles::{fmt_time, Violation};
 use crate::server::NodeKind;
 use zk_recipes::zk::Path;
 
-const PRIORITY: &[&str] = &[
+pub(super) const PRIORITY: &[&str] = &[
     "orphan-create",
     "delete-lost",
     "delete-refused",

@@ -262,3 +262,84 @@ fn root<'a>(findings: &'a [Finding], priority: &[&str]) -> Option<&'a Finding> {
 fn client_name(client: Option<ClientIndex>) -> String {
     client.map_or_else(|| "a session no client holds".to_string(), |c| format!("c{c}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::history::{DeleteFate, History};
+    use super::*;
+    use zk_recipes::zk::{CreateMode, Path, Reply, Request, SessionId, Stat, ZkError};
+
+    #[test]
+    fn every_mechanism_a_diagnosis_can_pick_is_listed() {
+        for mechanism in stuck::PRIORITY.iter().chain(leaks::PRIORITY) {
+            assert!(MECHANISMS.contains(mechanism), "{mechanism}");
+        }
+        let mut sorted = MECHANISMS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), MECHANISMS.len(), "no mechanism listed twice");
+    }
+
+    fn created(path: &str) -> Result<Reply, ZkError> {
+        Ok(Reply::Created {
+            path: Path::new(path).unwrap(),
+            stat: Stat::default(),
+        })
+    }
+
+    #[test]
+    fn a_create_whose_reply_is_lost_stays_undelivered_and_a_lost_delete_is_recorded() {
+        let mut history = History::new(2);
+        let session = SessionId(7);
+        let create = Request::Create {
+            path: Path::new("/l/x-").unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        history.applied(0, 10, session, &create, &created("/l/x-0000000000"));
+        history.reply_lost(0, 11);
+        let node = &history.nodes[&Path::new("/l/x-0000000000").unwrap()];
+        assert!(!node.reply_delivered);
+        assert_eq!(node.reply_lost_ns, Some(11));
+        assert_eq!(node.owner, Some(session));
+
+        history.applied(1, 20, SessionId(8), &create, &created("/l/x-0000000001"));
+        history.reply_delivered(&created("/l/x-0000000001"));
+        let delete = Request::Delete {
+            path: Path::new("/l/x-0000000001").unwrap(),
+            version: -1,
+        };
+        history.lost_before_apply(1, 30, &delete);
+        let node = &history.nodes[&Path::new("/l/x-0000000001").unwrap()];
+        assert!(node.reply_delivered);
+        assert_eq!(node.deletes[0].fate, DeleteFate::LostBeforeApply);
+        assert_eq!(node.removed, None, "a lost delete removes nothing");
+
+        history.session_ended(0, 40, session, true);
+        let node = &history.nodes[&Path::new("/l/x-0000000000").unwrap()];
+        assert_eq!(node.removed, Some((40, Removal::SessionEnded { client: 0 })));
+    }
+
+    #[test]
+    fn a_watch_is_used_up_by_its_event_and_an_event_without_a_request_after_it_is_dropped() {
+        let mut history = History::new(1);
+        let path = Path::new("/l/x-0000000000").unwrap();
+        let exists = Request::Exists {
+            path: path.clone(),
+            watch: true,
+        };
+        history.applied(0, 5, SessionId(1), &exists, &Ok(Reply::Exists(None)));
+        assert!(history.clients[0]
+            .watches
+            .contains_key(&(WatchKind::Exist, path.clone())));
+        let event = zk_recipes::zk::WatchedEvent::node(
+            zk_recipes::zk::EventType::NodeCreated,
+            path.clone(),
+        );
+        history.event_delivered(0, 9, &event, true);
+        assert!(history.clients[0].watches.is_empty(), "one-shot: used up");
+        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(false));
+        history.sent(0, 10);
+        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(true));
+    }
+}

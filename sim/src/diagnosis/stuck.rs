@@ -12,7 +12,7 @@ use zk_recipes::zk::Path;
 /// The mechanism a run's signature names: a client that broke itself
 /// first, then a node another client left in its way, then waits nobody
 /// will end; a client queued behind another stuck one last.
-const PRIORITY: &[&str] = &[
+pub(super) const PRIORITY: &[&str] = &[
     // The client broke itself.
     "watch-on-deleted-node",
     "waits-on-own-node",
