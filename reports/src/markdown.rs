@@ -395,10 +395,14 @@ pub(crate) fn model_cell(entry: &CatalogEntry) -> String {
                 Some(steps) => format!("{steps} steps"),
                 None => "not found".to_string(),
             };
-            format!(
+            let mut text = format!(
                 "{}: {steps}, {} states",
                 model.property, model.unique_states
-            )
+            );
+            if !model.replayed_signatures.is_empty() {
+                let _ = write!(text, "; shows {}", model.replayed_signatures.join(", "));
+            }
+            text
         }
     }
 }

@@ -289,6 +289,10 @@ pub struct ModelFinding {
     /// Steps of the shortest counterexample (None: not found).
     pub steps: Option<usize>,
     pub unique_states: u64,
+    /// The signatures the counterexample shows when its schedule is
+    /// replayed on the simulator's stepper (its diagnosis), in order.
+    #[serde(default)]
+    pub replayed_signatures: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
+use zk_models::run::{CheckReport, PropertyResult, RunOptions, Strategy, Verdict};
+use zk_models::ModelVariant;
 use zk_reports::schema::{self, ReportKind};
 use zk_sim::scenario::{CatalogModel, Runner, Scenario, ScenarioError, SeedRange};
 use zk_sim::world::RunReport;
@@ -319,24 +320,26 @@ fn model_findings(
         .variant
         .as_deref()
         .unwrap_or(&entry.scenario.raw.variant);
-    let check = |variant: &str| -> Option<CheckReport> {
+    let check = |variant: &str| -> Option<(CheckReport, ModelVariant)> {
         let (found, setup) = model_args(&entry.scenario, model, variant)
             .resolve(harness)
             .ok()?;
-        Some(found.check(&setup, &options))
+        Some((found.check(&setup, &options), found))
     };
-    let original = check(variant).map(|report| {
-        let result = report.property(&model.property);
-        let steps = result
-            .filter(|r| matches!(r.verdict, Verdict::Violated | Verdict::Found))
-            .and_then(|r| r.trace.as_ref().map(Vec::len));
+    let original = check(variant).map(|(report, found)| {
+        let result = report
+            .property(&model.property)
+            .filter(|r| matches!(r.verdict, Verdict::Violated | Verdict::Found));
         schema::ModelFinding {
             property: model.property.clone(),
-            steps,
+            steps: result.and_then(|r| r.trace.as_ref().map(Vec::len)),
             unique_states: report.unique_states as u64,
+            replayed_signatures: result
+                .map(|r| replayed_signatures(&found, &report, r))
+                .unwrap_or_default(),
         }
     });
-    let fixed = check("fixed").map(|report| {
+    let fixed = check("fixed").map(|(report, _)| {
         let holds = report.exhaustive
             && report
                 .properties
@@ -345,6 +348,22 @@ fn model_findings(
         (report.unique_states as u64, holds)
     });
     (original, fixed)
+}
+
+/// What a counterexample shows when its schedule is replayed on the
+/// stepper: the signatures of the violations it diagnoses there.
+fn replayed_signatures(
+    model: &ModelVariant,
+    report: &CheckReport,
+    result: &PropertyResult,
+) -> Vec<String> {
+    let Some(schedule) = report.schedule(result) else {
+        return Vec::new();
+    };
+    match model.replay(&schedule) {
+        Ok(replayed) => replayed.violations.iter().map(|v| v.signature()).collect(),
+        Err(error) => vec![format!("{}/unexplained ({error})", result.name)],
+    }
 }
 
 fn print_row(row: &schema::CatalogEntry) {

@@ -721,6 +721,7 @@ pub fn catalog_report() -> Report {
         property: "mutual_exclusion".to_string(),
         steps: Some(11),
         unique_states: 20_144,
+        replayed_signatures: vec!["mutual_exclusion/sorted-by-name-not-sequence".to_string()],
     });
     bug1.fixed.model_states = Some(31_870);
     bug1.fixed.model_holds = Some(true);
