@@ -27,6 +27,7 @@
 //! The conformance suite in `tests/conformance.rs` runs the same operation
 //! sequences here and on the in-memory server and compares the outcomes.
 
+pub mod admin;
 mod convert;
 pub mod proxy;
 mod session;

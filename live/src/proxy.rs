@@ -108,7 +108,8 @@ struct Control {
 }
 
 struct Shared {
-    upstream: String,
+    /// Where new connections go (see [`FaultProxy::redirect`]).
+    upstream: std::sync::Mutex<String>,
     control: watch::Sender<Control>,
     swallowed: watch::Sender<Swallowed>,
     open_connections: AtomicUsize,
@@ -130,7 +131,7 @@ impl FaultProxy {
             .map_err(ProxyError::Bind)?;
         let addr = listener.local_addr().map_err(ProxyError::Bind)?;
         let shared = Arc::new(Shared {
-            upstream: upstream.to_string(),
+            upstream: std::sync::Mutex::new(upstream.to_string()),
             control: watch::Sender::new(Control::default()),
             swallowed: watch::Sender::new(Swallowed::default()),
             open_connections: AtomicUsize::new(0),
@@ -146,6 +147,19 @@ impl FaultProxy {
     /// Where clients connect.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Sends connections accepted from now on to `upstream` (`host:port`)
+    /// instead; open ones stay with their server until they end. With
+    /// [`FaultProxy::cut_all`], this moves a client to another server of an
+    /// ensemble without the client knowing more than one address.
+    pub fn redirect(&self, upstream: &str) {
+        *self.shared.upstream.lock().unwrap() = upstream.to_string();
+    }
+
+    /// Where new connections go.
+    pub fn upstream(&self) -> String {
+        self.shared.upstream.lock().unwrap().clone()
     }
 
     /// Ends every connection open now. New connections are accepted (and
@@ -244,7 +258,8 @@ impl Drop for OpenGuard<'_> {
 async fn serve_connection(client: TcpStream, epoch: u64, shared: Arc<Shared>) {
     let _open = OpenGuard::new(&shared.open_connections);
     let (mut client_read, mut client_write) = client.into_split();
-    if let Ok(server) = TcpStream::connect(&shared.upstream).await {
+    let upstream = shared.upstream.lock().unwrap().clone();
+    if let Ok(server) = TcpStream::connect(&upstream).await {
         let (mut server_read, mut server_write) = server.into_split();
         // Set when a frame of this connection was swallowed. The pumps and
         // `until_ended` run in this one task, so a pump's check of the hole

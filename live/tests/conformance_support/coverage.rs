@@ -7,6 +7,7 @@ use super::outcome::{NormReply, StepOutcome};
 use super::script::{Script, Step};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use zk_recipes::zk::Path;
 
 /// Counts per kind of outcome, shared by the tests of one harness.
 #[derive(Default)]
@@ -14,10 +15,10 @@ pub struct Coverage(Mutex<BTreeMap<String, usize>>);
 
 impl Coverage {
     /// Counts the live outcomes of one script run.
-    pub fn record(&self, script: &Script, live: &[StepOutcome], settle_ms: &[u64]) {
+    pub fn record(&self, script: &Script, live: &[StepOutcome], reaped: &[Vec<Path>]) {
         let mut counts = self.0.lock().unwrap();
         let mut count = |kind: String| *counts.entry(kind).or_insert(0) += 1;
-        for ((step, outcome), settle) in script.steps.iter().zip(live).zip(settle_ms) {
+        for ((step, outcome), reaped) in script.steps.iter().zip(live).zip(reaped) {
             match (&outcome.result, step) {
                 (Some(Ok(reply)), _) => count(format!("ok {}", reply_kind(reply))),
                 (Some(Err(error)), _) => count(format!("error {error:?}")),
@@ -27,7 +28,7 @@ impl Coverage {
             for event in outcome.events.values().flatten() {
                 count(format!("event {:?}", event.event_type));
             }
-            if *settle > 0 {
+            if !reaped.is_empty() {
                 count("reap".to_string());
             }
         }

@@ -4,19 +4,34 @@
 //! events: ZooKeeper sends a session its notifications in order with its
 //! replies, so this gathers everything the step caused. A closed session
 //! keeps the events that reached it before its close.
+//!
+//! Where the sim reaped nodes in a step (containers emptied, TTLs run out),
+//! the live side waits until the server no longer has them, asking it with
+//! a session of its own (one that arms no watch), before it collects the
+//! step's events: the server's container manager acts on its own schedule,
+//! so this polls, at most [`REAP_DEADLINE`], rather than sleeping a guess.
 
 use super::outcome::{Normalizer, StepOutcome};
 use super::script::{rebase, Script, Step};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use zk_live::LiveSession;
-use zk_recipes::zk::{CreateMode, Path, Request, SessionId};
+use zk_recipes::zk::{CreateMode, Path, Reply, Request, SessionId};
 
 const SESSION_TIMEOUT_MS: u64 = 10_000;
+/// How long the server may take to reap what the sim reaped.
+const REAP_DEADLINE: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(10);
 
-/// Runs `script` under `root`; `settle_ms[i]` is extra real time to let pass
-/// after step `i` before its events are collected (see `sim_side`).
-pub async fn run(script: &Script, root: &Path, addr: &str, settle_ms: &[u64]) -> Vec<StepOutcome> {
+/// Runs `script` under `root`; `reaped[i]` are the nodes the sim reaped in
+/// step `i`, which the server must have reaped too before that step's
+/// events are collected (see `sim_side`).
+pub async fn run(
+    script: &Script,
+    root: &Path,
+    addr: &str,
+    reaped: &[Vec<Path>],
+) -> Vec<StepOutcome> {
     let mut sessions = Vec::new();
     for _ in 0..script.sessions {
         let session = LiveSession::connect(addr, SESSION_TIMEOUT_MS)
@@ -25,6 +40,9 @@ pub async fn run(script: &Script, root: &Path, addr: &str, settle_ms: &[u64]) ->
         sessions.push(session);
     }
     let session_ids: Vec<SessionId> = sessions.iter().map(LiveSession::session_id).collect();
+    let mut reap_observer = LiveSession::connect(addr, SESSION_TIMEOUT_MS)
+        .await
+        .unwrap_or_else(|error| panic!("live: {error}"));
     let create_root = Request::Create {
         path: root.clone(),
         data: Vec::new(),
@@ -59,20 +77,45 @@ pub async fn run(script: &Script, root: &Path, addr: &str, settle_ms: &[u64]) ->
                 None
             }
         };
-        let settle = settle_ms.get(index).copied().unwrap_or(0);
-        if settle > 0 {
-            tokio::time::sleep(Duration::from_millis(settle)).await;
+        if let Some(paths) = reaped.get(index).filter(|paths| !paths.is_empty()) {
+            await_reaped(&mut reap_observer, paths).await;
         }
         let events = collect_events(&normalizer, &mut sessions).await;
         outcomes.push(StepOutcome { result, events });
     }
-    for session in &mut sessions {
+    for session in sessions.iter_mut().chain([&mut reap_observer]) {
         session
             .close()
             .await
             .unwrap_or_else(|error| panic!("live: {error}"));
     }
     outcomes
+}
+
+/// Polls the server until none of `paths` exists, at most [`REAP_DEADLINE`].
+async fn await_reaped(observer: &mut LiveSession, paths: &[Path]) {
+    let deadline = tokio::time::Instant::now() + REAP_DEADLINE;
+    loop {
+        let mut present = Vec::new();
+        for path in paths {
+            let exists = Request::Exists {
+                path: path.clone(),
+                watch: false,
+            };
+            if let Ok(Reply::Exists(Some(_))) = observer.apply(&exists).await {
+                present.push(path.as_str());
+            }
+        }
+        if present.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "live: the server still has {present:?} {REAP_DEADLINE:?} after the step in which \
+             the sim reaped them"
+        );
+        tokio::time::sleep(POLL).await;
+    }
 }
 
 async fn collect_events(

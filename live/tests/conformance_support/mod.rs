@@ -82,8 +82,8 @@ impl Harness {
         let sim = sim_side::run(script, &root);
         let live = self
             .runtime
-            .block_on(live_side::run(script, &root, &self.addr, &sim.settle_ms));
-        self.coverage.record(script, &live, &sim.settle_ms);
+            .block_on(live_side::run(script, &root, &self.addr, &sim.reaped));
+        self.coverage.record(script, &live, &sim.reaped);
         compare_outcomes(script, &root, &live, &sim.outcomes)
     }
 }

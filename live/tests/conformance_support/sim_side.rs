@@ -1,11 +1,13 @@
 //! Runs a script on the in-memory server (`zk_sim::server::ZkServer`).
 //!
-//! A real server reaps containers on its own, within its check interval
-//! (100 ms here) of the moment one became empty. So that both sides stay
-//! comparable at every step, after each step the sim asks a copy of itself
-//! whether a reap would remove anything; if so it reaps now (clock advanced
-//! by [`SETTLE_MS`]) and tells the live side to wait as long before it
-//! collects that step's events.
+//! A real server reaps containers and expired TTL nodes on its own, within
+//! its check interval (100 ms here). So that both sides stay comparable at
+//! every step, after each step the sim asks a copy of itself whether a reap
+//! would remove anything; if so it reaps now (clock advanced by
+//! [`SETTLE_MS`]). For every step it tells the live side which nodes its
+//! reaps removed (in that settle, or in a `Wait`), and the live side waits
+//! until the real server no longer has them before it collects the step's
+//! events (polling, with a deadline: see `live_side`).
 
 use super::outcome::{Normalizer, StepOutcome};
 use super::script::{rebase, Script, Step};
@@ -13,16 +15,16 @@ use std::collections::BTreeMap;
 use zk_recipes::zk::{CreateMode, Path, Request, SessionId};
 use zk_sim::server::{Notification, ServerConfig, SortedOrder, ZkServer};
 
-/// How long the live side waits for the server's container manager to act.
+/// How far the sim's clock moves when it reaps after a step.
 pub const SETTLE_MS: u64 = 500;
 
 const SESSION_TIMEOUT_MS: u64 = 10_000;
 
-/// The sim's outcomes, and per step how long the live side must let the
-/// server reap after it (0: no reap due).
+/// The sim's outcomes, and per step the nodes its reaps removed (which the
+/// live side waits to see gone).
 pub struct SimRun {
     pub outcomes: Vec<StepOutcome>,
-    pub settle_ms: Vec<u64>,
+    pub reaped: Vec<Vec<Path>>,
 }
 
 pub fn run(script: &Script, root: &Path) -> SimRun {
@@ -53,9 +55,10 @@ pub fn run(script: &Script, root: &Path) -> SimRun {
     };
     let mut run = SimRun {
         outcomes: Vec::new(),
-        settle_ms: Vec::new(),
+        reaped: Vec::new(),
     };
     for step in &script.steps {
+        let before_step = server.paths();
         let (result, mut notifications) = match step {
             Step::Apply { session, request } => {
                 let applied = server.apply(
@@ -77,13 +80,18 @@ pub fn run(script: &Script, root: &Path) -> SimRun {
             ),
             Step::Wait { ms } => (None, advance_and_reap(&mut server, *ms)),
         };
-        let settle_ms = if reap_is_due(&server) { SETTLE_MS } else { 0 };
-        if settle_ms > 0 {
-            notifications.extend(advance_and_reap(&mut server, settle_ms));
+        let mut reaped = match step {
+            Step::Wait { .. } => gone(&before_step, &server),
+            _ => Vec::new(),
+        };
+        if reap_is_due(&server) {
+            let before_reap = server.paths();
+            notifications.extend(advance_and_reap(&mut server, SETTLE_MS));
+            reaped.extend(gone(&before_reap, &server));
         }
         let events = events_by_session(&normalizer, &session_ids, &notifications);
         run.outcomes.push(StepOutcome { result, events });
-        run.settle_ms.push(settle_ms);
+        run.reaped.push(reaped);
     }
     run
 }
@@ -92,6 +100,16 @@ fn advance_and_reap(server: &mut ZkServer, ms: u64) -> Vec<Notification> {
     let now_ms = server.now_ms();
     server.set_time_ms(now_ms + ms as i64);
     server.reap()
+}
+
+/// The paths of `before` that `server` no longer has.
+fn gone(before: &[Path], server: &ZkServer) -> Vec<Path> {
+    let now: std::collections::BTreeSet<Path> = server.paths().into_iter().collect();
+    before
+        .iter()
+        .filter(|p| !now.contains(p))
+        .cloned()
+        .collect()
 }
 
 /// True when a reap now would remove a node.
