@@ -560,7 +560,7 @@ fn setup_server(setup: &[Request], start: &InitialState) -> ZkServer {
             .unwrap_or_else(|error| panic!("sequence start on {parent}: {error:?}"));
     }
     server
-        .close_session(SETUP_SESSION)
+        .close_session(SETUP_SESSION, &mut SortedOrder)
         .expect("setup session alive");
     server
 }

@@ -294,7 +294,7 @@ fn expire<R: ModelRecipe>(
     let notifications = state
         .server
         .make_mut()
-        .close_session(sid)
+        .close_session(sid, &mut SortedOrder)
         .expect("expire needs a live session");
     route(model, state, notifications, true, log);
 }

@@ -305,7 +305,10 @@ impl<R: Recipe> Stepper<R> {
     pub fn expire_on_server(&mut self, client: ClientId) {
         self.log(client, "fault: session expired on the server");
         let session = self.session_id(client);
-        let notifications = self.server.close_session(session).expect("session alive");
+        let notifications = self
+            .server
+            .close_session(session, &mut PermutedOrder(0))
+            .expect("session alive");
         self.route(notifications);
     }
 

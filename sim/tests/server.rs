@@ -599,7 +599,7 @@ fn every_write_and_session_change_consumes_one_zxid_and_reads_none() {
     for request in reads {
         assert_eq!(run(&mut server, A, request).zxid, 10);
     }
-    server.close_session(A).unwrap();
+    server.close_session(A, &mut SortedOrder).unwrap();
     assert_eq!(server.last_zxid(), 11);
     // A request on a dead session consumes nothing either.
     assert_eq!(
@@ -946,7 +946,7 @@ fn close_deletes_ephemerals_in_path_order_firing_their_watches() {
     exists_watch(&mut server, A, "/p/b").unwrap();
     children_watch(&mut server, C, "/p").unwrap();
     let close_zxid = server.last_zxid() + 1;
-    let notifications = server.close_session(B).unwrap();
+    let notifications = server.close_session(B, &mut SortedOrder).unwrap();
     assert_eq!(
         notifications,
         [
@@ -963,6 +963,52 @@ fn close_deletes_ephemerals_in_path_order_firing_their_watches() {
     assert!(!server.is_session_alive(B));
 }
 
+/// DataTree.killSession walks the session's ephemerals in a HashSet's
+/// order, so watchers may see them go in any order: the server deletes
+/// them in the order it is given (each permutation for the model, a seeded
+/// shuffle in simulations), not always in path order.
+#[test]
+fn a_closing_session_loses_its_ephemerals_in_the_order_it_is_given() {
+    fn deletion_order(order: &mut dyn ChildOrder) -> Vec<String> {
+        let mut server = server();
+        persistent(&mut server, "/p");
+        for name in ["a", "b", "c"] {
+            let path = format!("/p/{name}");
+            create_as(&mut server, B, &path, CreateMode::Ephemeral).unwrap();
+            exists_watch(&mut server, A, &path).unwrap();
+        }
+        let notifications = server.close_session(B, order).unwrap();
+        assert_eq!(server.paths(), [p("/"), p("/p")], "every ephemeral goes");
+        notifications
+            .iter()
+            .map(|n| n.event.path.as_ref().unwrap().as_str().to_string())
+            .collect()
+    }
+    let permutations: BTreeSet<Vec<String>> = (0..6)
+        .map(|n| deletion_order(&mut PermutedOrder(n)))
+        .collect();
+    assert_eq!(
+        permutations.len(),
+        6,
+        "each permutation is one order: {permutations:?}"
+    );
+    assert_eq!(
+        deletion_order(&mut PermutedOrder(0)),
+        ["/p/a", "/p/b", "/p/c"]
+    );
+    use rand::SeedableRng;
+    let shuffled: BTreeSet<Vec<String>> = (0..32)
+        .map(|seed| {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+            deletion_order(&mut zk_sim::server::ShuffledOrder(&mut rng))
+        })
+        .collect();
+    assert!(
+        shuffled.len() > 1,
+        "seeds give different orders: {shuffled:?}"
+    );
+}
+
 /// Found by the conformance suite on 3.8.0: killSession deletes the
 /// ephemerals before the closing connection's watches are dropped, so the
 /// closing session is notified of its own ephemerals' deletion.
@@ -973,7 +1019,7 @@ fn a_closing_session_is_notified_of_its_own_ephemerals() {
     create_as(&mut server, B, "/p/e", CreateMode::Ephemeral).unwrap();
     exists_watch(&mut server, B, "/p/e").unwrap();
     children_watch(&mut server, B, "/p").unwrap();
-    let notifications = server.close_session(B).unwrap();
+    let notifications = server.close_session(B, &mut SortedOrder).unwrap();
     assert_eq!(
         notifications,
         [
@@ -988,7 +1034,7 @@ fn a_closed_session_loses_its_watches_and_its_requests_fail_with_session_expired
     let mut server = server();
     persistent(&mut server, "/x");
     get_data_watch(&mut server, B, "/x").unwrap();
-    server.close_session(B).unwrap();
+    server.close_session(B, &mut SortedOrder).unwrap();
     assert_eq!(
         set_data(&mut server, "/x", b"1", ANY_VERSION).notifications,
         []
@@ -1006,7 +1052,10 @@ fn a_closed_session_loses_its_watches_and_its_requests_fail_with_session_expired
             (Err(ZkError::SessionExpired), vec![])
         );
     }
-    assert_eq!(server.close_session(B), Err(SessionError::NotAlive(B)));
+    assert_eq!(
+        server.close_session(B, &mut SortedOrder),
+        Err(SessionError::NotAlive(B))
+    );
     assert_eq!(
         server.open_session(A, TIMEOUT_MS),
         Err(SessionError::Duplicate(A))
@@ -1024,19 +1073,22 @@ fn sessions_expire_after_their_timeout_without_a_touch() {
     server.set_time_ms(600);
     server.touch_session(B);
     server.set_time_ms(999);
-    assert_eq!(server.expire_due_sessions(), (vec![], vec![]));
+    assert_eq!(
+        server.expire_due_sessions(&mut SortedOrder),
+        (vec![], vec![])
+    );
     server.set_time_ms(1_000);
     assert_eq!(
-        server.expire_due_sessions(),
+        server.expire_due_sessions(&mut SortedOrder),
         (vec![A], vec![note(C, EventType::NodeDeleted, "/a")])
     );
     server.set_time_ms(1_599);
     // A request counts as hearing from the session.
     run(&mut server, B, Request::Sync { path: p("/") });
     server.set_time_ms(2_598);
-    assert_eq!(server.expire_due_sessions().0, []);
+    assert_eq!(server.expire_due_sessions(&mut SortedOrder).0, []);
     server.set_time_ms(5_000);
-    assert_eq!(server.expire_due_sessions().0, [B, C]);
+    assert_eq!(server.expire_due_sessions(&mut SortedOrder).0, [B, C]);
     assert!(server.paths().iter().all(|path| path.is_root()));
 }
 

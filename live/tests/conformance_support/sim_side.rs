@@ -75,7 +75,7 @@ pub fn run(script: &Script, root: &Path) -> SimRun {
             Step::Close { session } => (
                 None,
                 server
-                    .close_session(session_ids[*session])
+                    .close_session(session_ids[*session], &mut SortedOrder)
                     .unwrap_or_default(),
             ),
             Step::Wait { ms } => (None, advance_and_reap(&mut server, *ms)),

@@ -178,7 +178,7 @@ impl SimWorld {
                 self.server.touch_session(self.ids[index]);
             }
         }
-        let (expired, notifications) = self.server.expire_due_sessions();
+        let (expired, notifications) = self.server.expire_due_sessions(&mut SortedOrder);
         let cut_off: Vec<SessionId> = self
             .proxied()
             .into_iter()

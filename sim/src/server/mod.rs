@@ -81,9 +81,10 @@ pub struct WatchSet {
     pub child: Vec<Path>,
 }
 
-/// Chooses the order in which getChildren returns names. A real server
-/// returns hash order; simulations shuffle with the seed's random source so
-/// clients that forget to sort are caught.
+/// Chooses the order of what a real server keeps in a hash set: the names
+/// getChildren returns, and the ephemerals a closing session loses (in
+/// that order their deletions fire watches). Simulations shuffle with the
+/// seed's random source so clients that rely on an order are caught.
 pub trait ChildOrder {
     fn arrange(&mut self, names: &mut [String]);
 }
@@ -219,18 +220,28 @@ impl ZkServer {
         self.sessions.touch(id, self.now_ms);
     }
 
-    /// Closes (or expires) a session: one zxid; forgets the session's
-    /// watches, then deletes its ephemerals in path order, firing the other
-    /// sessions' watches.
-    pub fn close_session(&mut self, id: SessionId) -> Result<Vec<Notification>, SessionError> {
-        self.end_session(id)
+    /// Closes (or expires) a session: one zxid; deletes its ephemerals in
+    /// the order `order` arranges their paths (a real server walks a hash
+    /// set: [`SortedOrder`] for a fixed order, a seeded shuffle in
+    /// simulations, each permutation in the model), firing watches, then
+    /// forgets the session's watches.
+    pub fn close_session(
+        &mut self,
+        id: SessionId,
+        order: &mut dyn ChildOrder,
+    ) -> Result<Vec<Notification>, SessionError> {
+        self.end_session(id, order)
     }
 
     /// Expires, in id order, every session not heard from within its
     /// timeout (`now >= last heard + timeout`); returns the expired ids and
-    /// the notifications their ephemerals' deletion fired.
-    pub fn expire_due_sessions(&mut self) -> (Vec<SessionId>, Vec<Notification>) {
-        self.expire_due()
+    /// the notifications their ephemerals' deletion fired (each session's
+    /// ephemerals in the order `order` arranges them).
+    pub fn expire_due_sessions(
+        &mut self,
+        order: &mut dyn ChildOrder,
+    ) -> (Vec<SessionId>, Vec<Notification>) {
+        self.expire_due(order)
     }
 
     /// Applies one request for one session.

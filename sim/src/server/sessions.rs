@@ -1,7 +1,7 @@
 //! Sessions: the live ones with their timeout and the last time the server
 //! heard from them, and what closing or expiring one does to the tree.
 
-use super::{Notification, SessionError, ZkServer};
+use super::{ChildOrder, Notification, SessionError, ZkServer};
 use std::collections::BTreeMap;
 use zk_recipes::zk::{Path, SessionId};
 
@@ -74,16 +74,21 @@ impl SessionTable {
 }
 
 impl ZkServer {
-    /// The closeSession transaction: one zxid, the session's own watches
-    /// forgotten first (a dead session hears nothing), then its ephemerals
-    /// deleted in path order (DataTree.killSession), firing their watches.
-    pub(super) fn end_session(&mut self, id: SessionId) -> Result<Vec<Notification>, SessionError> {
+    /// The closeSession transaction: one zxid, then the session's
+    /// ephemerals deleted in the order `order` arranges them (DataTree.
+    /// killSession walks a HashSet: an order the recipe cannot rely on),
+    /// firing their watches, then the session's own watches forgotten.
+    pub(super) fn end_session(
+        &mut self,
+        id: SessionId,
+        order: &mut dyn ChildOrder,
+    ) -> Result<Vec<Notification>, SessionError> {
         self.sessions.remove(id)?;
         let zxid = self.next_zxid();
         // DataTree.killSession deletes the ephemerals (firing their watches,
         // the closing session's own included, as the conformance suite saw on
         // 3.8.0) before the connection and its watches are dropped.
-        let doomed: Vec<Path> = self.tree.ephemerals_of(id).cloned().collect();
+        let doomed = arranged(self.tree.ephemerals_of(id), order);
         let mut notifications = Vec::new();
         for path in &doomed {
             let change = self.tree.delete_node(path, zxid);
@@ -94,12 +99,25 @@ impl ZkServer {
     }
 
     /// Expires the due sessions in id order, one closeSession each.
-    pub(super) fn expire_due(&mut self) -> (Vec<SessionId>, Vec<Notification>) {
+    pub(super) fn expire_due(
+        &mut self,
+        order: &mut dyn ChildOrder,
+    ) -> (Vec<SessionId>, Vec<Notification>) {
         let due = self.sessions.due(self.now_ms);
         let mut notifications = Vec::new();
         for &id in &due {
-            notifications.extend(self.end_session(id).expect("a due session is alive"));
+            notifications.extend(self.end_session(id, order).expect("a due session is alive"));
         }
         (due, notifications)
     }
+}
+
+/// The paths in the order `order` arranges their names.
+fn arranged<'a>(paths: impl Iterator<Item = &'a Path>, order: &mut dyn ChildOrder) -> Vec<Path> {
+    let mut names: Vec<String> = paths.map(|path| path.as_str().to_string()).collect();
+    order.arrange(&mut names);
+    names
+        .into_iter()
+        .map(|name| Path::new(name).expect("an ephemeral's path is valid"))
+        .collect()
 }

@@ -241,7 +241,7 @@ fn set_up(server: &mut ZkServer, config: &WorldConfig) {
             .expect("sequence start needs an existing parent");
     }
     server
-        .close_session(ADMIN_SESSION)
+        .close_session(ADMIN_SESSION, &mut SortedOrder)
         .expect("admin session alive");
 }
 

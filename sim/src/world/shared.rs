@@ -43,6 +43,8 @@ pub struct Rngs {
     pub net: SmallRng,
     /// The order of getChildren results.
     pub child_order: SmallRng,
+    /// The order a closing session's ephemerals are deleted in.
+    pub ephemeral_order: SmallRng,
     /// Per-request faults and the choices faults make.
     pub faults: SmallRng,
     /// Session ids and unique ids.
@@ -62,6 +64,7 @@ impl Rngs {
             ids: stream(seed, 12),
             delays: stream(seed, 13),
             choices: stream(seed, 14),
+            ephemeral_order: stream(seed, 16),
         }
     }
 }

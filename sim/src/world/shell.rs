@@ -269,7 +269,9 @@ impl<R: SimRecipe> Shared<R> {
     fn expiry_tick(&mut self) {
         let now_ms = self.now_ms() as i64;
         self.server.set_time_ms(now_ms);
-        let (expired, notifications) = self.server.expire_due_sessions();
+        let (expired, notifications) = self
+            .server
+            .expire_due_sessions(&mut ShuffledOrder(&mut self.rng.ephemeral_order));
         for session in &expired {
             if let Some(&client) = self.owners.get(session) {
                 trace!(
@@ -359,7 +361,10 @@ impl<R: SimRecipe> Shared<R> {
         };
         let now_ms = self.now_ms() as i64;
         self.server.set_time_ms(now_ms);
-        if let Ok(notifications) = self.server.close_session(session) {
+        if let Ok(notifications) = self
+            .server
+            .close_session(session, &mut ShuffledOrder(&mut self.rng.ephemeral_order))
+        {
             let now = self.now_ns();
             self.history.session_ended(client, now, session, true);
             self.close_connection(client);
