@@ -1,4 +1,5 @@
 //! The simulated ZooKeeper: a pure, deterministic server core ([`server`]),
+//! replicated as an ensemble with a leader and lagging followers ([`ensemble`]),
 //! the Java-client-like session layer ([`client`]), a synchronous stepper for
 //! unit tests ([`stepper`]), bounded reading of input files ([`input`]), and the simulator: faults as data ([`faults`]),
 //! property oracles ([`oracles`]), scenario files ([`scenario`]) and, under
@@ -6,6 +7,7 @@
 
 pub mod client;
 pub mod diagnosis;
+pub mod ensemble;
 pub mod faults;
 pub mod input;
 pub mod oracles;

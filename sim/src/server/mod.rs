@@ -233,6 +233,12 @@ impl ZkServer {
         self.end_session(id, order)
     }
 
+    /// The sessions not heard from within their timeout, in id order (what
+    /// [`ZkServer::expire_due_sessions`] would expire now).
+    pub fn due_sessions(&self) -> Vec<SessionId> {
+        self.sessions.due(self.now_ms)
+    }
+
     /// Expires, in id order, every session not heard from within its
     /// timeout (`now >= last heard + timeout`); returns the expired ids and
     /// the notifications their ephemerals' deletion fired (each session's

@@ -1,0 +1,719 @@
+//! A ZooKeeper ensemble: N replicas of the server core ([`ZkServer`])
+//! behind one leader. Sans-IO and deterministic like the core: the driver
+//! (the world, the model) decides when each replica applies its next
+//! committed transaction, and so how far each one lags.
+//!
+//! The rules it keeps (ZooKeeper 3.8's Leader, Learner, CommitProcessor):
+//! - the leader orders every write: a write is committed (appended to the
+//!   log and applied by the leader) when it reaches the leader; every other
+//!   replica applies the log in order, at its own pace ([`Ensemble::apply_next`]);
+//! - a session is connected to one server; its reads are answered from that
+//!   server's applied state, and its watches fire as that server applies;
+//! - a session's requests are answered in order: a read waits behind the
+//!   session's earlier writes until its server has applied them (a session
+//!   reads its own writes), the reply to a write comes from the session's
+//!   server once that server has applied it, and `sync` waits until the
+//!   server has applied what the leader had committed when the sync reached it;
+//! - the leader decides sessions: it opens them, hears from them (through
+//!   any server in the quorum) and expires them; each replica applies the
+//!   createSession and closeSession (with its ephemerals' deletion, in one
+//!   order for all replicas) when it reaches them in the log, and a session
+//!   learns its expiry when its own server applies the close;
+//! - a client may reconnect to any serving server whose applied zxid is not
+//!   behind the last zxid it has seen (a server behind it refuses);
+//! - a transaction carries the leader's time (DataTree stamps nodes with
+//!   the transaction header's time), so a replica applies it at that time;
+//! - a server cut off from the leader applies nothing and commits nothing,
+//!   but serves reads from its stale state until the driver stops it; while
+//!   the ensemble elects a leader no write commits, and the new leader
+//!   hears from every live session at once (its session tracker restarts).
+
+use crate::server::{
+    Applied, ChildOrder, Notification, PermutedOrder, ServerConfig, SessionError, ShuffledOrder,
+    ZkServer,
+};
+use std::collections::{BTreeMap, VecDeque};
+use zk_recipes::zk::{Reply, Request, SessionId, Zxid};
+
+/// A server of the ensemble, by index.
+pub type ServerIndex = usize;
+
+/// The order a closing session's ephemerals are deleted in: the same on
+/// every replica (one closeSession transaction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeletionOrder {
+    /// A shuffle drawn from this seed (simulations).
+    Shuffled(u64),
+    /// The n-th permutation of path order (the model; 0 is path order).
+    Permuted(u16),
+}
+
+impl DeletionOrder {
+    fn with<T>(self, f: impl FnOnce(&mut dyn ChildOrder) -> T) -> T {
+        match self {
+            DeletionOrder::Shuffled(seed) => {
+                use rand::SeedableRng;
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+                f(&mut ShuffledOrder(&mut rng))
+            }
+            DeletionOrder::Permuted(n) => f(&mut PermutedOrder(n)),
+        }
+    }
+}
+
+/// What a committed transaction changes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Change {
+    Open {
+        session: SessionId,
+        timeout_ms: u64,
+    },
+    Request {
+        session: SessionId,
+        request: Request,
+    },
+    Close {
+        session: SessionId,
+        order: DeletionOrder,
+    },
+    Reap,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Txn {
+    time_ms: i64,
+    change: Change,
+}
+
+/// One server: its copy of the tree and how much of the log it applied.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Replica {
+    core: ZkServer,
+    applied: usize,
+    /// Accepts connections and answers its sessions.
+    serving: bool,
+    /// Reaches the leader: applies the log and forwards writes.
+    in_quorum: bool,
+}
+
+/// A request of a session waiting at its server for its answer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Queued {
+    /// The createSession at this log index.
+    Opening {
+        index: usize,
+    },
+    Read {
+        request: Request,
+    },
+    /// A write: committed at `index` (None: not yet, no leader reachable),
+    /// answered once the session's server applied it.
+    Write {
+        request: Request,
+        index: Option<usize>,
+        applied: Option<Applied>,
+    },
+    /// Answered once the server applied the log up to `until`.
+    Sync {
+        request: Request,
+        until: Option<usize>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Connection {
+    server: ServerIndex,
+    queue: VecDeque<Queued>,
+}
+
+/// What the ensemble tells its driver.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EnsembleEvent {
+    /// The session's createSession reached its server: it may send.
+    Opened { session: SessionId },
+    /// The answer to the session's oldest unanswered request.
+    Reply {
+        session: SessionId,
+        applied: Applied,
+    },
+    /// A watch fired at the session's server.
+    Notify(Notification),
+    /// The session's server applied its close: the connection ends, and
+    /// the client learns its session expired (or closed).
+    Closed { session: SessionId },
+}
+
+/// Why a connection was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    #[error("server {0} is not serving")]
+    NotServing(ServerIndex),
+    /// The server has not applied what the client has already seen
+    /// (ZooKeeper: "client must try another server").
+    #[error("server {server} is at zxid {server_zxid:#x}, behind the client's {client_zxid:#x}")]
+    Behind {
+        server: ServerIndex,
+        server_zxid: Zxid,
+        client_zxid: Zxid,
+    },
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// N replicas, one leader, one committed log.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ensemble {
+    replicas: Vec<Replica>,
+    leader: ServerIndex,
+    electing: bool,
+    log: Vec<Txn>,
+    now_ms: i64,
+    connections: BTreeMap<SessionId, Connection>,
+    /// Sessions with a write waiting for a leader, in the order sent.
+    uncommitted: VecDeque<SessionId>,
+}
+
+impl Ensemble {
+    /// `servers` replicas of an empty tree; server 0 leads.
+    pub fn new(servers: usize, config: ServerConfig) -> Ensemble {
+        assert!(servers >= 1, "an ensemble has a server");
+        let replica = Replica {
+            core: ZkServer::new(config),
+            applied: 0,
+            serving: true,
+            in_quorum: true,
+        };
+        Ensemble {
+            replicas: vec![replica; servers],
+            leader: 0,
+            electing: false,
+            log: Vec::new(),
+            now_ms: 0,
+            connections: BTreeMap::new(),
+            uncommitted: VecDeque::new(),
+        }
+    }
+
+    pub fn servers(&self) -> usize {
+        self.replicas.len()
+    }
+
+    pub fn leader(&self) -> ServerIndex {
+        self.leader
+    }
+
+    /// The committed state (the leader's copy): what oracles judge.
+    pub fn committed(&self) -> &ZkServer {
+        &self.replicas[self.leader].core
+    }
+
+    /// One server's applied state.
+    pub fn server(&self, server: ServerIndex) -> &ZkServer {
+        &self.replicas[server].core
+    }
+
+    /// Committed transactions `server` has not applied yet.
+    pub fn lag(&self, server: ServerIndex) -> usize {
+        self.log.len() - self.replicas[server].applied
+    }
+
+    pub fn is_serving(&self, server: ServerIndex) -> bool {
+        self.replicas[server].serving
+    }
+
+    /// The server the session is connected to, if any.
+    pub fn server_of(&self, session: SessionId) -> Option<ServerIndex> {
+        self.connections.get(&session).map(|c| c.server)
+    }
+
+    /// Advances the leader's clock (sessions expire by it, transactions
+    /// carry it). Time never goes backwards.
+    pub fn set_time_ms(&mut self, now_ms: i64) {
+        self.now_ms = now_ms;
+        self.replicas[self.leader].core.set_time_ms(now_ms);
+    }
+
+    /// A client opens a session through `server`; it may send once
+    /// [`EnsembleEvent::Opened`] comes (when that server applied it).
+    pub fn open_session(
+        &mut self,
+        server: ServerIndex,
+        session: SessionId,
+        timeout_ms: u64,
+        order: &mut dyn ChildOrder,
+    ) -> Result<Vec<EnsembleEvent>, ConnectError> {
+        self.check_reachable(server)?;
+        if self.committed().is_session_alive(session) {
+            return Err(SessionError::Duplicate(session).into());
+        }
+        let mut events = Vec::new();
+        let index = self.commit(
+            Change::Open {
+                session,
+                timeout_ms,
+            },
+            &mut events,
+        );
+        self.connections.insert(
+            session,
+            Connection {
+                server,
+                queue: VecDeque::from([Queued::Opening { index }]),
+            },
+        );
+        self.answer_ready(server, order, &mut events);
+        Ok(events)
+    }
+
+    /// A client resumes its session on `server` (after a disconnect),
+    /// having seen up to `last_zxid`. Its watches are then re-registered
+    /// with [`Ensemble::set_watches`].
+    pub fn connect(
+        &mut self,
+        server: ServerIndex,
+        session: SessionId,
+        last_zxid: Zxid,
+    ) -> Result<(), ConnectError> {
+        let replica = &self.replicas[server];
+        if !replica.serving {
+            return Err(ConnectError::NotServing(server));
+        }
+        if replica.core.last_zxid() < last_zxid {
+            return Err(ConnectError::Behind {
+                server,
+                server_zxid: replica.core.last_zxid(),
+                client_zxid: last_zxid,
+            });
+        }
+        // A server validates a session it has not seen with the leader.
+        if !self.committed().is_session_alive(session) {
+            return Err(SessionError::NotAlive(session).into());
+        }
+        self.disconnect(session);
+        self.connections.insert(
+            session,
+            Connection {
+                server,
+                queue: VecDeque::new(),
+            },
+        );
+        self.heard_from(session);
+        Ok(())
+    }
+
+    /// Re-registers a reconnected session's watches at its server.
+    pub fn set_watches(
+        &mut self,
+        session: SessionId,
+        relative_zxid: Zxid,
+        watches: &crate::server::WatchSet,
+    ) -> Vec<Notification> {
+        let Some(server) = self.server_of(session) else {
+            return Vec::new();
+        };
+        self.replicas[server]
+            .core
+            .set_watches(session, relative_zxid, watches)
+    }
+
+    /// The connection dropped: the server forgets the session's watches
+    /// and unanswered requests (the client fails them with ConnectionLoss;
+    /// a write already committed stays committed).
+    pub fn disconnect(&mut self, session: SessionId) {
+        if let Some(connection) = self.connections.remove(&session) {
+            self.replicas[connection.server].core.disconnect(session);
+            self.uncommitted.retain(|s| *s != session);
+        }
+    }
+
+    /// The session's server heard from it (a request or a ping); the leader
+    /// hears of it if that server reaches the leader.
+    pub fn heard_from(&mut self, session: SessionId) {
+        let Some(server) = self.server_of(session) else {
+            return;
+        };
+        if self.replicas[server].in_quorum && !self.electing {
+            self.replicas[self.leader].core.touch_session(session);
+        }
+    }
+
+    /// A session's request reaches its server.
+    pub fn submit(
+        &mut self,
+        session: SessionId,
+        request: Request,
+        order: &mut dyn ChildOrder,
+    ) -> Vec<EnsembleEvent> {
+        let Some(server) = self.server_of(session) else {
+            return Vec::new();
+        };
+        self.heard_from(session);
+        let mut events = Vec::new();
+        let reaches_leader = self.replicas[server].in_quorum && !self.electing;
+        let is_write = request.is_write();
+        let queued = if is_write {
+            Queued::Write {
+                request,
+                index: None,
+                applied: None,
+            }
+        } else if matches!(request, Request::Sync { .. }) {
+            let until = reaches_leader.then_some(self.log.len());
+            Queued::Sync { request, until }
+        } else {
+            Queued::Read { request }
+        };
+        self.connection_mut(session).queue.push_back(queued);
+        if is_write && reaches_leader {
+            self.commit_waiting_write(session, &mut events);
+        } else if is_write {
+            self.uncommitted.push_back(session);
+        }
+        self.answer_ready(server, order, &mut events);
+        events
+    }
+
+    /// `server` applies its next committed transaction, if it reaches the
+    /// leader and has one; returns the watches that fired there and the
+    /// answers that became ready.
+    pub fn apply_next(
+        &mut self,
+        server: ServerIndex,
+        order: &mut dyn ChildOrder,
+    ) -> Vec<EnsembleEvent> {
+        let mut events = Vec::new();
+        if self.lag(server) == 0 || !self.replicas[server].in_quorum {
+            return events;
+        }
+        self.apply_one(server, &mut events);
+        self.answer_ready(server, order, &mut events);
+        events
+    }
+
+    /// The leader expires every session not heard from within its timeout
+    /// (one closeSession each, in id order; the i-th deletes its ephemerals
+    /// in `order` moved on by i).
+    pub fn expire_due(
+        &mut self,
+        order: DeletionOrder,
+        child_order: &mut dyn ChildOrder,
+    ) -> (Vec<SessionId>, Vec<EnsembleEvent>) {
+        let mut events = Vec::new();
+        if self.electing {
+            return (Vec::new(), events);
+        }
+        let due = self.committed().due_sessions();
+        for (i, &session) in due.iter().enumerate() {
+            let order = match order {
+                DeletionOrder::Shuffled(seed) => {
+                    DeletionOrder::Shuffled(seed.wrapping_add(i as u64))
+                }
+                permuted => permuted,
+            };
+            self.commit(Change::Close { session, order }, &mut events);
+        }
+        self.answer_all(child_order, &mut events);
+        (due, events)
+    }
+
+    /// The leader closes (or, as a fault, expires) one session now.
+    pub fn close_session(
+        &mut self,
+        session: SessionId,
+        order: DeletionOrder,
+        child_order: &mut dyn ChildOrder,
+    ) -> Result<Vec<EnsembleEvent>, SessionError> {
+        if !self.committed().is_session_alive(session) {
+            return Err(SessionError::NotAlive(session));
+        }
+        let mut events = Vec::new();
+        self.commit(Change::Close { session, order }, &mut events);
+        self.answer_all(child_order, &mut events);
+        Ok(events)
+    }
+
+    /// The leader's container reaper runs (one transaction).
+    pub fn reap(&mut self, child_order: &mut dyn ChildOrder) -> Vec<EnsembleEvent> {
+        let mut events = Vec::new();
+        if !self.electing {
+            self.commit(Change::Reap, &mut events);
+            self.answer_all(child_order, &mut events);
+        }
+        events
+    }
+
+    /// `server` loses the leader: it applies and commits nothing, but goes
+    /// on answering reads from what it has until [`Ensemble::stop`].
+    pub fn isolate(&mut self, server: ServerIndex) {
+        self.replicas[server].in_quorum = false;
+        if server == self.leader {
+            self.electing = true;
+        }
+    }
+
+    /// `server` stops serving (it crashed, or noticed it lost the leader):
+    /// returns the sessions it dropped, in id order.
+    pub fn stop(&mut self, server: ServerIndex) -> Vec<SessionId> {
+        self.replicas[server].serving = false;
+        self.isolate(server);
+        let dropped: Vec<SessionId> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.server == server)
+            .map(|(session, _)| *session)
+            .collect();
+        for &session in &dropped {
+            self.disconnect(session);
+        }
+        dropped
+    }
+
+    /// `server` rejoins: it catches up with the leader before it serves.
+    pub fn start(&mut self, server: ServerIndex, order: &mut dyn ChildOrder) {
+        let replica = &mut self.replicas[server];
+        replica.in_quorum = true;
+        replica.serving = true;
+        let mut ignored = Vec::new();
+        while self.lag(server) > 0 {
+            self.apply_one(server, &mut ignored);
+        }
+        self.answer_ready(server, order, &mut ignored);
+    }
+
+    /// A leader election begins: no write commits until [`Ensemble::elect`].
+    pub fn begin_election(&mut self) {
+        self.electing = true;
+    }
+
+    /// `server` becomes the leader: it catches up, hears from every live
+    /// session now, and commits the writes that waited, in the order sent.
+    pub fn elect(&mut self, server: ServerIndex, order: &mut dyn ChildOrder) -> Vec<EnsembleEvent> {
+        assert!(
+            self.replicas[server].serving,
+            "a stopped server cannot lead"
+        );
+        let mut events = Vec::new();
+        self.replicas[server].in_quorum = true;
+        while self.lag(server) > 0 {
+            self.apply_one(server, &mut events);
+        }
+        self.leader = server;
+        self.electing = false;
+        let now_ms = self.now_ms.max(self.replicas[server].core.now_ms());
+        self.set_time_ms(now_ms);
+        let live: Vec<SessionId> = self.connections.keys().copied().collect();
+        for session in live {
+            self.replicas[server].core.touch_session(session);
+        }
+        while let Some(session) = self.uncommitted.pop_front() {
+            self.commit_waiting_write(session, &mut events);
+        }
+        let committed = self.log.len();
+        for connection in self.connections.values_mut() {
+            for queued in &mut connection.queue {
+                if let Queued::Sync {
+                    until: until @ None,
+                    ..
+                } = queued
+                {
+                    *until = Some(committed);
+                }
+            }
+        }
+        self.answer_all(order, &mut events);
+        events
+    }
+
+    /// Appends a transaction and lets the leader apply it.
+    fn commit(&mut self, change: Change, events: &mut Vec<EnsembleEvent>) -> usize {
+        assert!(!self.electing, "no commit without a leader");
+        assert_eq!(self.lag(self.leader), 0, "the leader applied every commit");
+        self.log.push(Txn {
+            time_ms: self.now_ms,
+            change,
+        });
+        self.apply_one(self.leader, events);
+        self.log.len() - 1
+    }
+
+    /// Commits the session's oldest write that waits for a leader (its
+    /// queue slot learns its log index before the leader applies it).
+    fn commit_waiting_write(&mut self, session: SessionId, events: &mut Vec<EnsembleEvent>) {
+        let Some(request) = self.connections.get(&session).and_then(|c| {
+            c.queue.iter().find_map(|queued| match queued {
+                Queued::Write {
+                    request,
+                    index: None,
+                    ..
+                } => Some(request.clone()),
+                _ => None,
+            })
+        }) else {
+            return;
+        };
+        let index = self.log.len();
+        let slot = self
+            .connection_mut(session)
+            .queue
+            .iter_mut()
+            .find_map(|queued| match queued {
+                Queued::Write {
+                    index: slot @ None, ..
+                } => Some(slot),
+                _ => None,
+            });
+        *slot.expect("found above") = Some(index);
+        let committed = self.commit(Change::Request { session, request }, events);
+        debug_assert_eq!(committed, index);
+    }
+
+    /// `server` applies the next transaction of the log.
+    fn apply_one(&mut self, server: ServerIndex, events: &mut Vec<EnsembleEvent>) {
+        let index = self.replicas[server].applied;
+        self.replicas[server].applied += 1;
+        let txn = self.log[index].clone();
+        let core = &mut self.replicas[server].core;
+        if txn.time_ms > core.now_ms() {
+            core.set_time_ms(txn.time_ms);
+        }
+        match txn.change {
+            Change::Open {
+                session,
+                timeout_ms,
+            } => core
+                .open_session(session, timeout_ms)
+                .expect("the leader opened it"),
+            Change::Request { session, request } => {
+                let applied = core.apply(session, &request, &mut PermutedOrder(0));
+                events.extend(
+                    applied
+                        .notifications
+                        .iter()
+                        .cloned()
+                        .map(EnsembleEvent::Notify),
+                );
+                self.record_write(server, session, index, applied);
+            }
+            Change::Close { session, order } => {
+                let notifications = order
+                    .with(|order| core.close_session(session, order))
+                    .unwrap_or_default();
+                events.extend(notifications.into_iter().map(EnsembleEvent::Notify));
+                if self.server_of(session) == Some(server) {
+                    self.connections.remove(&session);
+                    events.push(EnsembleEvent::Closed { session });
+                }
+            }
+            Change::Reap => events.extend(core.reap().into_iter().map(EnsembleEvent::Notify)),
+        }
+    }
+
+    /// Keeps the result of a session's write for its reply, if the session
+    /// waits for it at this server.
+    fn record_write(
+        &mut self,
+        server: ServerIndex,
+        session: SessionId,
+        index: usize,
+        applied: Applied,
+    ) {
+        let Some(connection) = self.connections.get_mut(&session) else {
+            return;
+        };
+        if connection.server != server {
+            return;
+        }
+        for queued in &mut connection.queue {
+            if let Queued::Write {
+                index: Some(i),
+                applied: slot,
+                ..
+            } = queued
+            {
+                if *i == index {
+                    *slot = Some(applied);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Answers, session by session in id order, every request at the head
+    /// of a queue on `server` that can be answered now.
+    fn answer_ready(
+        &mut self,
+        server: ServerIndex,
+        order: &mut dyn ChildOrder,
+        events: &mut Vec<EnsembleEvent>,
+    ) {
+        let sessions: Vec<SessionId> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.server == server)
+            .map(|(session, _)| *session)
+            .collect();
+        for session in sessions {
+            while let Some(event) = self.answer_head(session, order) {
+                events.push(event);
+            }
+        }
+    }
+
+    fn answer_all(&mut self, order: &mut dyn ChildOrder, events: &mut Vec<EnsembleEvent>) {
+        for server in 0..self.replicas.len() {
+            self.answer_ready(server, order, events);
+        }
+    }
+
+    /// The answer to the session's oldest request, if it is ready.
+    fn answer_head(
+        &mut self,
+        session: SessionId,
+        order: &mut dyn ChildOrder,
+    ) -> Option<EnsembleEvent> {
+        let connection = self.connections.get(&session)?;
+        let server = connection.server;
+        let replica = &self.replicas[server];
+        if !replica.serving {
+            return None;
+        }
+        let ready = match connection.queue.front()? {
+            Queued::Opening { index } => replica.applied > *index,
+            Queued::Read { .. } => true,
+            Queued::Write { applied, .. } => applied.is_some(),
+            Queued::Sync { until, .. } => until.is_some_and(|until| replica.applied >= until),
+        };
+        if !ready {
+            return None;
+        }
+        let queued = self.connection_mut(session).queue.pop_front()?;
+        let core = &mut self.replicas[server].core;
+        let applied = match queued {
+            Queued::Opening { .. } => return Some(EnsembleEvent::Opened { session }),
+            Queued::Read { request } => core.apply(session, &request, order),
+            Queued::Write { applied, .. } => applied.expect("ready"),
+            Queued::Sync { request, .. } => Applied {
+                result: Ok(Reply::Synced {
+                    path: request.path().expect("sync names a path").clone(),
+                }),
+                zxid: core.last_zxid(),
+                notifications: Vec::new(),
+            },
+        };
+        Some(EnsembleEvent::Reply { session, applied })
+    }
+
+    fn connection_mut(&mut self, session: SessionId) -> &mut Connection {
+        self.connections
+            .get_mut(&session)
+            .expect("a connected session")
+    }
+
+    fn check_reachable(&self, server: ServerIndex) -> Result<(), ConnectError> {
+        let replica = &self.replicas[server];
+        if !replica.serving || !replica.in_quorum || self.electing {
+            return Err(ConnectError::NotServing(server));
+        }
+        Ok(())
+    }
+}
