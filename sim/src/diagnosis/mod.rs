@@ -24,13 +24,14 @@ mod stuck;
 
 pub use history::{ClientHistory, History, Hold, NodeRecord, Removal, WatchKind};
 
-use crate::client::{ConnectionState, WatchTable};
+use crate::client::{ClientSession, ConnectionState, WatchTable};
 use crate::oracles::{fmt_time, ClientIndex, Property, SimNanos, Violation};
 use crate::server::ZkServer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use zk_recipes::zk::SessionId;
+use zk_recipes::Recipe;
 
 /// Every mechanism a diagnosis can name (a scenario's `expect_signature`
 /// must use one of them).
@@ -166,6 +167,35 @@ pub struct ClientScene {
     pub last_call: Option<(SimNanos, String)>,
 }
 
+impl ClientScene {
+    /// What a diagnosis sees of one client, from its session layer: the
+    /// one constructor every driver uses (the simulated world, the stepper).
+    /// `done`: its workload has nothing left to wait for; `last_call`: the
+    /// application's last call and its time.
+    pub fn of<R: Recipe>(
+        session: &ClientSession<R>,
+        done: bool,
+        paused: bool,
+        last_call: Option<&(SimNanos, R::Call)>,
+    ) -> ClientScene {
+        ClientScene {
+            done,
+            paused,
+            state: session.state,
+            session: session.session_id,
+            pending_requests: session
+                .outgoing
+                .iter()
+                .chain(&session.in_flight)
+                .map(|(_, request)| format!("{request:?}"))
+                .collect(),
+            timers: session.timers.len(),
+            watches: session.watches.clone(),
+            last_call: last_call.map(|(at, call)| (*at, format!("{call:?}"))),
+        }
+    }
+}
+
 /// The world at the moment of a diagnosis.
 pub struct Scene<'a> {
     pub server: &'a ZkServer,
@@ -222,7 +252,10 @@ fn plain(violation: &Violation, mechanism: &str, summary: &str) -> Diagnosis {
 fn queue(violation: &Violation) -> Diagnosis {
     let message = &violation.message;
     let (mechanism, summary) = if message.contains("nobody offered") {
-        ("phantom-item", "a consumer took an item no producer offered")
+        (
+            "phantom-item",
+            "a consumer took an item no producer offered",
+        )
     } else if message.contains("twice") {
         (
             "item-delivered-twice",
@@ -234,7 +267,10 @@ fn queue(violation: &Violation) -> Diagnosis {
             "an acknowledged item was never delivered (a consumer removed it but the item never reached the application: a delete whose reply was lost, then a retry took the next one)",
         )
     } else {
-        ("out-of-order", "items were delivered out of the order they were offered in")
+        (
+            "out-of-order",
+            "items were delivered out of the order they were offered in",
+        )
     };
     plain(violation, mechanism, summary)
 }
@@ -244,6 +280,15 @@ pub fn signature(property: Property, diagnosis: Option<&Diagnosis>) -> String {
     match diagnosis {
         Some(diagnosis) => format!("{property}/{}", diagnosis.mechanism),
         None => format!("{property}/undiagnosed"),
+    }
+}
+
+/// Attaches a diagnosis to every violation that has none yet, from
+/// `scene` (the moment of the violation): what a driver calls after its
+/// oracles reported something.
+pub fn diagnose_undiagnosed(violations: &mut [Violation], scene: &Scene) {
+    for violation in violations.iter_mut().filter(|v| v.diagnosis.is_none()) {
+        violation.diagnosis = Some(diagnose(violation, scene));
     }
 }
 
@@ -260,7 +305,10 @@ fn root<'a>(findings: &'a [Finding], priority: &[&str]) -> Option<&'a Finding> {
 }
 
 fn client_name(client: Option<ClientIndex>) -> String {
-    client.map_or_else(|| "a session no client holds".to_string(), |c| format!("c{c}"))
+    client.map_or_else(
+        || "a session no client holds".to_string(),
+        |c| format!("c{c}"),
+    )
 }
 
 #[cfg(test)]
@@ -317,7 +365,10 @@ mod tests {
 
         history.session_ended(0, 40, session, true);
         let node = &history.nodes[&Path::new("/l/x-0000000000").unwrap()];
-        assert_eq!(node.removed, Some((40, Removal::SessionEnded { client: 0 })));
+        assert_eq!(
+            node.removed,
+            Some((40, Removal::SessionEnded { client: 0 }))
+        );
     }
 
     #[test]
@@ -338,8 +389,14 @@ mod tests {
         );
         history.event_delivered(0, 9, &event, true);
         assert!(history.clients[0].watches.is_empty(), "one-shot: used up");
-        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(false));
+        assert_eq!(
+            history.clients[0].last_event.as_ref().map(|e| e.2),
+            Some(false)
+        );
         history.sent(0, 10);
-        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(true));
+        assert_eq!(
+            history.clients[0].last_event.as_ref().map(|e| e.2),
+            Some(true)
+        );
     }
 }
