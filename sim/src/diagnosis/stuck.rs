@@ -271,7 +271,7 @@ fn waits_on_live_node(
         .path(path);
     }
     if let Some(record) = record.filter(|r| !r.reply_delivered) {
-        return orphan(path, &what, record);
+        return orphan(path, what, record);
     }
     let lost_delete = record.and_then(|r| {
         r.deletes
