@@ -20,6 +20,12 @@
 //! the simulator's oracle counts every client that believes it holds. A
 //! `stale_holder_overlap` example therefore replays as a simulator
 //! mutual-exclusion violation.
+//!
+//! Every violation the replay reports carries a diagnosis, computed as the
+//! simulated world computes it: from the stepper's history and the stepper
+//! as it is at the moment of the violation (one millisecond of history
+//! time per step), so [`Violation::signature`] names the mechanism, as it
+//! does for a simulated run.
 
 use crate::model::{self, ModelRecipe, RecipeModel};
 use crate::schedule::{clip, Schedule, ScheduleStep};
@@ -30,6 +36,7 @@ use std::fmt::Write as _;
 use zk_recipes::zk::SessionId;
 use zk_recipes::{Observation, Observe};
 use zk_sim::client::ConnectionState;
+use zk_sim::diagnosis::diagnose_undiagnosed;
 use zk_sim::oracles::{
     CallObservation, ObserveCall, OracleConfig, Oracles, Property, Seen, View, Violation,
 };
@@ -51,7 +58,8 @@ pub struct ReplayReport {
     /// "violation" or "example", from the schedule.
     pub expect: String,
     pub steps: usize,
-    /// What the simulator's oracles reported, first per property.
+    /// What the simulator's oracles reported, first per property, each
+    /// with its diagnosis.
     pub violations: Vec<Violation>,
     /// One line per stepper action.
     pub trace: String,
@@ -62,6 +70,11 @@ impl ReplayReport {
     pub fn shows_expected_violation(&self) -> bool {
         self.oracle
             .is_some_and(|oracle| self.violations.iter().any(|v| v.property == oracle))
+    }
+
+    /// The signatures (`property/mechanism`) of the violations, in order.
+    pub fn signatures(&self) -> Vec<String> {
+        self.violations.iter().map(Violation::signature).collect()
     }
 
     /// The replay agrees with the schedule: the expected violation shows,
@@ -145,7 +158,7 @@ pub fn replay<R: ModelRecipe>(
     }
     let mut replay = Replay::new(model);
     for (index, step) in schedule.steps.iter().enumerate() {
-        replay.now_ns = (index as u64 + 1) * STEP_NS;
+        replay.set_time_ns((index as u64 + 1) * STEP_NS);
         replay.apply(step).map_err(|message| ReplayError::Step {
             step: index + 1,
             client: step.client,
@@ -154,7 +167,7 @@ pub fn replay<R: ModelRecipe>(
         })?;
         replay.observe_outcomes();
     }
-    replay.now_ns += STEP_NS;
+    replay.set_time_ns(replay.now_ns + STEP_NS);
     replay.heal();
     replay.finish();
     Ok(ReplayReport {
@@ -204,6 +217,12 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         };
         replay.observe_outcomes();
         replay
+    }
+
+    /// The time of the oracles and of the stepper's history.
+    fn set_time_ns(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
+        self.stepper.set_time_ns(now_ns);
     }
 
     fn apply(&mut self, step: &ScheduleStep) -> Result<(), String> {
@@ -455,6 +474,28 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             sessions: &sessions,
         };
         self.oracles.seen(self.now_ns, c, &seen, &view);
+        self.diagnose_new();
+    }
+
+    /// Attaches a diagnosis to every violation that has none yet, from the
+    /// stepper as it is now (the moment of the violation). A client with
+    /// no call waiting for its outcome is done: the replay makes no new
+    /// calls once the schedule is over.
+    fn diagnose_new(&mut self) {
+        if self
+            .oracles
+            .violations()
+            .iter()
+            .all(|v| v.diagnosis.is_some())
+        {
+            return;
+        }
+        let done: Vec<bool> = self.apps.iter().map(|app| app.pending.is_none()).collect();
+        let model = self.model;
+        let scene = self
+            .stepper
+            .scene(&done, model.oracles.fifo_parent.as_ref());
+        diagnose_undiagnosed(self.oracles.violations_mut(), &scene);
     }
 
     /// Runs without faults and without new calls until nothing moves.
@@ -508,6 +549,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 events: Vec::new(),
                 diagnosis: None,
             });
+            self.diagnose_new();
             return;
         }
         if (0..self.apps.len()).all(|c| self.workload_done(c)) {
@@ -515,6 +557,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             let server = self.stepper.server().clone();
             self.oracles
                 .finish(self.now_ns, &server, &self.initial_paths);
+            self.diagnose_new();
         }
     }
 

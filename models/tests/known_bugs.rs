@@ -15,7 +15,7 @@ use zk_recipes::lock::{LockCall, OriginalLock};
 use zk_recipes::queue::{DistributedQueueOriginal, QueueCall, TutorialQueueOriginal};
 use zk_recipes::shared_lock::{LockMode, OriginalSharedLock, SharedLockCall};
 use zk_recipes::zk::{CreateMode, Path, Request};
-use zk_recipes::Recipe;
+use zk_recipes::{Observe, Recipe};
 use zk_sim::stepper::Stepper;
 
 fn path(text: &str) -> Path {
@@ -23,7 +23,7 @@ fn path(text: &str) -> Path {
 }
 
 /// A stepper with persistent `nodes` created first.
-fn counting<R: Recipe>(nodes: &[&str]) -> Counting<R> {
+fn counting<R: Recipe<Outcome: Observe>>(nodes: &[&str]) -> Counting<R> {
     let mut stepper = Stepper::new();
     for node in nodes {
         let create = Request::Create {
@@ -266,7 +266,9 @@ fn bug5b_leave_race_strands_the_slow_member() {
 // ---- bug 6: queue consumption ----
 
 /// sim/tests/recipe_queue.rs `bug6_delete_applied_then_connection_loss_*_original_loses_item`.
-fn bug6_reproduction_steps<R: Recipe<Call = QueueCall>>(make: impl Fn() -> R) -> usize {
+fn bug6_reproduction_steps<R: Recipe<Call = QueueCall, Outcome: Observe>>(
+    make: impl Fn() -> R,
+) -> usize {
     let mut s = counting::<R>(&["/q"]);
     for i in 0..2 {
         let client = s.add_client(make(), 100 + i);

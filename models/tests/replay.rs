@@ -2,6 +2,8 @@
 //! with the same verdict from the simulator's own oracles: each violated
 //! property (that the simulator has an oracle for) is violated there too,
 //! and every example a fixed variant gives replays without a violation.
+//! Every violation a replay reports carries a diagnosis that names a
+//! mechanism (`models/tests/diagnosis.rs` pins which).
 
 mod common;
 
@@ -38,6 +40,19 @@ fn disagreements(report: &CheckReport, fixed: bool) -> Vec<String> {
         let replayed: ReplayReport = entry.replay(&schedule).unwrap_or_else(|error| {
             panic!("{} {}: replay failed: {error}", report.model, property.name)
         });
+        for violation in &replayed.violations {
+            let mechanism = violation.diagnosis.as_ref().map(|d| d.mechanism.as_str());
+            if matches!(mechanism, None | Some("unexplained")) {
+                found.push(format!(
+                    "{} faults {} {}: {} is not explained ({})",
+                    report.model,
+                    report.faults,
+                    property.name,
+                    violation.property,
+                    violation.signature()
+                ));
+            }
+        }
         if !replayed.agrees() {
             found.push(format!(
                 "{} faults {} {} ({:?}): simulator says {:?}\n{}",

@@ -10,17 +10,32 @@
 //! the client. A dropped connection loses the whole inbox, as a TCP
 //! connection would; lost notifications come back through watch
 //! re-registration on reconnect.
+//!
+//! The stepper keeps a diagnosis [`History`] as the simulated world does,
+//! fed at the same points: requests applied with their results, replies
+//! delivered or lost with a connection, requests lost before the server
+//! saw them, node events delivered and whether the recipe acted on them,
+//! sessions the server ended, reaped nodes, outcomes. The stepper has no
+//! clock of its own for it: the driver sets the history's time
+//! ([`Stepper::set_time_ns`], e.g. one millisecond per step) and builds
+//! the [`Scene`] a violation is diagnosed in ([`Stepper::scene`]).
+//!
+//! A request "goes on the wire" (the world's `sent`) when the recipe emits
+//! it while connected, or when its connection comes back: the simulated
+//! world sends at once what the stepper keeps queued until `send`.
 
 use crate::client::{ClientSession, ConnectionState};
+use crate::diagnosis::{ClientScene, History, Scene};
+use crate::oracles::SimNanos;
 use crate::server::{
     ChildOrder, Notification, PermutedOrder, ServerConfig, ShuffledOrder, ZkServer,
 };
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
-use zk_recipes::zk::{Request, SessionId, WatchedEvent, ZkResult, Zxid};
-use zk_recipes::Recipe;
+use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent, ZkResult, Zxid};
+use zk_recipes::{Observe, Recipe};
 
 /// Index of a client in the stepper.
 pub type ClientId = usize;
@@ -49,6 +64,10 @@ pub enum Delivered {
 struct SteppedClient<R: Recipe> {
     session: ClientSession<R>,
     inbox: VecDeque<Inbound>,
+    /// The application's last call and when (the history's time).
+    last_call: Option<(SimNanos, R::Call)>,
+    /// How many of `session.outcomes` the history has recorded.
+    outcomes_recorded: usize,
 }
 
 /// Steps recipe machines of one type against one in-memory server.
@@ -60,15 +79,21 @@ pub struct Stepper<R: Recipe> {
     sorted_children: bool,
     now_ms: u64,
     trace: String,
+    /// What a diagnosis needs to remember (see the module documentation).
+    history: History,
+    /// The time the history records things at, set by the driver.
+    history_ns: SimNanos,
+    /// Which client each session belongs to.
+    owners: BTreeMap<SessionId, ClientId>,
 }
 
-impl<R: Recipe> Default for Stepper<R> {
+impl<R: Recipe<Outcome: Observe>> Default for Stepper<R> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<R: Recipe> Stepper<R> {
+impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     /// A stepper whose getChildren results are shuffled with a fixed seed.
     pub fn new() -> Self {
         Self::with_child_order_seed(0)
@@ -83,6 +108,9 @@ impl<R: Recipe> Stepper<R> {
             sorted_children: false,
             now_ms: 0,
             trace: String::new(),
+            history: History::default(),
+            history_ns: 0,
+            owners: BTreeMap::new(),
         }
     }
 
@@ -125,7 +153,10 @@ impl<R: Recipe> Stepper<R> {
         self.clients.push(SteppedClient {
             session: ClientSession::new(recipe),
             inbox: VecDeque::new(),
+            last_call: None,
+            outcomes_recorded: 0,
         });
+        self.history.clients.push(Default::default());
         self.open_session(id, SessionId(session_id));
         id
     }
@@ -143,7 +174,8 @@ impl<R: Recipe> Stepper<R> {
     /// Delivers an application call.
     pub fn call(&mut self, client: ClientId, call: R::Call) {
         self.log(client, &format!("call {call:?}"));
-        self.clients[client].session.call(call);
+        self.clients[client].last_call = Some((self.history_ns, call.clone()));
+        self.input(client, |session| session.call(call));
     }
 
     /// The server applies the client's next outgoing request; the reply waits
@@ -170,6 +202,8 @@ impl<R: Recipe> Stepper<R> {
             client,
             &format!("send {tag:?} {request:?} -> {:?}", applied.result),
         );
+        self.history
+            .applied(client, self.history_ns, session, &request, &applied.result);
         self.clients[client].inbox.push_back(Inbound::Reply {
             result: applied.result,
             zxid: applied.zxid,
@@ -188,14 +222,14 @@ impl<R: Recipe> Stepper<R> {
     pub fn deliver_at(&mut self, client: ClientId, index: usize) -> Option<Delivered> {
         let inbound = self.clients[client].inbox.remove(index)?;
         self.log(client, &format!("deliver {inbound:?}"));
-        let session = &mut self.clients[client].session;
         match inbound {
             Inbound::Reply { result, zxid } => {
-                session.reply(result, zxid);
+                self.history.reply_delivered(&result);
+                self.input(client, |session| session.reply(result, zxid));
                 Some(Delivered::Reply)
             }
             Inbound::Event(event) => Some(Delivered::Event {
-                fired: session.notification(event),
+                fired: self.notify(client, event),
             }),
         }
     }
@@ -232,7 +266,7 @@ impl<R: Recipe> Stepper<R> {
         self.now_ms = self.now_ms.max(due_ms);
         self.sync_clocks();
         self.log(client, &format!("timer {id:?}"));
-        self.clients[client].session.fire_timer(id)
+        self.input(client, |session| session.fire_timer(id))
     }
 
     // ---- faults ----
@@ -255,6 +289,8 @@ impl<R: Recipe> Stepper<R> {
                 client,
                 &format!("fault: {tag:?} {request:?} lost before the server"),
             );
+            self.history
+                .lost_before_apply(client, self.history_ns, request);
         }
         self.disconnect(client);
         lost.is_some()
@@ -267,16 +303,17 @@ impl<R: Recipe> Stepper<R> {
     pub fn disconnect(&mut self, client: ClientId) {
         self.log(client, "fault: disconnect");
         let session = self.session_id(client);
+        self.record_connection_loss(client);
         self.clients[client].inbox.clear();
         self.server.disconnect(session);
-        self.clients[client].session.disconnected();
+        self.input(client, ClientSession::disconnected);
     }
 
     /// Reconnects into the same session and re-registers its watches.
     pub fn reconnect(&mut self, client: ClientId) {
         self.log(client, "fault-heal: reconnect");
         let session = self.session_id(client);
-        let (watches, last_zxid) = self.clients[client].session.reconnected();
+        let (watches, last_zxid) = self.input(client, ClientSession::reconnected);
         let notifications = self.server.set_watches(session, last_zxid, &watches);
         self.route(notifications);
     }
@@ -296,8 +333,9 @@ impl<R: Recipe> Stepper<R> {
             "session still alive"
         );
         self.log(client, "client learns its session expired");
+        self.record_connection_loss(client);
         self.clients[client].inbox.clear();
-        self.clients[client].session.expired();
+        self.input(client, ClientSession::expired);
     }
 
     /// The server expires the session but the client does not know yet (it
@@ -309,6 +347,8 @@ impl<R: Recipe> Stepper<R> {
             .server
             .close_session(session, &mut PermutedOrder(0))
             .expect("session alive");
+        self.history
+            .session_ended(client, self.history_ns, session, true);
         self.route(notifications);
     }
 
@@ -316,7 +356,9 @@ impl<R: Recipe> Stepper<R> {
     /// robustness): handed to the recipe at once, armed watch or not.
     pub fn inject_watch_event(&mut self, client: ClientId, event: WatchedEvent) {
         self.log(client, &format!("fault: spurious {event:?}"));
-        self.clients[client].session.spurious_event(event);
+        self.history
+            .event_delivered(client, self.history_ns, &event, false);
+        self.input(client, |session| session.spurious_event(event));
     }
 
     /// A watch event for an armed watch although its node did not change:
@@ -326,12 +368,15 @@ impl<R: Recipe> Stepper<R> {
             client,
             &format!("fault: spurious {event:?} on an armed watch"),
         );
-        self.clients[client].session.notification(event)
+        self.notify(client, event)
     }
 
     /// Runs the server's container / TTL reaper.
     pub fn reap(&mut self) {
         let notifications = self.server.reap();
+        let server = &self.server;
+        self.history
+            .reaped(self.history_ns, |path| server.node_kind(path).is_some());
         self.route(notifications);
     }
 
@@ -349,7 +394,9 @@ impl<R: Recipe> Stepper<R> {
         &self.clients[client].session.outcomes
     }
 
+    /// The outcomes given since the last call (the history keeps them).
     pub fn take_outcomes(&mut self, client: ClientId) -> Vec<R::Outcome> {
+        self.clients[client].outcomes_recorded = 0;
         std::mem::take(&mut self.clients[client].session.outcomes)
     }
 
@@ -369,6 +416,46 @@ impl<R: Recipe> Stepper<R> {
         &self.trace
     }
 
+    // ---- diagnosis ----
+
+    /// Sets the time the history records what happens next at (the
+    /// stepper has no clock: a driver counts steps). It never goes back.
+    pub fn set_time_ns(&mut self, at_ns: SimNanos) {
+        self.history_ns = self.history_ns.max(at_ns);
+    }
+
+    /// What the history records its next entries at.
+    pub fn time_ns(&self) -> SimNanos {
+        self.history_ns
+    }
+
+    /// What a diagnosis remembers of the steps so far.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The stepper as a diagnosis sees it now. `done[c]`: client `c` waits
+    /// for nothing (its workload, as far as the driver runs it, is over);
+    /// `fifo_dir`: the directory the FIFO property is checked in, if any.
+    pub fn scene<'a>(&'a self, done: &[bool], fifo_dir: Option<&'a Path>) -> Scene<'a> {
+        let clients = self
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(c, client)| {
+                let done = done.get(c).copied().unwrap_or(true);
+                ClientScene::of(&client.session, done, false, client.last_call.as_ref())
+            })
+            .collect();
+        Scene {
+            server: &self.server,
+            clients,
+            owners: &self.owners,
+            history: &self.history,
+            fifo_dir,
+        }
+    }
+
     // ---- internals ----
 
     fn open_session(&mut self, client: ClientId, session_id: SessionId) {
@@ -376,7 +463,71 @@ impl<R: Recipe> Stepper<R> {
             .open_session(session_id, STEPPER_SESSION_TIMEOUT_MS)
             .expect("stepper session ids must be unique");
         self.log(client, &format!("session {session_id:?} opened"));
-        self.clients[client].session.connected(session_id);
+        self.owners.insert(session_id, client);
+        self.input(client, |session| session.connected(session_id));
+    }
+
+    /// A node event reaches the client's session layer; true if an armed
+    /// watch took it to the recipe.
+    fn notify(&mut self, client: ClientId, event: WatchedEvent) -> bool {
+        let fires = self.clients[client].session.watches.would_fire(&event);
+        self.history
+            .event_delivered(client, self.history_ns, &event, fires);
+        self.input(client, |session| session.notification(event))
+    }
+
+    /// Hands one input to the client's session layer, then records in the
+    /// history what the recipe did with it.
+    fn input<T>(&mut self, client: ClientId, give: impl FnOnce(&mut ClientSession<R>) -> T) -> T {
+        let unsent = self.unsent_on_the_wire(client);
+        let result = give(&mut self.clients[client].session);
+        self.record_effects(client, unsent);
+        result
+    }
+
+    /// Requests queued while connected: in the simulated world they are on
+    /// the wire already.
+    fn unsent_on_the_wire(&self, client: ClientId) -> usize {
+        let session = &self.clients[client].session;
+        if session.state == ConnectionState::Connected {
+            session.outgoing.len()
+        } else {
+            0
+        }
+    }
+
+    /// After an input: requests the recipe put on the wire (emitted while
+    /// connected, or waiting for the connection that came back) and the
+    /// outcomes it gave.
+    fn record_effects(&mut self, client: ClientId, unsent_before: usize) {
+        if self.unsent_on_the_wire(client) > unsent_before {
+            self.history.sent(client, self.history_ns);
+        }
+        let stepped = &mut self.clients[client];
+        for outcome in &stepped.session.outcomes[stepped.outcomes_recorded..] {
+            self.history
+                .outcome(client, self.history_ns, &outcome.observe());
+        }
+        stepped.outcomes_recorded = stepped.session.outcomes.len();
+    }
+
+    /// The client's connection drops: the replies on their way are lost,
+    /// and so are the requests it had put on the wire (queued here), before
+    /// the server saw them.
+    fn record_connection_loss(&mut self, client: ClientId) {
+        let stepped = &self.clients[client];
+        if stepped.session.state != ConnectionState::Connected {
+            return;
+        }
+        let now = self.history_ns;
+        for inbound in &stepped.inbox {
+            if matches!(inbound, Inbound::Reply { .. }) {
+                self.history.reply_lost(client, now);
+            }
+        }
+        for (_, request) in &stepped.session.outgoing {
+            self.history.lost_before_apply(client, now, request);
+        }
     }
 
     fn apply(&mut self, session: SessionId, request: &Request) -> crate::server::Applied {
@@ -411,5 +562,134 @@ impl<R: Recipe> Stepper<R> {
 
     fn log(&mut self, client: ClientId, line: &str) {
         let _ = writeln!(self.trace, "[{:>6} ms] c{client}: {line}", self.now_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnosis::{Removal, WatchKind};
+    use zk_recipes::lock::{FixedLock, LockCall};
+    use zk_recipes::zk::{CreateMode, Path};
+
+    const MS: SimNanos = 1_000_000;
+
+    fn locks() -> Path {
+        Path::new("/locks").unwrap()
+    }
+
+    fn stepper() -> Stepper<FixedLock> {
+        let mut stepper = Stepper::new();
+        let mkdir = Request::Create {
+            path: locks(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        stepper.admin(&mkdir).unwrap();
+        stepper
+    }
+
+    /// The path of the one node `client` created.
+    fn node_of(stepper: &Stepper<FixedLock>, client: ClientId) -> Path {
+        let (path, _) = stepper.history().node_of(client, SimNanos::MAX).unwrap();
+        path.clone()
+    }
+
+    #[test]
+    fn the_history_follows_a_hand_over_at_the_drivers_time() {
+        let mut s = stepper();
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        let b = s.add_client(FixedLock::new(locks(), 2), 0x20);
+        s.set_time_ns(MS);
+        s.call(a, LockCall::Lock);
+        s.run_client(a);
+        s.set_time_ns(2 * MS);
+        s.call(b, LockCall::Lock);
+        s.run_client(b);
+        let a_node = node_of(&s, a);
+        let watch = &s.history().clients[b].watches[&(WatchKind::Data, a_node.clone())];
+        assert_eq!((watch.set_ns, watch.by), (2 * MS, "exists"));
+
+        assert_eq!(s.take_outcomes(a).len(), 1, "acquired");
+        s.set_time_ns(3 * MS);
+        s.call(a, LockCall::Unlock);
+        s.run_client(a);
+        s.set_time_ns(4 * MS);
+        s.run_client(b);
+        let history = s.history();
+        let removed = &history.nodes[&a_node].removed;
+        assert_eq!(removed, &Some((3 * MS, Removal::Deleted { by: a })));
+        let event = history.clients[b].last_event.as_ref().unwrap();
+        assert_eq!(
+            (event.0, event.2),
+            (4 * MS, true),
+            "b acted on the deletion"
+        );
+        let holds: Vec<_> = history
+            .holds
+            .iter()
+            .map(|h| (h.client, h.from_ns, h.until_ns))
+            .collect();
+        assert_eq!(
+            holds,
+            [(a, MS, Some(3 * MS)), (b, 4 * MS, None)],
+            "a's release is recorded after its acquisition was taken"
+        );
+
+        s.set_time_ns(MS);
+        assert_eq!(s.time_ns(), 4 * MS, "the history's time never goes back");
+
+        let scene = s.scene(&[true, false], None);
+        assert_eq!(scene.owners[&SessionId(0x20)], b);
+        assert!(scene.clients[a].done && !scene.clients[b].done);
+        assert_eq!(
+            scene.clients[b].last_call,
+            Some((2 * MS, "Lock".to_string()))
+        );
+        assert_eq!(scene.clients[a].pending_requests.len(), 0);
+    }
+
+    #[test]
+    fn a_lost_reply_and_an_expiry_are_recorded_as_the_world_records_them() {
+        let mut s = stepper();
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        s.call(a, LockCall::Lock);
+        while !matches!(
+            s.client(a).outgoing.front(),
+            Some((_, Request::Create { .. }))
+        ) {
+            assert!(s.step(a), "the lock creates its node");
+        }
+        s.set_time_ns(5 * MS);
+        s.apply_then_disconnect(a);
+        let node = node_of(&s, a);
+        let record = &s.history().nodes[&node];
+        assert!(!record.reply_delivered);
+        assert_eq!(record.reply_lost_ns, Some(5 * MS));
+        assert_eq!(record.owner, Some(SessionId(0x10)));
+
+        s.set_time_ns(6 * MS);
+        s.expire(a);
+        let history = s.history();
+        assert_eq!(history.clients[a].sessions_ended, [6 * MS]);
+        let removed = &history.nodes[&node].removed;
+        assert_eq!(
+            removed,
+            &Some((6 * MS, Removal::SessionEnded { client: a }))
+        );
+    }
+
+    #[test]
+    fn a_request_lost_before_the_server_is_the_last_loss() {
+        let mut s = stepper();
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        s.set_time_ns(MS);
+        s.call(a, LockCall::Lock);
+        assert_eq!(s.history().clients[a].last_send_ns, MS, "sent on the call");
+        s.set_time_ns(2 * MS);
+        assert!(s.lose_request(a));
+        let (at, request) = s.history().clients[a].last_loss.clone().unwrap();
+        assert_eq!(at, 2 * MS);
+        assert_eq!(request, "create(/locks/x-1-, EphemeralSequential)");
     }
 }

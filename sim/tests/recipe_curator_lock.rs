@@ -17,7 +17,7 @@ use zk_recipes::curator_lock::{
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent, ANY_VERSION,
 };
-use zk_recipes::{FencingToken, Recipe};
+use zk_recipes::{FencingToken, Observe, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -40,7 +40,7 @@ fn fixed(unique_id: u64) -> FixedCuratorLock {
 }
 
 /// A stepper with one client per recipe, session ids 0x10, 0x20, ...
-fn stepper<R: Recipe>(recipes: Vec<R>) -> Stepper<R> {
+fn stepper<R: Recipe<Outcome: Observe>>(recipes: Vec<R>) -> Stepper<R> {
     let mut stepper = Stepper::new();
     for (i, recipe) in recipes.into_iter().enumerate() {
         stepper.add_client(recipe, 0x10 * (i as i64 + 1));
@@ -49,7 +49,7 @@ fn stepper<R: Recipe>(recipes: Vec<R>) -> Stepper<R> {
 }
 
 /// Creates the lock path as a persistent node (tests that are not about parents).
-fn precreate_lock_path<R: Recipe>(stepper: &mut Stepper<R>) {
+fn precreate_lock_path<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) {
     for node in ["/locks", LOCK] {
         let create = Request::Create {
             path: path(node),
@@ -61,7 +61,7 @@ fn precreate_lock_path<R: Recipe>(stepper: &mut Stepper<R>) {
 }
 
 /// Every node in the tree but the root and /zookeeper.
-fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
+fn tree<R: Recipe<Outcome: Observe>>(stepper: &Stepper<R>) -> Vec<String> {
     stepper
         .server()
         .paths()
@@ -71,7 +71,7 @@ fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
         .collect()
 }
 
-fn lock_children<R: Recipe>(stepper: &mut Stepper<R>) -> Vec<String> {
+fn lock_children<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) -> Vec<String> {
     match stepper.admin(&Request::GetChildren {
         path: path(LOCK),
         watch: false,
@@ -85,7 +85,7 @@ fn lock_children<R: Recipe>(stepper: &mut Stepper<R>) -> Vec<String> {
 }
 
 /// Runs the container reaper until nothing more goes.
-fn reap_all<R: Recipe>(stepper: &mut Stepper<R>) {
+fn reap_all<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) {
     for _ in 0..4 {
         stepper.reap();
     }
@@ -528,7 +528,10 @@ fn bug2_lost_create_reply_fixed_adopts_the_node() {
 
 /// Creates the lock path with its sequence counter at its end: ZooKeeper
 /// then names every new child `...2147483647`.
-fn lock_path_at_counter_end<R: Recipe>(stepper: &mut Stepper<R>, lock_mode: CreateMode) {
+fn lock_path_at_counter_end<R: Recipe<Outcome: Observe>>(
+    stepper: &mut Stepper<R>,
+    lock_mode: CreateMode,
+) {
     for (node, mode) in [("/locks", CreateMode::Persistent), (LOCK, lock_mode)] {
         stepper
             .admin(&Request::Create {

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore, SemaphoreCall, SemaphoreOutcome};
 use zk_recipes::zk::{EventType, KeeperState, Path, Reply, Request, WatchedEvent};
-use zk_recipes::{FencingToken, Recipe};
+use zk_recipes::{FencingToken, Observe, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -39,7 +39,7 @@ fn acquire(count: u32) -> SemaphoreCall {
 }
 
 /// A stepper with one client per recipe, session ids 0x10, 0x20, ...
-fn stepper<R: Recipe>(recipes: Vec<R>) -> Stepper<R> {
+fn stepper<R: Recipe<Outcome: Observe>>(recipes: Vec<R>) -> Stepper<R> {
     let mut stepper = Stepper::new();
     for (i, recipe) in recipes.into_iter().enumerate() {
         stepper.add_client(recipe, 0x10 * (i as i64 + 1));
@@ -48,7 +48,7 @@ fn stepper<R: Recipe>(recipes: Vec<R>) -> Stepper<R> {
 }
 
 /// Every node in the tree but the root and /zookeeper.
-fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
+fn tree<R: Recipe<Outcome: Observe>>(stepper: &Stepper<R>) -> Vec<String> {
     stepper
         .server()
         .paths()
@@ -58,7 +58,7 @@ fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
         .collect()
 }
 
-fn children<R: Recipe>(stepper: &mut Stepper<R>, parent: &str) -> Vec<String> {
+fn children<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>, parent: &str) -> Vec<String> {
     match stepper.admin(&Request::GetChildren {
         path: path(parent),
         watch: false,
@@ -68,7 +68,7 @@ fn children<R: Recipe>(stepper: &mut Stepper<R>, parent: &str) -> Vec<String> {
     }
 }
 
-fn reap_all<R: Recipe>(stepper: &mut Stepper<R>) {
+fn reap_all<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) {
     for _ in 0..4 {
         stepper.reap();
     }

@@ -15,7 +15,7 @@ use zk_recipes::shared_lock::{
     FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall, SharedLockOutcome,
 };
 use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent};
-use zk_recipes::{FencingToken, Recipe};
+use zk_recipes::{FencingToken, Observe, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -61,7 +61,7 @@ fn fixeds(count: usize) -> Stepper<FixedSharedLock> {
 }
 
 /// Every node in the tree but the root and /zookeeper.
-fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
+fn tree<R: Recipe<Outcome: Observe>>(stepper: &Stepper<R>) -> Vec<String> {
     stepper
         .server()
         .paths()
@@ -71,7 +71,7 @@ fn tree<R: Recipe>(stepper: &Stepper<R>) -> Vec<String> {
         .collect()
 }
 
-fn lock_children<R: Recipe>(stepper: &mut Stepper<R>) -> Vec<String> {
+fn lock_children<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) -> Vec<String> {
     match stepper.admin(&Request::GetChildren {
         path: path(LOCK),
         watch: false,

@@ -7,7 +7,7 @@
 use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::Registry;
 use zk_models::Setup;
-use zk_recipes::Recipe;
+use zk_recipes::{Observe, Recipe};
 use zk_sim::stepper::{ClientId, Stepper};
 
 /// Runs `recipe`/`variant` with `clients` clients and `faults`, BFS, one thread.
@@ -89,7 +89,7 @@ pub struct Counting<R: Recipe> {
     clients: usize,
 }
 
-impl<R: Recipe> Counting<R> {
+impl<R: Recipe<Outcome: Observe>> Counting<R> {
     pub fn new(stepper: Stepper<R>) -> Self {
         Counting {
             stepper,

@@ -101,11 +101,11 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
             ),
             "a session can expire under a holder that does not hear of it (a pause, a partition): only a fencing token checked by the resource keeps the old holder out".to_string(),
         )
-    } else if let Some((newcomer, earlier)) = order_misjudged(scene, &holders) {
+    } else if let Some((misjudged, ahead)) = order_misjudged(scene, &holders) {
         (
             "sorted-by-name-not-sequence",
             format!(
-                "c{newcomer} took its node for the first although c{earlier}'s has a lower sequence number: the names sort by their prefix, not their sequence suffix"
+                "c{misjudged} took its node for the first although c{ahead}'s has a lower sequence number: the names sort by their prefix, not their sequence suffix"
             ),
             "ordering contenders by full name puts a smaller prefix (a session id) first whatever its sequence".to_string(),
         )
@@ -134,14 +134,20 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
     }
 }
 
-/// A newcomer whose node has a higher sequence number than an earlier
-/// holder's (or a waiter's) but a name that sorts before it.
+/// Two holders: one that took its node for the first because its name
+/// sorts first, and one whose node has a lower sequence number. Every
+/// ordered pair is checked: the holder that misjudged can be the earlier
+/// one (a newcomer then read a list without it) or the newcomer.
 fn order_misjudged(scene: &Scene, holders: &[&Hold]) -> Option<(ClientIndex, ClientIndex)> {
-    let newcomer = holders.last()?;
-    let mine = contender(scene, newcomer.client, newcomer.from_ns)?;
-    holders[..holders.len() - 1].iter().find_map(|earlier| {
-        let theirs = contender(scene, earlier.client, newcomer.from_ns)?;
-        name_order_inverted(&mine, &theirs).then_some((newcomer.client, earlier.client))
+    let contenders: Vec<(ClientIndex, Contender)> = holders
+        .iter()
+        .filter_map(|h| Some((h.client, contender(scene, h.client, h.from_ns)?)))
+        .collect();
+    contenders.iter().find_map(|(misjudged, mine)| {
+        contenders
+            .iter()
+            .find(|(_, theirs)| name_order_inverted(mine, theirs))
+            .map(|(ahead, _)| (*misjudged, *ahead))
     })
 }
 

@@ -24,13 +24,14 @@ mod stuck;
 
 pub use history::{ClientHistory, History, Hold, NodeRecord, Removal, WatchKind};
 
-use crate::client::{ConnectionState, WatchTable};
+use crate::client::{ClientSession, ConnectionState, WatchTable};
 use crate::oracles::{fmt_time, ClientIndex, Property, SimNanos, Violation};
 use crate::server::ZkServer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use zk_recipes::zk::SessionId;
+use zk_recipes::Recipe;
 
 /// Every mechanism a diagnosis can name (a scenario's `expect_signature`
 /// must use one of them).
@@ -166,6 +167,35 @@ pub struct ClientScene {
     pub last_call: Option<(SimNanos, String)>,
 }
 
+impl ClientScene {
+    /// What a diagnosis sees of one client, from its session layer: the
+    /// one constructor every driver uses (the simulated world, the stepper).
+    /// `done`: its workload has nothing left to wait for; `last_call`: the
+    /// application's last call and its time.
+    pub fn of<R: Recipe>(
+        session: &ClientSession<R>,
+        done: bool,
+        paused: bool,
+        last_call: Option<&(SimNanos, R::Call)>,
+    ) -> ClientScene {
+        ClientScene {
+            done,
+            paused,
+            state: session.state,
+            session: session.session_id,
+            pending_requests: session
+                .outgoing
+                .iter()
+                .chain(&session.in_flight)
+                .map(|(_, request)| format!("{request:?}"))
+                .collect(),
+            timers: session.timers.len(),
+            watches: session.watches.clone(),
+            last_call: last_call.map(|(at, call)| (*at, format!("{call:?}"))),
+        }
+    }
+}
+
 /// The world at the moment of a diagnosis.
 pub struct Scene<'a> {
     pub server: &'a ZkServer,
@@ -250,6 +280,15 @@ pub fn signature(property: Property, diagnosis: Option<&Diagnosis>) -> String {
     match diagnosis {
         Some(diagnosis) => format!("{property}/{}", diagnosis.mechanism),
         None => format!("{property}/undiagnosed"),
+    }
+}
+
+/// Attaches a diagnosis to every violation that has none yet, from
+/// `scene` (the moment of the violation): what a driver calls after its
+/// oracles reported something.
+pub fn diagnose_undiagnosed(violations: &mut [Violation], scene: &Scene) {
+    for violation in violations.iter_mut().filter(|v| v.diagnosis.is_none()) {
+        violation.diagnosis = Some(diagnose(violation, scene));
     }
 }
 

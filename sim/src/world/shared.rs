@@ -7,7 +7,7 @@ use super::events::{Event, EventQueue, Inbound, LocalTimer, ToClient, ToServer};
 use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
-use crate::diagnosis::{diagnose, ClientScene, History, Scene};
+use crate::diagnosis::{diagnose_undiagnosed, ClientScene, History, Scene};
 use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
 use crate::oracles::{ObserveCall, Oracles, Seen, View};
@@ -301,7 +301,18 @@ impl<R: SimRecipe> Shared<R> {
         {
             return;
         }
-        let clients = self.clients.iter().map(client_scene).collect();
+        let clients = self
+            .clients
+            .iter()
+            .map(|slot| {
+                ClientScene::of(
+                    &slot.session,
+                    slot.workload_done,
+                    slot.paused,
+                    slot.last_call.as_ref(),
+                )
+            })
+            .collect();
         let scene = Scene {
             server: &self.server,
             clients,
@@ -309,17 +320,7 @@ impl<R: SimRecipe> Shared<R> {
             history: &self.history,
             fifo_dir: self.config.oracles.fifo_dir.as_ref(),
         };
-        let diagnoses: Vec<_> = self
-            .oracles
-            .violations()
-            .iter()
-            .map(|v| v.diagnosis.is_none().then(|| diagnose(v, &scene)))
-            .collect();
-        for (violation, diagnosis) in self.oracles.violations_mut().iter_mut().zip(diagnoses) {
-            if diagnosis.is_some() {
-                violation.diagnosis = diagnosis;
-            }
-        }
+        diagnose_undiagnosed(self.oracles.violations_mut(), &scene);
     }
 
     /// Ends the run: the supervisor takes over.
@@ -397,28 +398,5 @@ impl<R: SimRecipe> Shared<R> {
     /// A seeded draw in a delay range, in ns.
     pub fn delay_ns(&mut self, range: crate::faults::MsRange) -> u64 {
         ms_to_ns(range.draw(&mut self.rng.delays))
-    }
-}
-
-/// What a diagnosis sees of one client.
-fn client_scene<R: SimRecipe>(slot: &ClientSlot<R>) -> ClientScene {
-    let session = &slot.session;
-    ClientScene {
-        done: slot.workload_done,
-        paused: slot.paused,
-        state: session.state,
-        session: session.session_id,
-        pending_requests: session
-            .outgoing
-            .iter()
-            .chain(&session.in_flight)
-            .map(|(_, request)| format!("{request:?}"))
-            .collect(),
-        timers: session.timers.len(),
-        watches: session.watches.clone(),
-        last_call: slot
-            .last_call
-            .as_ref()
-            .map(|(at, call)| (*at, format!("{call:?}"))),
     }
 }

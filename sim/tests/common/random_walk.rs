@@ -5,7 +5,7 @@
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use zk_recipes::Recipe;
+use zk_recipes::{Observe, Recipe};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::{ClientId, Stepper};
 
@@ -14,7 +14,7 @@ use zk_sim::stepper::{ClientId, Stepper};
 /// (noticed at once, then a new session) or, if `pauses`, an expiry the
 /// client does not notice (it becomes a zombie until it notices later), a
 /// timer, or the container reaper.
-pub fn random_action<R: Recipe>(
+pub fn random_action<R: Recipe<Outcome: Observe>>(
     stepper: &mut Stepper<R>,
     rng: &mut SmallRng,
     client: ClientId,
@@ -60,7 +60,11 @@ pub fn random_action<R: Recipe>(
 
 /// Brings every client back: a paused one learns its session expired, and
 /// all are reconnected, in a live session.
-pub fn heal<R: Recipe>(stepper: &mut Stepper<R>, zombies: &mut [bool], next_session: &mut i64) {
+pub fn heal<R: Recipe<Outcome: Observe>>(
+    stepper: &mut Stepper<R>,
+    zombies: &mut [bool],
+    next_session: &mut i64,
+) {
     for (client, zombie) in zombies.iter_mut().enumerate() {
         if std::mem::take(zombie) {
             stepper.notice_expiry(client);
