@@ -262,7 +262,11 @@ fn check_entry(
         _ => (None, None),
     };
     let seeds_run = u64::try_from(range.len()).unwrap_or(u64::MAX);
-    let model_ok = model.as_ref().is_none_or(|m| m.steps.is_some())
+    // The model catches the bug if its counterexample, replayed on the
+    // simulator's stepper, shows the entry's own mechanism.
+    let model_ok = model
+        .as_ref()
+        .is_none_or(|m| m.steps.is_some() && m.replayed_signatures.contains(&entry.signature))
         && fixed_model.as_ref().is_none_or(|(_, holds)| *holds);
     let ok = first_seed.is_some() && fixed_failing.is_empty() && model_ok;
     let row = schema::CatalogEntry {
@@ -374,7 +378,19 @@ fn print_row(row: &schema::CatalogEntry) {
     };
     let model = match &row.model {
         Some(m) => match m.steps {
-            Some(steps) => format!("{}: {steps} steps, {} states", m.property, m.unique_states),
+            Some(steps) => {
+                let shows = if m.replayed_signatures.contains(&row.signature) {
+                    String::new()
+                } else {
+                    " (NOT this entry's mechanism)".to_string()
+                };
+                format!(
+                    "{}: {steps} steps, {} states; replay shows {}{shows}",
+                    m.property,
+                    m.unique_states,
+                    m.replayed_signatures.join(", ")
+                )
+            }
             None => format!("{}: NOT FOUND ({} states)", m.property, m.unique_states),
         },
         None => "-".to_string(),
