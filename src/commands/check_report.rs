@@ -69,28 +69,39 @@ pub fn counterexample_run(
     let trace = result.trace.as_ref()?;
     let schedule = report.schedule(result)?;
     let end_ns = trace.len() as u64 * STEP_NS;
+    let unexplained = |message: String| schema::Violation {
+        property: property.to_string(),
+        signature: format!("{property}/unexplained"),
+        at_ns: end_ns,
+        message: message.clone(),
+        events: Vec::new(),
+        diagnosis: schema::Diagnosis {
+            mechanism: "unexplained".to_string(),
+            summary: message,
+            findings: Vec::new(),
+        },
+    };
     let violations = match model.replay(&schedule) {
-        Ok(replayed) => replayed
-            .violations
-            .iter()
-            .map(|v| {
-                let mut record = violation_record(v);
-                record.at_ns = end_ns;
-                record
-            })
-            .collect(),
-        Err(error) => vec![schema::Violation {
-            property: property.to_string(),
-            signature: format!("{property}/unexplained"),
-            at_ns: end_ns,
-            message: format!("the schedule does not replay on the simulator: {error}"),
-            events: Vec::new(),
-            diagnosis: schema::Diagnosis {
-                mechanism: "unexplained".to_string(),
-                summary: error.to_string(),
-                findings: Vec::new(),
-            },
-        }],
+        Ok(replayed) => {
+            let mut violations: Vec<schema::Violation> = replayed
+                .violations
+                .iter()
+                .map(|v| {
+                    let mut record = violation_record(v);
+                    record.at_ns = end_ns;
+                    record
+                })
+                .collect();
+            if !replayed.agrees() {
+                violations.push(unexplained(format!(
+                    "the replay on the simulator does not show the {property} counterexample"
+                )));
+            }
+            violations
+        }
+        Err(error) => vec![unexplained(format!(
+            "the schedule does not replay on the simulator: {error}"
+        ))],
     };
     let events = trace_events(trace);
     Some(schema::Run {

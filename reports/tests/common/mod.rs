@@ -752,6 +752,7 @@ pub fn catalog_report() -> Report {
         property: "mutual_exclusion".to_string(),
         steps: None,
         unique_states: 48_213,
+        replayed_signatures: Vec::new(),
     });
     bug8.fixed.seeds_failed = 2;
     bug8.ok = false;
