@@ -30,7 +30,7 @@
 //! the node and stops reacting, as closing the handle would.
 
 use super::{ElectionCall, ElectionError, ElectionOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, WatcherId};
 use crate::sequence::sequence_after;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 
@@ -70,6 +70,9 @@ pub struct OriginalElection {
     /// Leadership announced. The seed prints "leader" on every pass that
     /// finds it smallest; the outcome is emitted once per leadership.
     leading: bool,
+    /// `new Watcher() { .. }` objects made so far: each getLeader() call
+    /// registers a distinct one on `/leader`.
+    watchers: u32,
 }
 
 impl OriginalElection {
@@ -80,6 +83,7 @@ impl OriginalElection {
             phase: Phase::Idle,
             node: None,
             leading: false,
+            watchers: 0,
         }
     }
 
@@ -211,13 +215,16 @@ impl OriginalElection {
         );
     }
 
-    fn send_read(&self, tag: Tag, out: &mut Outbox<ElectionOutcome>) {
-        out.send(
+    /// `zk.getChildren(LEADER_PATH, new Watcher() { .. })`.
+    fn send_read(&mut self, tag: Tag, out: &mut Outbox<ElectionOutcome>) {
+        self.watchers = self.watchers.wrapping_add(1);
+        out.send_watched(
             tag,
             Request::GetChildren {
                 path: self.parent.clone(),
                 watch: true,
             },
+            WatcherId(self.watchers),
         );
     }
 
@@ -245,7 +252,12 @@ impl Recipe for OriginalElection {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(event.event_type, out),
+            // Each getLeader() watcher reacts to NodeChildrenChanged only. No
+            // read arms the default watcher; an injected `Input::Watch` is
+            // taken as a getLeader() watcher's.
+            Input::WatcherEvent { event, .. } | Input::Watch(event) => {
+                self.on_watch(event.event_type, out)
+            }
             // The seed's default watcher only waits for the first connection.
             Input::Session(_) => {}
             Input::Timer(_) => {}

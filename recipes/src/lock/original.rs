@@ -34,7 +34,7 @@
 
 use super::znode_name::{upstream_tree_set, ZNodeName};
 use super::{LockCall, LockError, LockOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
+use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId};
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
@@ -124,6 +124,10 @@ pub struct OriginalLock {
     /// A request the expired handle refuses at once; answered before
     /// `handle` returns, so always `None` between inputs.
     refused_by_expired_handle: Option<Tag>,
+    /// `new LockWatcher()` objects made so far: every `exists(lastChildId,
+    /// new LockWatcher())` registers a distinct watcher, and each one armed
+    /// sees every state change.
+    lock_watchers: u32,
 }
 
 impl OriginalLock {
@@ -152,6 +156,7 @@ impl OriginalLock {
             queued_call: None,
             queued_watcher_runs: 0,
             refused_by_expired_handle: None,
+            lock_watchers: 0,
         }
     }
 
@@ -439,11 +444,16 @@ impl OriginalLock {
             .find(|name| name.upstream_cmp(&id_name) == Ordering::Less);
         match last_less_than_me {
             Some(last_child) => match Path::new(last_child.name()) {
-                Ok(path) => self.send(
-                    WATCH_PREDECESSOR,
-                    Request::Exists { path, watch: true },
-                    out,
-                ),
+                Ok(path) => {
+                    // zookeeper.exists(lastChildId, new LockWatcher())
+                    self.lock_watchers = self.lock_watchers.wrapping_add(1);
+                    self.send_as(
+                        WATCH_PREDECESSOR,
+                        Request::Exists { path, watch: true },
+                        Watcher::Id(WatcherId(self.lock_watchers)),
+                        out,
+                    )
+                }
                 Err(error) => self.lock_operation_threw(LockError::InvalidPath(error), out),
             },
             None => {
@@ -536,11 +546,22 @@ impl OriginalLock {
 
     /// Sends a blocking call's request; the expired handle refuses it at once.
     fn send(&mut self, tag: Tag, request: Request, out: &mut Outbox<LockOutcome>) {
+        self.send_as(tag, request, Watcher::Default, out);
+    }
+
+    /// As `send`, registering `watcher` for the request's watch.
+    fn send_as(
+        &mut self,
+        tag: Tag,
+        request: Request,
+        watcher: Watcher,
+        out: &mut Outbox<LockOutcome>,
+    ) {
         self.awaiting = Some(Awaiting::Reply(tag));
         if self.handle_expired {
             self.refused_by_expired_handle = Some(tag);
         } else {
-            out.send(tag, request);
+            out.send_as(tag, request, watcher);
         }
     }
 
@@ -592,7 +613,10 @@ impl Recipe for OriginalLock {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(_) => self.on_lock_watcher(out),
+            // Every event a LockWatcher gets runs lock(). This recipe arms
+            // no default-watcher watch; an injected `Input::Watch` is taken
+            // as a LockWatcher's.
+            Input::WatcherEvent { .. } | Input::Watch(_) => self.on_lock_watcher(out),
             Input::Session(event) => self.on_session(event),
             Input::Timer(timer) => self.on_timer(timer, out),
         }

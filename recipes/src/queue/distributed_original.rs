@@ -17,7 +17,7 @@ use super::naming::java_long_order;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
-use crate::{Input, Outbox, Recipe, Tag};
+use crate::{Input, Outbox, Recipe, Tag, WatcherId};
 
 const OFFER_CREATE: Tag = Tag(3);
 const CREATE_DIR: Tag = Tag(4);
@@ -35,6 +35,14 @@ pub struct DistributedQueueOriginal {
     /// The constructor's "add root dir first if not exists".
     init: SeedConstructor,
     step: Step,
+    /// The newest `LatchChildWatcher` (take() makes one per loop pass); only
+    /// its latch is awaited. Older ones may still be armed: their events
+    /// count down latches nobody awaits.
+    latch: u32,
+    /// The newest latch was counted down before take() reached
+    /// `childWatcher.await()` (its event overtook the listing's reply):
+    /// the await returns at once.
+    latch_down: bool,
 }
 
 /// Where the running call is; each step awaits at most one reply.
@@ -77,6 +85,8 @@ impl DistributedQueueOriginal {
             dir,
             init: SeedConstructor::NotConnected,
             step: Step::Idle,
+            latch: 0,
+            latch_down: false,
         }
     }
 
@@ -206,13 +216,18 @@ impl DistributedQueueOriginal {
     /// seed 000 orderedChildren(watcher): take passes a new LatchChildWatcher,
     /// remove passes none.
     fn list(&mut self, blocking: bool, out: &mut Outbox<QueueOutcome>) {
-        out.send(
-            LIST,
-            Request::GetChildren {
-                path: self.dir.clone(),
-                watch: blocking,
-            },
-        );
+        let request = Request::GetChildren {
+            path: self.dir.clone(),
+            watch: blocking,
+        };
+        if blocking {
+            // LatchChildWatcher childWatcher = new LatchChildWatcher()
+            self.latch = self.latch.wrapping_add(1);
+            self.latch_down = false;
+            out.send_watched(LIST, request, WatcherId(self.latch));
+        } else {
+            out.send(LIST, request);
+        }
         self.step = Step::List { blocking };
     }
 
@@ -225,6 +240,9 @@ impl DistributedQueueOriginal {
                 let candidates = java_long_order(&names, ITEM_PREFIX);
                 if !candidates.is_empty() {
                     self.read(blocking, candidates, out);
+                } else if blocking && self.latch_down {
+                    // childWatcher.await() returns at once; take() loops.
+                    self.list(true, out);
                 } else if blocking {
                     // seed 000 take(): if (orderedChildren.size() == 0) childWatcher.await()
                     self.step = Step::Wait;
@@ -327,11 +345,16 @@ impl Recipe for DistributedQueueOriginal {
             // event (type None: Disconnected, Expired) included, and take()
             // loops to getChildren again. Events for latches nobody awaits
             // any more are lost.
-            Input::Watch(_) => {
-                if self.step == Step::Wait {
-                    self.list(true, out);
+            Input::WatcherEvent { watcher, .. } if watcher == WatcherId(self.latch) => {
+                match self.step {
+                    Step::Wait => self.list(true, out),
+                    Step::List { blocking: true } => self.latch_down = true,
+                    _ => {}
                 }
             }
+            Input::WatcherEvent { .. } => {}
+            // No read arms the default watcher (the application's).
+            Input::Watch(_) => {}
             Input::Timer(_) => {} // sets no timers
         }
     }

@@ -163,9 +163,9 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding 
 
 /// The watches the session layer has armed, node watches first.
 fn armed_watches(c: &ClientScene) -> Vec<(WatchKind, Path)> {
-    let exist = c.watches.exist.iter().map(|p| (WatchKind::Exist, p.clone()));
-    let data = c.watches.data.iter().map(|p| (WatchKind::Data, p.clone()));
-    let child = c.watches.child.iter().map(|p| (WatchKind::Child, p.clone()));
+    let exist = c.watches.exist.keys().map(|p| (WatchKind::Exist, p.clone()));
+    let data = c.watches.data.keys().map(|p| (WatchKind::Data, p.clone()));
+    let child = c.watches.child.keys().map(|p| (WatchKind::Child, p.clone()));
     exist.chain(data).chain(child).collect()
 }
 

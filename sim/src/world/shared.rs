@@ -404,7 +404,7 @@ fn client_scene<R: SimRecipe>(slot: &ClientSlot<R>) -> ClientScene {
             .outgoing
             .iter()
             .chain(&session.in_flight)
-            .map(|(_, request)| format!("{request:?}"))
+            .map(|(_, request, _)| format!("{request:?}"))
             .collect(),
         timers: session.timers.len(),
         watches: session.watches.clone(),
