@@ -20,5 +20,5 @@ pub mod shared_lock;
 
 pub use observe::{Hold, Observation, Observe};
 pub use recipe::{
-    FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
+    FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
 };

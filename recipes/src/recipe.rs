@@ -45,7 +45,8 @@
 //! Here [`Outbox::send`] with a `watch: true` request registers the default
 //! watcher; [`Outbox::send_watched`] registers a [`WatcherId`] the recipe
 //! picks: one id for one long-lived object (`exists(path, this)`), a fresh id
-//! per registration for `new Watcher() { .. }` on every call. Events for a
+//! per registration for `new Watcher() { .. }` on every call
+//! ([`FreshWatchers`] hands out small ones). Events for a
 //! recipe-chosen watcher arrive as `Input::WatcherEvent { watcher, event }`.
 //!
 //! Outcomes are the recipe's answers to the application (Acquired, Released,
@@ -53,6 +54,7 @@
 
 use crate::zk::{Request, SessionEvent, WatchedEvent, ZkResult};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -72,6 +74,36 @@ pub struct TimerId(pub u32);
 /// session layer only compares ids: same id, same object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct WatcherId(pub u32);
+
+/// Ids for watcher objects a recipe makes per registration (Java's
+/// `new Watcher() { .. }` on every call). A new object takes the smallest id
+/// no live object holds, so equal situations give equal recipe states (the
+/// model checker stores them once). An object lives from its registration
+/// until its node event arrives (a watch is one-shot) or its request fails
+/// (the Java client registers a watch only on success).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FreshWatchers {
+    live: BTreeSet<u32>,
+}
+
+impl FreshWatchers {
+    /// A new watcher object, live from now on.
+    pub fn make(&mut self) -> WatcherId {
+        let id = (1..).find(|id| !self.live.contains(id)).unwrap_or(0);
+        self.live.insert(id);
+        WatcherId(id)
+    }
+
+    /// The object will see no more events (its watch fired, or was never
+    /// armed); its id may be reused.
+    pub fn release(&mut self, watcher: WatcherId) {
+        self.live.remove(&watcher.0);
+    }
+
+    pub fn is_live(&self, watcher: WatcherId) -> bool {
+        self.live.contains(&watcher.0)
+    }
+}
 
 /// Who a watch notifies: the handle's default watcher (`watch=true` in the
 /// Java API) or a recipe-chosen watcher object. Orders the default first.

@@ -30,7 +30,8 @@
 //! the node and stops reacting, as closing the handle would.
 
 use super::{ElectionCall, ElectionError, ElectionOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, WatcherId};
+use crate::recipe::{FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
+use std::collections::VecDeque;
 use crate::sequence::sequence_after;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 
@@ -70,9 +71,11 @@ pub struct OriginalElection {
     /// Leadership announced. The seed prints "leader" on every pass that
     /// finds it smallest; the outcome is emitted once per leadership.
     leading: bool,
-    /// `new Watcher() { .. }` objects made so far: each getLeader() call
+    /// The live `new Watcher() { .. }` objects: each getLeader() call
     /// registers a distinct one on `/leader`.
-    watchers: u32,
+    watchers: FreshWatchers,
+    /// The watchers of the reads awaiting their replies, in send order.
+    reads_in_flight: VecDeque<WatcherId>,
 }
 
 impl OriginalElection {
@@ -83,7 +86,8 @@ impl OriginalElection {
             phase: Phase::Idle,
             node: None,
             leading: false,
-            watchers: 0,
+            watchers: FreshWatchers::default(),
+            reads_in_flight: VecDeque::new(),
         }
     }
 
@@ -117,6 +121,14 @@ impl OriginalElection {
     }
 
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<ElectionOutcome>) {
+        if matches!(tag, READ_IN_RUN | READ_IN_WATCHER) {
+            // A failed read registered no watch: its watcher is gone.
+            if let Some(watcher) = self.reads_in_flight.pop_front() {
+                if result.is_err() {
+                    self.watchers.release(watcher);
+                }
+            }
+        }
         match (tag, self.phase) {
             (CREATE, Phase::Creating) => self.on_created(result, out),
             (READ_IN_RUN | READ_IN_WATCHER, Phase::Contending) => {
@@ -217,14 +229,15 @@ impl OriginalElection {
 
     /// `zk.getChildren(LEADER_PATH, new Watcher() { .. })`.
     fn send_read(&mut self, tag: Tag, out: &mut Outbox<ElectionOutcome>) {
-        self.watchers = self.watchers.wrapping_add(1);
+        let watcher = self.watchers.make();
+        self.reads_in_flight.push_back(watcher);
         out.send_watched(
             tag,
             Request::GetChildren {
                 path: self.parent.clone(),
                 watch: true,
             },
-            WatcherId(self.watchers),
+            watcher,
         );
     }
 
@@ -255,9 +268,13 @@ impl Recipe for OriginalElection {
             // Each getLeader() watcher reacts to NodeChildrenChanged only. No
             // read arms the default watcher; an injected `Input::Watch` is
             // taken as a getLeader() watcher's.
-            Input::WatcherEvent { event, .. } | Input::Watch(event) => {
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.watchers.release(watcher); // one-shot: fired
+                }
                 self.on_watch(event.event_type, out)
             }
+            Input::Watch(event) => self.on_watch(event.event_type, out),
             // The seed's default watcher only waits for the first connection.
             Input::Session(_) => {}
             Input::Timer(_) => {}

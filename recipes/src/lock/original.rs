@@ -34,9 +34,11 @@
 
 use super::znode_name::{upstream_tree_set, ZNodeName};
 use super::{LockCall, LockError, LockOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId};
+use crate::recipe::{
+    FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId,
+};
 use crate::zk::{
-    CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
+    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
 use std::cmp::Ordering;
 
@@ -124,10 +126,12 @@ pub struct OriginalLock {
     /// A request the expired handle refuses at once; answered before
     /// `handle` returns, so always `None` between inputs.
     refused_by_expired_handle: Option<Tag>,
-    /// `new LockWatcher()` objects made so far: every `exists(lastChildId,
-    /// new LockWatcher())` registers a distinct watcher, and each one armed
-    /// sees every state change.
-    lock_watchers: u32,
+    /// The live `LockWatcher` objects: every `exists(lastChildId, new
+    /// LockWatcher())` registers a distinct watcher, and each one armed sees
+    /// every state change.
+    lock_watchers: FreshWatchers,
+    /// The LockWatcher of the exists() call awaiting its reply.
+    watcher_in_flight: Option<WatcherId>,
 }
 
 impl OriginalLock {
@@ -156,7 +160,8 @@ impl OriginalLock {
             queued_call: None,
             queued_watcher_runs: 0,
             refused_by_expired_handle: None,
-            lock_watchers: 0,
+            lock_watchers: FreshWatchers::default(),
+            watcher_in_flight: None,
         }
     }
 
@@ -446,11 +451,12 @@ impl OriginalLock {
             Some(last_child) => match Path::new(last_child.name()) {
                 Ok(path) => {
                     // zookeeper.exists(lastChildId, new LockWatcher())
-                    self.lock_watchers = self.lock_watchers.wrapping_add(1);
+                    let watcher = self.lock_watchers.make();
+                    self.watcher_in_flight = Some(watcher);
                     self.send_as(
                         WATCH_PREDECESSOR,
                         Request::Exists { path, watch: true },
-                        Watcher::Id(WatcherId(self.lock_watchers)),
+                        Watcher::Id(watcher),
                         out,
                     )
                 }
@@ -566,6 +572,12 @@ impl OriginalLock {
     }
 
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<LockOutcome>) {
+        if tag == WATCH_PREDECESSOR {
+            // A failed exists() registered no watch: its LockWatcher is gone.
+            if let Some(watcher) = self.watcher_in_flight.take().filter(|_| result.is_err()) {
+                self.lock_watchers.release(watcher);
+            }
+        }
         // One blocking call at a time: any other reply answers a request of
         // no running method (it cannot occur with an in-order driver).
         if self.awaiting != Some(Awaiting::Reply(tag)) {
@@ -616,7 +628,13 @@ impl Recipe for OriginalLock {
             // Every event a LockWatcher gets runs lock(). This recipe arms
             // no default-watcher watch; an injected `Input::Watch` is taken
             // as a LockWatcher's.
-            Input::WatcherEvent { .. } | Input::Watch(_) => self.on_lock_watcher(out),
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.lock_watchers.release(watcher); // one-shot: fired
+                }
+                self.on_lock_watcher(out)
+            }
+            Input::Watch(_) => self.on_lock_watcher(out),
             Input::Session(event) => self.on_session(event),
             Input::Timer(timer) => self.on_timer(timer, out),
         }

@@ -17,7 +17,8 @@ use super::naming::java_long_order;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
-use crate::{Input, Outbox, Recipe, Tag, WatcherId};
+use crate::zk::EventType;
+use crate::{FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
 
 const OFFER_CREATE: Tag = Tag(3);
 const CREATE_DIR: Tag = Tag(4);
@@ -38,7 +39,9 @@ pub struct DistributedQueueOriginal {
     /// The newest `LatchChildWatcher` (take() makes one per loop pass); only
     /// its latch is awaited. Older ones may still be armed: their events
     /// count down latches nobody awaits.
-    latch: u32,
+    latch: Option<WatcherId>,
+    /// The live LatchChildWatchers (armed, or their listing in flight).
+    latches: FreshWatchers,
     /// The newest latch was counted down before take() reached
     /// `childWatcher.await()` (its event overtook the listing's reply):
     /// the await returns at once.
@@ -85,7 +88,8 @@ impl DistributedQueueOriginal {
             dir,
             init: SeedConstructor::NotConnected,
             step: Step::Idle,
-            latch: 0,
+            latch: None,
+            latches: FreshWatchers::default(),
             latch_down: false,
         }
     }
@@ -222,9 +226,10 @@ impl DistributedQueueOriginal {
         };
         if blocking {
             // LatchChildWatcher childWatcher = new LatchChildWatcher()
-            self.latch = self.latch.wrapping_add(1);
+            let latch = self.latches.make();
+            self.latch = Some(latch);
             self.latch_down = false;
-            out.send_watched(LIST, request, WatcherId(self.latch));
+            out.send_watched(LIST, request, latch);
         } else {
             out.send(LIST, request);
         }
@@ -232,6 +237,12 @@ impl DistributedQueueOriginal {
     }
 
     fn on_children(&mut self, blocking: bool, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
+        if blocking && result.is_err() {
+            // The failed listing registered no watch: its latch is gone.
+            if let Some(latch) = self.latch.take() {
+                self.latches.release(latch);
+            }
+        }
         match result {
             Ok(Reply::Children(names))
             | Ok(Reply::Children2 {
@@ -345,14 +356,18 @@ impl Recipe for DistributedQueueOriginal {
             // event (type None: Disconnected, Expired) included, and take()
             // loops to getChildren again. Events for latches nobody awaits
             // any more are lost.
-            Input::WatcherEvent { watcher, .. } if watcher == WatcherId(self.latch) => {
-                match self.step {
-                    Step::Wait => self.list(true, out),
-                    Step::List { blocking: true } => self.latch_down = true,
-                    _ => {}
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.latches.release(watcher); // one-shot: fired
+                }
+                if self.latch == Some(watcher) {
+                    match self.step {
+                        Step::Wait => self.list(true, out),
+                        Step::List { blocking: true } => self.latch_down = true,
+                        _ => {}
+                    }
                 }
             }
-            Input::WatcherEvent { .. } => {}
             // No read arms the default watcher (the application's).
             Input::Watch(_) => {}
             Input::Timer(_) => {} // sets no timers
