@@ -107,7 +107,11 @@ impl WatchTable {
             return watchers;
         };
         let (data, exist, child) = Self::kinds_for(event.event_type);
-        for (map, used) in [(&self.data, data), (&self.exist, exist), (&self.child, child)] {
+        for (map, used) in [
+            (&self.data, data),
+            (&self.exist, exist),
+            (&self.child, child),
+        ] {
             if let Some(registered) = map.get(path).filter(|_| used) {
                 watchers.extend(registered.iter().copied());
             }

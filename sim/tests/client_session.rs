@@ -164,11 +164,12 @@ fn a_node_event_reaches_each_distinct_watcher_of_its_path_once() {
     let mut stepper = stepper();
     register(&mut stepper, measured_case());
     // Deleting /c fires w2's data and child watches: w2 hears it once.
-    stepper.admin(&Request::Delete {
-        path: path("/c"),
-        version: -1,
-    })
-    .unwrap();
+    stepper
+        .admin(&Request::Delete {
+            path: path("/c"),
+            version: -1,
+        })
+        .unwrap();
     stepper.run_client(0);
     assert_eq!(
         stepper.take_outcomes(0),
@@ -197,7 +198,11 @@ fn a_node_event_reaches_each_distinct_watcher_of_its_path_once() {
     // Left: the default watcher's /b and /d, w3's /d.
     assert_eq!(stepper.client(0).watches.armed_count(), 3);
     stepper.disconnect(0);
-    assert_eq!(stepper.take_outcomes(0).len(), 2, "the default watcher and w3");
+    assert_eq!(
+        stepper.take_outcomes(0).len(),
+        2,
+        "the default watcher and w3"
+    );
 }
 
 #[test]

@@ -34,7 +34,8 @@ impl<R: Recipe> Recipe for Counted<R> {
     type Outcome = R::Outcome;
 
     fn handle(&mut self, input: Input<R::Call>, out: &mut Outbox<R::Outcome>) {
-        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None) {
+        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None)
+        {
             self.node_events += 1;
         }
         let before = out.requests.len();

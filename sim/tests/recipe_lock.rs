@@ -134,7 +134,8 @@ impl<R: LockRecipe> Recipe for Counted<R> {
     type Outcome = LockOutcome;
 
     fn handle(&mut self, input: Input<LockCall>, out: &mut Outbox<LockOutcome>) {
-        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None) {
+        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None)
+        {
             self.node_events += 1;
         }
         self.inner.handle(input, out);

@@ -192,20 +192,27 @@ fn a_request_made_while_disconnected_fails_at_the_next_failed_reconnect_attempt(
         reconnect_delay_ms: MsRange::new(1_000, 2_000),
         ..probe_config(schedule)
     };
-    let sim = Simulation::new(config, |_, _| Probe, |client: Client<Probe>| async move {
-        if client.index() != 0 {
-            return;
-        }
-        client.sleep_ms(150).await;
-        let sent_ns = client.now_ns();
-        client.call(ProbeCall::Create);
-        assert_eq!(
-            client.next_outcome().await,
-            ProbeOutcome::Replied(Err(ZkError::ConnectionLoss))
-        );
-        let after_ms = (client.now_ns() - sent_ns) / 1_000_000;
-        assert!((950..=1_950).contains(&after_ms), "failed after {after_ms} ms");
-    });
+    let sim = Simulation::new(
+        config,
+        |_, _| Probe,
+        |client: Client<Probe>| async move {
+            if client.index() != 0 {
+                return;
+            }
+            client.sleep_ms(150).await;
+            let sent_ns = client.now_ns();
+            client.call(ProbeCall::Create);
+            assert_eq!(
+                client.next_outcome().await,
+                ProbeOutcome::Replied(Err(ZkError::ConnectionLoss))
+            );
+            let after_ms = (client.now_ns() - sent_ns) / 1_000_000;
+            assert!(
+                (950..=1_950).contains(&after_ms),
+                "failed after {after_ms} ms"
+            );
+        },
+    );
     for seed in 0..8 {
         let report = sim.run(seed);
         let trace = report.trace.to_string();

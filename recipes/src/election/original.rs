@@ -31,9 +31,9 @@
 
 use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
-use std::collections::VecDeque;
 use crate::sequence::sequence_after;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
+use std::collections::VecDeque;
 
 /// `run()`: `zk.create(LEADER_PATH + "/lock-", ...)`.
 const CREATE: Tag = Tag(1);

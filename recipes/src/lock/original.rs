@@ -38,7 +38,8 @@ use crate::recipe::{
     FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId,
 };
 use crate::zk::{
-    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
+    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
+    ANY_VERSION,
 };
 use std::cmp::Ordering;
 

@@ -16,8 +16,8 @@
 use super::naming::java_long_order;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
-use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
 use crate::zk::EventType;
+use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
 use crate::{FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
 
 const OFFER_CREATE: Tag = Tag(3);
