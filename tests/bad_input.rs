@@ -729,11 +729,7 @@ fn report_refuses_another_schema_version() {
     std::fs::write(&file, r#"{"schema_version": 99}"#).expect("write");
     let run = zkcheck(&["report", text(&file), "--md"]);
     run.expect(2);
-    assert!(
-        run.stderr.contains("schema version 99"),
-        "{}",
-        run.describe()
-    );
+    assert!(run.stderr.contains("schema version 99"), "{}", run.describe());
     let missing = dir.join("missing.json");
     zkcheck(&["report", text(&missing), "--html"]).expect(2);
 }

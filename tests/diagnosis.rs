@@ -103,19 +103,14 @@ fn bug6_item_lost() {
 fn bug7_names_the_parent_and_its_creator() {
     let v = caught("scenarios/bugs/bug7-lock-nodes-left.toml", 0);
     let d = v.diagnosis.as_ref().unwrap();
-    assert!(
-        d.summary.starts_with("/locks/key: a persistent parent c"),
-        "{d}"
-    );
+    assert!(d.summary.starts_with("/locks/key: a persistent parent c"), "{d}");
 }
 
 #[test]
 fn bug8_names_the_stale_holder_its_pause_and_its_expiry() {
     let v = caught("scenarios/bugs/bug8-pause-two-holders.toml", 1);
     let d = v.diagnosis.as_ref().unwrap();
-    assert!(d
-        .summary
-        .contains("kept believing it held after the server expired its session"));
+    assert!(d.summary.contains("kept believing it held after the server expired its session"));
     assert!(d.summary.contains("paused for"), "{d}");
     assert_eq!(d.findings.len(), 2, "both holders: {d}");
 }
@@ -128,10 +123,7 @@ fn bug9_the_waiter_watches_a_node_already_gone() {
     let finding = &d.findings[0];
     assert!(finding.path.is_some(), "the watched node is named: {d}");
     assert!(
-        finding
-            .moments
-            .iter()
-            .any(|(_, what)| what.contains("deleted by c")),
+        finding.moments.iter().any(|(_, what)| what.contains("deleted by c")),
         "when and by whom it went: {d}"
     );
 }

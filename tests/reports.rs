@@ -49,11 +49,7 @@ fn a_run_report_shows_who_held_the_lock_when() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     let stem = dir.join("bug8-pause-two-holders-seed-1");
     let html = read(&stem.with_extension("html"));
-    for needle in [
-        "class=\"hold stale\"",
-        "violation-marker",
-        "mutual_exclusion/stale-holder-after-expiry",
-    ] {
+    for needle in ["class=\"hold stale\"", "violation-marker", "mutual_exclusion/stale-holder-after-expiry"] {
         assert!(html.contains(needle), "the HTML lacks {needle}");
     }
     assert!(!html.contains("<script"), "no script in the page");
@@ -69,17 +65,9 @@ fn a_run_report_shows_who_held_the_lock_when() {
     assert!(!run.trace.is_empty());
     let junit = read(&dir.join("bug8-pause-two-holders-seed-1.junit.xml"));
     assert!(junit.contains("<failure"), "{junit}");
-    let (code, markdown, _) = zkcheck(&[
-        "report",
-        stem.with_extension("json").to_str().unwrap(),
-        "--md",
-    ]);
+    let (code, markdown, _) = zkcheck(&["report", stem.with_extension("json").to_str().unwrap(), "--md"]);
     assert_eq!(code, 0);
-    assert_eq!(
-        markdown,
-        read(&stem.with_extension("md")),
-        "report --md renders the same Markdown"
-    );
+    assert_eq!(markdown, read(&stem.with_extension("md")), "report --md renders the same Markdown");
 }
 
 #[test]
@@ -99,27 +87,17 @@ fn a_sweep_report_has_a_bucket_per_signature_and_replays_each_first_seed() {
     ]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("failing seeds by signature"), "{stdout}");
-    assert!(
-        stdout.contains("fifo/sorted-by-name-not-sequence"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("fifo/sorted-by-name-not-sequence"), "{stdout}");
     let report = zk_reports::from_json(&read(&dir.join("lock-original.json"))).unwrap();
     let sweep = report.sweep.as_ref().expect("a sweep");
     assert_eq!(sweep.runs, 40);
     assert!(sweep.buckets.len() >= 3, "{:?}", sweep.buckets);
     for bucket in &sweep.buckets {
         assert!(
-            report
-                .runs
-                .iter()
-                .any(|run| run.seed == Some(bucket.first_seed)),
+            report.runs.iter().any(|run| run.seed == Some(bucket.first_seed)),
             "bucket {} has its first seed replayed",
             bucket.signature
         );
-        assert!(
-            bucket.replay.contains("--all-violations"),
-            "{}",
-            bucket.replay
-        );
+        assert!(bucket.replay.contains("--all-violations"), "{}", bucket.replay);
     }
 }

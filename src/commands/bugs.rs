@@ -92,11 +92,7 @@ fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
     );
     let mut output_failed = false;
     if let Some(dir) = &args.report {
-        let mut catalog = document(
-            ReportKind::Catalog,
-            "The bug catalog".into(),
-            this_command(),
-        );
+        let mut catalog = document(ReportKind::Catalog, "The bug catalog".into(), this_command());
         catalog.catalog = Some(schema::Catalog { entries: rows });
         output_failed |= write_dir(dir, "catalog", &catalog).is_err();
         for (bug, page) in pages.into_iter().flatten() {
@@ -157,12 +153,9 @@ fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCo
         .expect_signature
         .clone()
         .expect("validation requires expect_signature with [catalog]");
-    let fixed = scenario.with_variant("fixed").map_err(|e| {
-        refuse(
-            "variant",
-            format!("the catalog runs the fixed variant: {e}"),
-        )
-    })?;
+    let fixed = scenario
+        .with_variant("fixed")
+        .map_err(|e| refuse("variant", format!("the catalog runs the fixed variant: {e}")))?;
     if let Some(model) = &catalog.model {
         let variant = model.variant.as_deref().unwrap_or(&scenario.raw.variant);
         let resolved = model_args(&scenario, model, variant).resolve(harness);
@@ -315,10 +308,7 @@ fn model_findings(
         timeout: Some(std::time::Duration::from_secs(600)),
         progress_every: None,
     };
-    let variant = model
-        .variant
-        .as_deref()
-        .unwrap_or(&entry.scenario.raw.variant);
+    let variant = model.variant.as_deref().unwrap_or(&entry.scenario.raw.variant);
     let check = |variant: &str| -> Option<CheckReport> {
         let (found, setup) = model_args(&entry.scenario, model, variant)
             .resolve(harness)

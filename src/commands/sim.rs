@@ -314,10 +314,7 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
     if let Some(dir) = &args.report {
         let mut document = super::report::document(
             zk_reports::schema::ReportKind::Run,
-            format!(
-                "{} ({} {}), seed {seed}",
-                scenario.name, scenario.recipe.name, scenario.raw.variant
-            ),
+            format!("{} ({} {}), seed {seed}", scenario.name, scenario.recipe.name, scenario.raw.variant),
             super::report::this_command(),
         );
         document

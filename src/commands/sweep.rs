@@ -414,15 +414,7 @@ fn report(
         output_failed = write_json(path, &json).is_err();
     }
     if let Some(dir) = &args.report {
-        let document = sweep_document(
-            harness,
-            scenario,
-            sweep.runner,
-            &buckets,
-            range,
-            runs,
-            findings.failed,
-        );
+        let document = sweep_document(harness, scenario, sweep.runner, &buckets, range, runs, findings.failed);
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
     exit_status(findings.violations > 0, output_failed || no_progress > 0)

@@ -58,13 +58,9 @@ pub struct DeleteAttempt {
 /// How a node came to be gone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Removal {
-    Deleted {
-        by: ClientIndex,
-    },
+    Deleted { by: ClientIndex },
     /// Its ephemeral owner's session ended.
-    SessionEnded {
-        client: ClientIndex,
-    },
+    SessionEnded { client: ClientIndex },
     /// Reaped by the server (an empty container, an expired TTL node).
     Reaped,
 }
@@ -154,9 +150,7 @@ impl History {
         self.clients[client].last_applied = Some(request.clone());
         match (request, result) {
             (Request::Create { path, .. }, Err(zk_recipes::zk::ZkError::NodeExists)) => {
-                self.clients[client]
-                    .creates_collided
-                    .push((at_ns, path.clone()));
+                self.clients[client].creates_collided.push((at_ns, path.clone()));
             }
             (Request::Create { mode, .. }, Ok(Reply::Created { path, .. })) => {
                 self.created(client, at_ns, session, path, mode.is_ephemeral());
@@ -291,9 +285,7 @@ impl History {
             }
             Request::Create { .. } | Request::Multi(_) => {
                 for node in self.nodes.values_mut() {
-                    if node.creator == client
-                        && !node.reply_delivered
-                        && node.reply_lost_ns.is_none()
+                    if node.creator == client && !node.reply_delivered && node.reply_lost_ns.is_none()
                     {
                         node.reply_lost_ns = Some(at_ns);
                     }

@@ -35,9 +35,7 @@ fn contender_of(path: &Path) -> Contender {
 fn holder_finding(scene: &Scene, hold: &Hold) -> Finding {
     let client = hold.client;
     let node = contender(scene, client, hold.from_ns);
-    let node_words = node
-        .as_ref()
-        .map_or(String::new(), |n| format!(" with {}", n.path));
+    let node_words = node.as_ref().map_or(String::new(), |n| format!(" with {}", n.path));
     let mut finding = Finding::new(
         "holder",
         format!(
@@ -61,10 +59,7 @@ fn holder_finding(scene: &Scene, hold: &Hold) -> Finding {
         }
     }
     if let Some(ended) = hold.session_ended_ns {
-        finding = finding.at(
-            ended,
-            "the server expired its session; it still believes it holds",
-        );
+        finding = finding.at(ended, "the server expired its session; it still believes it holds");
     }
     for (start, ms) in &scene.history.clients[client].pauses {
         if *start >= hold.from_ns {
@@ -78,10 +73,9 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
     let mut holders: Vec<&Hold> = scene.history.holders_at(violation.at_ns);
     holders.sort_by_key(|h| h.from_ns);
     let mut findings: Vec<Finding> = holders.iter().map(|h| holder_finding(scene, h)).collect();
-    let stale = holders.iter().find(|h| {
-        h.session_ended_ns
-            .is_some_and(|ended| ended <= violation.at_ns)
-    });
+    let stale = holders
+        .iter()
+        .find(|h| h.session_ended_ns.is_some_and(|ended| ended <= violation.at_ns));
     let (mechanism, summary, why) = if let Some(stale) = stale {
         let ended = stale.session_ended_ns.unwrap_or_default();
         let paused = scene.history.clients[stale.client]
@@ -177,10 +171,7 @@ pub fn fifo(violation: &Violation, scene: &Scene) -> Diagnosis {
         .filter(|(path, node)| {
             node.creator != hold.client
                 && node.created_ns < hold.from_ns
-                && node
-                    .removed
-                    .as_ref()
-                    .is_none_or(|(at, _)| *at > hold.from_ns)
+                && node.removed.as_ref().is_none_or(|(at, _)| *at > hold.from_ns)
                 && dir.is_none_or(|dir| path.parent().as_ref() == Some(dir))
                 && !node.persistent
         })

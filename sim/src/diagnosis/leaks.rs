@@ -92,10 +92,7 @@ fn leaked(path: &Path, scene: &Scene) -> Finding {
             ),
             DeleteFate::Refused(error) => (
                 "delete-refused",
-                format!(
-                    "the server refused c{}'s delete with {error}",
-                    attempt.client
-                ),
+                format!("the server refused c{}'s delete with {error}", attempt.client),
             ),
             DeleteFate::Applied { .. } => (
                 "never-deleted",
@@ -104,16 +101,10 @@ fn leaked(path: &Path, scene: &Scene) -> Finding {
         };
         return base(
             mechanism,
-            format!(
-                "created by c{creator}; a delete was tried at {}",
-                fmt_time(attempt.at_ns)
-            ),
+            format!("created by c{creator}; a delete was tried at {}", fmt_time(attempt.at_ns)),
             why,
         )
-        .at(
-            attempt.at_ns,
-            format!("c{} sent the delete", attempt.client),
-        );
+        .at(attempt.at_ns, format!("c{} sent the delete", attempt.client));
     }
     never_deleted(path, node, scene, base)
 }

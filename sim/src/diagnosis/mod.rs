@@ -222,10 +222,7 @@ fn plain(violation: &Violation, mechanism: &str, summary: &str) -> Diagnosis {
 fn queue(violation: &Violation) -> Diagnosis {
     let message = &violation.message;
     let (mechanism, summary) = if message.contains("nobody offered") {
-        (
-            "phantom-item",
-            "a consumer took an item no producer offered",
-        )
+        ("phantom-item", "a consumer took an item no producer offered")
     } else if message.contains("twice") {
         (
             "item-delivered-twice",
@@ -237,10 +234,7 @@ fn queue(violation: &Violation) -> Diagnosis {
             "an acknowledged item was never delivered (a consumer removed it but the item never reached the application: a delete whose reply was lost, then a retry took the next one)",
         )
     } else {
-        (
-            "out-of-order",
-            "items were delivered out of the order they were offered in",
-        )
+        ("out-of-order", "items were delivered out of the order they were offered in")
     };
     plain(violation, mechanism, summary)
 }
@@ -266,10 +260,7 @@ fn root<'a>(findings: &'a [Finding], priority: &[&str]) -> Option<&'a Finding> {
 }
 
 fn client_name(client: Option<ClientIndex>) -> String {
-    client.map_or_else(
-        || "a session no client holds".to_string(),
-        |c| format!("c{c}"),
-    )
+    client.map_or_else(|| "a session no client holds".to_string(), |c| format!("c{c}"))
 }
 
 #[cfg(test)]
@@ -326,10 +317,7 @@ mod tests {
 
         history.session_ended(0, 40, session, true);
         let node = &history.nodes[&Path::new("/l/x-0000000000").unwrap()];
-        assert_eq!(
-            node.removed,
-            Some((40, Removal::SessionEnded { client: 0 }))
-        );
+        assert_eq!(node.removed, Some((40, Removal::SessionEnded { client: 0 })));
     }
 
     #[test]
@@ -350,14 +338,8 @@ mod tests {
         );
         history.event_delivered(0, 9, &event, true);
         assert!(history.clients[0].watches.is_empty(), "one-shot: used up");
-        assert_eq!(
-            history.clients[0].last_event.as_ref().map(|e| e.2),
-            Some(false)
-        );
+        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(false));
         history.sent(0, 10);
-        assert_eq!(
-            history.clients[0].last_event.as_ref().map(|e| e.2),
-            Some(true)
-        );
+        assert_eq!(history.clients[0].last_event.as_ref().map(|e| e.2), Some(true));
     }
 }

@@ -88,16 +88,9 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
         .iter()
         .filter_map(|f| Some((f.client?, waits_for(f))))
         .collect();
-    let next = |client: ClientIndex| {
-        edges
-            .iter()
-            .find(|(c, _)| *c == client)
-            .and_then(|(_, w)| *w)
-    };
+    let next = |client: ClientIndex| edges.iter().find(|(c, _)| *c == client).and_then(|(_, w)| *w);
     for finding in findings.iter_mut() {
-        let Some(start) = finding.client else {
-            continue;
-        };
+        let Some(start) = finding.client else { continue };
         let mut ring = vec![start];
         let mut at = start;
         while let Some(waited) = next(at) {
@@ -170,17 +163,9 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding 
 
 /// The watches the session layer has armed, node watches first.
 fn armed_watches(c: &ClientScene) -> Vec<(WatchKind, Path)> {
-    let exist = c
-        .watches
-        .exist
-        .keys()
-        .map(|p| (WatchKind::Exist, p.clone()));
+    let exist = c.watches.exist.keys().map(|p| (WatchKind::Exist, p.clone()));
     let data = c.watches.data.keys().map(|p| (WatchKind::Data, p.clone()));
-    let child = c
-        .watches
-        .child
-        .keys()
-        .map(|p| (WatchKind::Child, p.clone()));
+    let child = c.watches.child.keys().map(|p| (WatchKind::Child, p.clone()));
     exist.chain(data).chain(child).collect()
 }
 
@@ -191,11 +176,7 @@ fn set_words(kind: WatchKind, path: &Path, record: Option<&WatchRecord>) -> Stri
         WatchKind::Child => "a children watch",
     };
     match record {
-        Some(r) => format!(
-            "waits on {how} on {path}, set by {} at {}",
-            r.by,
-            fmt_time(r.set_ns)
-        ),
+        Some(r) => format!("waits on {how} on {path}, set by {} at {}", r.by, fmt_time(r.set_ns)),
         None => format!("waits on {how} on {path}"),
     }
 }
@@ -223,22 +204,12 @@ fn watched(
             finding = finding.at(*gone_ns, format!("{path} {}", removal_words(removal)));
         }
         if let Some(set_ns) = set_ns {
-            finding = finding.at(
-                set_ns,
-                "its exists() found no node and set a creation watch",
-            );
+            finding = finding.at(set_ns, "its exists() found no node and set a creation watch");
         }
         return finding;
     }
     if kind == WatchKind::Child {
-        return children_watch(
-            client,
-            path,
-            &what,
-            set_ns,
-            record.and_then(|r| r.children),
-            scene,
-        );
+        return children_watch(client, path, &what, set_ns, record.and_then(|r| r.children), scene);
     }
     match scene.server.node_kind(path) {
         Some(NodeKind::Ephemeral { owner }) => {
@@ -383,19 +354,14 @@ fn children_watch(
         .at(at, format!("c{other}'s create({name}) failed: NodeExists"));
     }
     let left_before = set_ns.and_then(|set_ns| {
-        history
-            .nodes
-            .iter()
-            .find_map(|(child, node)| match &node.removed {
-                Some((gone, Removal::Deleted { by }))
-                    if child.parent().as_ref() == Some(path)
-                        && *by != client
-                        && *gone <= set_ns =>
-                {
-                    Some((child, *gone, *by))
-                }
-                _ => None,
-            })
+        history.nodes.iter().find_map(|(child, node)| match &node.removed {
+            Some((gone, Removal::Deleted { by }))
+                if child.parent().as_ref() == Some(path) && *by != client && *gone <= set_ns =>
+            {
+                Some((child, *gone, *by))
+            }
+            _ => None,
+        })
     });
     if let Some((child, gone, by)) = left_before {
         return Finding::new(
@@ -409,9 +375,7 @@ fn children_watch(
     Finding::new(
         "children-never-change",
         format!("{what}{had}"),
-        format!(
-            "every other client is done or waiting too: nobody will change the children of {path}"
-        ),
+        format!("every other client is done or waiting too: nobody will change the children of {path}"),
     )
     .path(path)
 }
@@ -433,10 +397,7 @@ fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene) -> Finding {
         .at(*lost, format!("{request} lost with the connection"));
     }
     if let Some((at, event, false)) = &history.last_event {
-        let path = event
-            .path
-            .as_ref()
-            .map_or("-".to_string(), |p| p.to_string());
+        let path = event.path.as_ref().map_or("-".to_string(), |p| p.to_string());
         return Finding::new(
             "event-dropped",
             format!(

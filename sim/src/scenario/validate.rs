@@ -654,10 +654,7 @@ impl Checker<'_> {
         if catalog.bug.is_empty() || catalog.bug.len() > 8 || !catalog.bug.chars().all(short) {
             return Err(self.error(
                 "catalog.bug",
-                format!(
-                    "`{}` is not a bug number like `9` or `5a`",
-                    clip(&catalog.bug)
-                ),
+                format!("`{}` is not a bug number like `9` or `5a`", clip(&catalog.bug)),
             ));
         }
         if raw.expect_signature.is_none() {
@@ -667,12 +664,7 @@ impl Checker<'_> {
             ));
         }
         if let Some(model) = &catalog.model {
-            self.within(
-                "catalog.model.clients",
-                model.clients,
-                1..=limit::MAX_MODEL_CLIENTS,
-                "",
-            )?;
+            self.within("catalog.model.clients", model.clients, 1..=limit::MAX_MODEL_CLIENTS, "")?;
         }
         Ok(())
     }
@@ -703,10 +695,7 @@ impl Checker<'_> {
         if named != property.name() {
             return Err(self.error(
                 key,
-                format!(
-                    "the signature's property `{}` is not `expect_property` (`{property}`)",
-                    clip(named)
-                ),
+                format!("the signature's property `{}` is not `expect_property` (`{property}`)", clip(named)),
             ));
         }
         if !crate::diagnosis::MECHANISMS.contains(&mechanism) {

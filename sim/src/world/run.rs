@@ -14,8 +14,8 @@ use super::shared::{
 use super::shell::scheduler_task;
 use super::trace::Trace;
 use crate::client::ClientSession;
-use crate::diagnosis::History;
 use crate::faults::plan::stream;
+use crate::diagnosis::History;
 use crate::oracles::Oracles;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
 use madsim::runtime::{Handle, Runtime};

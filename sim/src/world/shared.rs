@@ -8,8 +8,8 @@ use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::{diagnose, ClientScene, History, Scene};
-use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
+use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::{ObserveCall, Oracles, Seen, View};
 use crate::server::ZkServer;
 use madsim::task::NodeId;
@@ -290,12 +290,7 @@ impl<R: SimRecipe> Shared<R> {
     /// Attaches a diagnosis to every violation that has none yet, from
     /// the world as it is now (the moment of the violation).
     pub fn diagnose_new(&mut self) {
-        if self
-            .oracles
-            .violations()
-            .iter()
-            .all(|v| v.diagnosis.is_some())
-        {
+        if self.oracles.violations().iter().all(|v| v.diagnosis.is_some()) {
             return;
         }
         let clients = self.clients.iter().map(client_scene).collect();
