@@ -92,7 +92,8 @@ fn a_sweep_report_has_a_bucket_per_signature_and_replays_each_first_seed() {
     let sweep = report.sweep.as_ref().expect("a sweep");
     assert_eq!(sweep.runs, 40);
     assert!(sweep.buckets.len() >= 3, "{:?}", sweep.buckets);
-    for bucket in &sweep.buckets {
+    // A report replays the first seed of at most 10 buckets (REPORTED_BUCKETS).
+    for bucket in sweep.buckets.iter().take(10) {
         assert!(
             report.runs.iter().any(|run| run.seed == Some(bucket.first_seed)),
             "bucket {} has its first seed replayed",
