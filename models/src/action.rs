@@ -1,6 +1,7 @@
 //! The model's actions: what the checker may choose to happen next. Progress
 //! actions (a call, a request reaching the server, a reply or event reaching
-//! its client, a timer, a reconnect, a client learning of its expiry, the
+//! its client, a timer, a reconnect or a failed reconnect attempt, a client
+//! learning of its expiry, the
 //! server reaping an empty container) are always allowed; faults spend the
 //! budget of their kind.
 
@@ -24,6 +25,12 @@ pub enum Action {
     /// A disconnected client reconnects: into its session if the server
     /// still has it (watches are re-registered), else it learns it expired.
     Reconnect(ClientId),
+    /// A disconnected client's reconnect attempt fails (the server is not
+    /// reachable yet): the requests queued since the disconnect fail with
+    /// ConnectionLoss, not applied, as the Java client's cleanup() does.
+    /// Enabled only while something is queued; the client stays
+    /// disconnected, so `Reconnect` remains possible after it.
+    ReconnectFails(ClientId),
     /// A connected client whose session the server expired finds out: it
     /// sees Disconnected and Expired, then opens a new session.
     LearnExpiry(ClientId),
@@ -57,6 +64,7 @@ impl Action {
             | Action::Deliver(c)
             | Action::FireTimer(c)
             | Action::Reconnect(c)
+            | Action::ReconnectFails(c)
             | Action::LearnExpiry(c)
             | Action::Disconnect(c)
             | Action::Expire(c)
@@ -93,6 +101,7 @@ impl Action {
             Action::Deliver(_) => "deliver",
             Action::FireTimer(_) => "fire_timer",
             Action::Reconnect(_) => "reconnect",
+            Action::ReconnectFails(_) => "reconnect_fails",
             Action::LearnExpiry(_) => "learn_expiry",
             Action::Disconnect(_) => "disconnect",
             Action::LoseRequest { applied: true, .. } => "lose_reply",

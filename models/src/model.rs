@@ -433,7 +433,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 // The server closed an expired session's connection: what
                 // the client sends now fails, which is how it learns
                 // (LearnExpiry), so requests wait for that.
-                if let Some((_, request)) = c.session.outgoing.front().filter(|_| alive) {
+                if let Some((_, request, _)) = c.session.outgoing.front().filter(|_| alive) {
                     for order in 0..self.child_orders(state, request) {
                         actions.push(Action::Send { client, order });
                     }
@@ -459,7 +459,12 @@ impl<R: ModelRecipe> RecipeModel<R> {
                         .extend((0..armed as u8).map(|watch| Action::Spurious { client, watch }));
                 }
             }
-            ConnectionState::Disconnected => actions.push(Action::Reconnect(client)),
+            ConnectionState::Disconnected => {
+                actions.push(Action::Reconnect(client));
+                if !c.session.outgoing.is_empty() {
+                    actions.push(Action::ReconnectFails(client));
+                }
+            }
             ConnectionState::Expired => {}
         }
         if alive && budget.allows(FaultKind::Expiry) {

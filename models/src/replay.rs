@@ -246,6 +246,11 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .then_some(())
                 .ok_or_else(|| "no timer pending".to_string()),
             "reconnect" => self.reconnect(c, step.session),
+            "reconnect_fails" => self
+                .stepper
+                .fail_reconnect_attempt(c)
+                .then_some(())
+                .ok_or_else(|| "no request queued on a disconnected client".to_string()),
             "learn_expiry" => self.learn_expiry(c, step.session),
             "disconnect" => {
                 self.stepper.disconnect(c);
@@ -326,7 +331,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             .client(c)
             .outgoing
             .front()
-            .is_some_and(|(_, request)| request.is_read());
+            .is_some_and(|(_, request, _)| request.is_read());
         if reads && self.stepper.state(c) == ConnectionState::Connected {
             self.seen(c, Seen::Read);
         }

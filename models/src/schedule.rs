@@ -14,6 +14,7 @@
 //! | `deliver` | the client handles its inbox head | `deliver` | |
 //! | `fire_timer` | the earliest timer fires | `fire_next_timer` | |
 //! | `reconnect` | reconnect into the session (or learn it expired) | `reconnect` | `session` |
+//! | `reconnect_fails` | a reconnect attempt fails: queued requests fail with ConnectionLoss | `fail_reconnect_attempt` | |
 //! | `learn_expiry` | the client learns its session expired, opens `session` | `expire` client side + `new_session` | `session` |
 //! | `disconnect` | the connection drops | `disconnect` | |
 //! | `lose_reply` | the next request is applied, its reply lost | `apply_then_disconnect` | |
@@ -133,6 +134,7 @@ pub const OPS: &[OpSpec] = &[
     OpSpec::new("deliver", &[Client], &[]),
     OpSpec::new("fire_timer", &[Client], &[]),
     OpSpec::new("reconnect", &[Client], &[Session]),
+    OpSpec::new("reconnect_fails", &[Client], &[]),
     OpSpec::new("learn_expiry", &[Client], &[Session]),
     OpSpec::new("disconnect", &[Client], &[]),
     OpSpec::new("lose_reply", &[Client], &[]),

@@ -40,6 +40,7 @@ pub(crate) fn apply<R: ModelRecipe>(
         Action::Reorder { index, .. } => deliver(state, c, usize::from(index), log),
         Action::FireTimer(_) => fire_timer(state, c, log),
         Action::Reconnect(_) => reconnect(model, state, c, log),
+        Action::ReconnectFails(_) => reconnect_fails(state, c, log),
         Action::LearnExpiry(_) => learn_expiry(model, state, c, log),
         Action::Disconnect(_) => disconnect(model, state, c, log),
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
@@ -146,7 +147,7 @@ fn deliver<R: ModelRecipe>(
                     .session
                     .in_flight
                     .front()
-                    .map(|(_, r)| narrate::request(r))
+                    .map(|(_, r, _)| narrate::request(r))
                     .unwrap_or_default();
                 format!(
                     "c{c}: receives reply to {request}: {}",
@@ -204,6 +205,25 @@ fn reconnect<R: ModelRecipe>(
     let notifications = state.server.make_mut().set_watches(sid, zxid, &watches);
     settle(model, state, c, log);
     route(model, state, notifications, false, log);
+}
+
+/// A reconnect attempt fails: what the client queued since the disconnect
+/// fails with ConnectionLoss (never sent, so not applied).
+fn reconnect_fails<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut Narration) {
+    let client = &mut *state.clients[c].make_mut();
+    log.note(|| {
+        let queued: Vec<String> = client
+            .session
+            .outgoing
+            .iter()
+            .map(|(_, r, _)| narrate::request(r))
+            .collect();
+        format!(
+            "c{c}: reconnect attempt fails; queued {} fail(s) with ConnectionLoss",
+            queued.join(", ")
+        )
+    });
+    client.session.reconnect_failed();
 }
 
 /// The client learns its session expired and opens a new one.

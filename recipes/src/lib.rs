@@ -19,4 +19,7 @@ pub mod semaphore;
 pub mod shared_lock;
 
 pub use observe::{Hold, Observation, Observe};
-pub use recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId};
+pub use recipe::{
+    FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher,
+    WatcherId,
+};

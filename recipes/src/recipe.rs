@@ -20,20 +20,41 @@
 //!    every reply as `Input::Reply` with the request's tag, in the order the
 //!    requests were sent. A reply may be `Err(ConnectionLoss)`: the request
 //!    may or may not have been applied.
-//! 5. Deliver watch notifications as `Input::Watch` in the order the session
-//!    received them relative to replies (ZooKeeper delivers a watch event
-//!    before the reply of any later request that observes the change).
-//! 6. On a connection state change, deliver `Input::Session(..)` (the default
-//!    watcher) and, as the Java client does, one `Input::Watch` of type `None`
-//!    with that state for every watch the session has armed.
+//! 5. Deliver watch notifications in the order the session received them
+//!    relative to replies (ZooKeeper delivers a watch event before the reply
+//!    of any later request that observes the change), once to each distinct
+//!    watcher registered for the event's path and kind: `Input::Watch` for
+//!    the default watcher, `Input::WatcherEvent` for a recipe-chosen one.
+//! 6. On a connection state change, deliver `Input::Session(..)` to the
+//!    default watcher (once, however many watches it holds) and, as the Java
+//!    client's ZKWatchManager does, one `Input::WatcherEvent` of type `None`
+//!    with that state to each other distinct watcher holding an armed watch.
 //! 7. Fire timers the recipe set (`Input::Timer`) after their delay, unless
 //!    cancelled or set again (setting an id again replaces it).
+//! 8. A request emitted while the connection is down waits; each failed
+//!    reconnect attempt fails every waiting request with ConnectionLoss (not
+//!    applied), as the Java client's cleanup does.
+//!
+//! # Watchers
+//!
+//! A Java recipe names who a watch notifies: `exists(path, true)` registers
+//! the handle's default watcher, `exists(path, watcher)` a `Watcher` object.
+//! The Java client keeps, per path, the set of watcher objects (one object
+//! registered twice on a path is notified once) and hands each state change
+//! to the default watcher and to every distinct object with an armed watch.
+//! Here [`Outbox::send`] with a `watch: true` request registers the default
+//! watcher; [`Outbox::send_watched`] registers a [`WatcherId`] the recipe
+//! picks: one id for one long-lived object (`exists(path, this)`), a fresh id
+//! per registration for `new Watcher() { .. }` on every call
+//! ([`FreshWatchers`] hands out small ones). Events for a
+//! recipe-chosen watcher arrive as `Input::WatcherEvent { watcher, event }`.
 //!
 //! Outcomes are the recipe's answers to the application (Acquired, Released,
 //! Item, Entered, Failed, ...), collected by the driver in emission order.
 
 use crate::zk::{Request, SessionEvent, WatchedEvent, ZkResult};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -48,6 +69,50 @@ pub struct Tag(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct TimerId(pub u32);
 
+/// A watcher object a recipe registers watches for (a Java `Watcher`
+/// instance other than the handle's default watcher). Recipe-chosen; the
+/// session layer only compares ids: same id, same object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WatcherId(pub u32);
+
+/// Ids for watcher objects a recipe makes per registration (Java's
+/// `new Watcher() { .. }` on every call). A new object takes the smallest id
+/// no live object holds, so equal situations give equal recipe states (the
+/// model checker stores them once). An object lives from its registration
+/// until its node event arrives (a watch is one-shot) or its request fails
+/// (the Java client registers a watch only on success).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FreshWatchers {
+    live: BTreeSet<u32>,
+}
+
+impl FreshWatchers {
+    /// A new watcher object, live from now on.
+    pub fn make(&mut self) -> WatcherId {
+        let id = (1..).find(|id| !self.live.contains(id)).unwrap_or(0);
+        self.live.insert(id);
+        WatcherId(id)
+    }
+
+    /// The object will see no more events (its watch fired, or was never
+    /// armed); its id may be reused.
+    pub fn release(&mut self, watcher: WatcherId) {
+        self.live.remove(&watcher.0);
+    }
+
+    pub fn is_live(&self, watcher: WatcherId) -> bool {
+        self.live.contains(&watcher.0)
+    }
+}
+
+/// Who a watch notifies: the handle's default watcher (`watch=true` in the
+/// Java API) or a recipe-chosen watcher object. Orders the default first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Watcher {
+    Default,
+    Id(WatcherId),
+}
+
 /// Everything a recipe can be told.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Input<C> {
@@ -55,8 +120,16 @@ pub enum Input<C> {
     Call(C),
     /// The answer to a request this recipe emitted with `tag`.
     Reply { tag: Tag, result: ZkResult },
-    /// A watch notification (a node event, or a state event of type None).
+    /// A node event for the default watcher (a watch armed by a `watch: true`
+    /// request sent with [`Outbox::send`]).
     Watch(WatchedEvent),
+    /// An event for a recipe-chosen watcher (armed with
+    /// [`Outbox::send_watched`]): a node event, or a connection state change
+    /// (type None) while the watcher holds an armed watch.
+    WatcherEvent {
+        watcher: WatcherId,
+        event: WatchedEvent,
+    },
     /// A session state change seen by the default watcher.
     Session(SessionEvent),
     /// A timer this recipe set has fired.
@@ -79,7 +152,9 @@ pub enum TimerCommand {
 /// What a recipe asks of its driver while handling one input.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Outbox<O> {
-    pub requests: Vec<(Tag, Request)>,
+    /// Requests in emission order, each with the watcher its watch (if the
+    /// request's `watch` flag is set) notifies.
+    pub requests: Vec<(Tag, Request, Watcher)>,
     pub timers: Vec<TimerCommand>,
     pub outcomes: Vec<O>,
 }
@@ -99,8 +174,21 @@ impl<O> Outbox<O> {
         Self::default()
     }
 
+    /// Sends `request`; a `watch: true` flag registers the default watcher.
     pub fn send(&mut self, tag: Tag, request: Request) {
-        self.requests.push((tag, request));
+        self.requests.push((tag, request, Watcher::Default));
+    }
+
+    /// Sends `request` (with its `watch` flag set) registering `watcher`
+    /// instead of the default watcher: Java's `exists(path, watcher)`.
+    pub fn send_watched(&mut self, tag: Tag, request: Request, watcher: WatcherId) {
+        self.requests.push((tag, request, Watcher::Id(watcher)));
+    }
+
+    /// Sends `request` registering `watcher` (either kind): for recipes that
+    /// pass a watcher along, and for forwarding an inner recipe's requests.
+    pub fn send_as(&mut self, tag: Tag, request: Request, watcher: Watcher) {
+        self.requests.push((tag, request, watcher));
     }
 
     pub fn set_timer(&mut self, id: TimerId, after_ms: u64) {

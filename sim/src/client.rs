@@ -8,11 +8,25 @@
 //!   in the same order (one TCP connection);
 //! - a watch is recorded client-side when its request succeeds (for exists,
 //!   also on a missing node, in the exist table) and removed when it fires;
+//!   per path and kind the table keeps the set of distinct watchers
+//!   registered there (the default watcher for `Outbox::send`, a
+//!   recipe-chosen `WatcherId` for `Outbox::send_watched`), as
+//!   ZKWatchManager's maps do;
+//! - a node event reaches each distinct watcher of the watches it fires
+//!   once: the default watcher as `Input::Watch`, another as
+//!   `Input::WatcherEvent` (default first, then by id);
 //! - a state change (Disconnected, SyncConnected, Expired) reaches the
-//!   default watcher as `Input::Session` and every armed watch as an
-//!   `Input::Watch` of type None;
+//!   default watcher once as `Input::Session` (however many watches it
+//!   holds) and each other distinct watcher with an armed watch once as an
+//!   `Input::WatcherEvent` of type None (ZKWatchManager.materialize);
 //! - when the connection drops, every request in flight fails with
 //!   ConnectionLoss (whether the server applied it is unknown);
+//! - a request emitted while disconnected waits in the outgoing queue; each
+//!   failed reconnect attempt (`reconnect_failed`) fails every queued request
+//!   with ConnectionLoss, not applied (ClientCnxn's SendThread calls
+//!   cleanup() when an attempt fails); the driver decides when attempts
+//!   happen (the madsim world: every reconnect delay while the network is
+//!   down; the model: a nondeterministic step);
 //! - on reconnect, the armed watches are re-registered with the last zxid
 //!   seen (the server fires those whose node changed meanwhile);
 //! - after Expired, every request fails with SessionExpired until the driver
@@ -24,7 +38,7 @@ use zk_recipes::zk::{
     EventType, KeeperState, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
     ZkResult, Zxid,
 };
-use zk_recipes::{Input, Outbox, Recipe, Tag, TimerCommand, TimerId};
+use zk_recipes::{Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId};
 
 /// How many SessionExpired answers one input may cause in a row.
 pub const EXPIRED_RETRY_LIMIT: usize = 64;
@@ -37,100 +51,138 @@ pub enum ConnectionState {
     Expired,
 }
 
-/// The client's record of its armed watches (ZKWatchManager's three maps).
+/// The watchers registered on each path, per kind.
+pub type Registrations = BTreeMap<Path, BTreeSet<Watcher>>;
+
+/// The client's record of its armed watches (ZKWatchManager's three maps:
+/// per path, the set of distinct watchers registered there).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WatchTable {
-    pub data: BTreeSet<Path>,
-    pub exist: BTreeSet<Path>,
-    pub child: BTreeSet<Path>,
+    pub data: Registrations,
+    pub exist: Registrations,
+    pub child: Registrations,
 }
 
 impl WatchTable {
     /// Records the watch a successful (or, for exists, NoNode) request armed.
-    fn register(&mut self, request: &Request, result: &ZkResult) {
-        match (request, result) {
+    fn register(&mut self, request: &Request, result: &ZkResult, watcher: Watcher) {
+        let (map, path) = match (request, result) {
             (Request::Exists { path, watch: true }, Ok(Reply::Exists(Some(_)))) => {
-                self.data.insert(path.clone());
+                (&mut self.data, path)
             }
             (Request::Exists { path, watch: true }, Ok(Reply::Exists(None))) => {
-                self.exist.insert(path.clone());
+                (&mut self.exist, path)
             }
-            (Request::GetData { path, watch: true }, Ok(_)) => {
-                self.data.insert(path.clone());
-            }
+            (Request::GetData { path, watch: true }, Ok(_)) => (&mut self.data, path),
             (
                 Request::GetChildren { path, watch: true }
                 | Request::GetChildren2 { path, watch: true },
                 Ok(_),
-            ) => {
-                self.child.insert(path.clone());
-            }
-            _ => {}
+            ) => (&mut self.child, path),
+            _ => return,
+        };
+        map.entry(path.clone()).or_default().insert(watcher);
+    }
+
+    /// Which maps a node event of this type takes watchers from: (data,
+    /// exist, child).
+    fn kinds_for(event_type: EventType) -> (bool, bool, bool) {
+        match event_type {
+            EventType::NodeCreated | EventType::NodeDataChanged => (true, true, false),
+            EventType::NodeChildrenChanged => (false, false, true),
+            EventType::NodeDeleted => (true, true, true),
+            EventType::None => (false, false, false),
         }
     }
 
     /// True if a watch this node event fires is armed (`fire` would take it).
     pub fn would_fire(&self, event: &WatchedEvent) -> bool {
-        let Some(path) = &event.path else {
-            return false;
-        };
-        match event.event_type {
-            EventType::NodeCreated | EventType::NodeDataChanged => {
-                self.data.contains(path) || self.exist.contains(path)
-            }
-            EventType::NodeChildrenChanged => self.child.contains(path),
-            EventType::NodeDeleted => {
-                self.data.contains(path) || self.exist.contains(path) || self.child.contains(path)
-            }
-            EventType::None => false,
-        }
+        !self.watchers_of(event).is_empty()
     }
 
-    /// Removes the watches a node event fires; false if none was armed
-    /// (the event then reaches no watcher).
-    fn fire(&mut self, event: &WatchedEvent) -> bool {
+    /// The distinct watchers a node event reaches, without removing them.
+    pub fn watchers_of(&self, event: &WatchedEvent) -> BTreeSet<Watcher> {
+        let mut watchers = BTreeSet::new();
         let Some(path) = &event.path else {
-            return false;
+            return watchers;
         };
-        match event.event_type {
-            EventType::NodeCreated | EventType::NodeDataChanged => {
-                self.data.remove(path) | self.exist.remove(path)
+        let (data, exist, child) = Self::kinds_for(event.event_type);
+        for (map, used) in [
+            (&self.data, data),
+            (&self.exist, exist),
+            (&self.child, child),
+        ] {
+            if let Some(registered) = map.get(path).filter(|_| used) {
+                watchers.extend(registered.iter().copied());
             }
-            EventType::NodeChildrenChanged => self.child.remove(path),
-            EventType::NodeDeleted => {
-                self.data.remove(path) | self.exist.remove(path) | self.child.remove(path)
-            }
-            EventType::None => false,
         }
+        watchers
+    }
+
+    /// Removes the watches a node event fires and returns the distinct
+    /// watchers they belonged to (ZKWatchManager.materialize); empty if none
+    /// was armed (the event then reaches no watcher).
+    fn fire(&mut self, event: &WatchedEvent) -> BTreeSet<Watcher> {
+        let watchers = self.watchers_of(event);
+        if let Some(path) = &event.path {
+            let (data, exist, child) = Self::kinds_for(event.event_type);
+            for (map, used) in [
+                (&mut self.data, data),
+                (&mut self.exist, exist),
+                (&mut self.child, child),
+            ] {
+                if used {
+                    map.remove(path);
+                }
+            }
+        }
+        watchers
     }
 
     /// The event that would fire the `n`-th armed watch (data watches
     /// first, then exist, then child, each in path order): how a spurious
     /// watch fault picks its event.
     pub fn nth_armed_event(&self, n: usize) -> Option<WatchedEvent> {
-        let data = self.data.iter().map(|p| (EventType::NodeDataChanged, p));
-        let exist = self.exist.iter().map(|p| (EventType::NodeCreated, p));
+        let data = self.data.keys().map(|p| (EventType::NodeDataChanged, p));
+        let exist = self.exist.keys().map(|p| (EventType::NodeCreated, p));
         let child = self
             .child
-            .iter()
+            .keys()
             .map(|p| (EventType::NodeChildrenChanged, p));
         let (kind, path) = data.chain(exist).chain(child).nth(n)?;
         Some(WatchedEvent::node(kind, path.clone()))
     }
 
-    /// How many watcher registrations a state event reaches.
+    /// How many (kind, path) watches are armed.
     pub fn armed_count(&self) -> usize {
         self.data.len() + self.exist.len() + self.child.len()
     }
 
+    /// The distinct recipe-chosen watchers holding an armed watch: each gets
+    /// a state event once (the default watcher gets `Input::Session`).
+    pub fn armed_watchers(&self) -> BTreeSet<WatcherId> {
+        [&self.data, &self.exist, &self.child]
+            .into_iter()
+            .flat_map(|map| map.values().flatten())
+            .filter_map(|watcher| match watcher {
+                Watcher::Id(id) => Some(*id),
+                Watcher::Default => None,
+            })
+            .collect()
+    }
+
     pub fn to_watch_set(&self) -> WatchSet {
         WatchSet {
-            data: self.data.iter().cloned().collect(),
-            exist: self.exist.iter().cloned().collect(),
-            child: self.child.iter().cloned().collect(),
+            data: self.data.keys().cloned().collect(),
+            exist: self.exist.keys().cloned().collect(),
+            child: self.child.keys().cloned().collect(),
         }
     }
 }
+
+/// A request the recipe emitted: its tag, the request, and the watcher its
+/// watch notifies.
+pub type Queued = (Tag, Request, Watcher);
 
 /// A recipe machine plus its client-side session state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -141,9 +193,9 @@ pub struct ClientSession<R: Recipe> {
     /// The zxid of the last reply received (re-registration uses it).
     pub last_zxid: Zxid,
     /// Emitted by the recipe, not yet sent.
-    pub outgoing: VecDeque<(Tag, Request)>,
+    pub outgoing: VecDeque<Queued>,
     /// Sent, reply not yet received, in send order.
-    pub in_flight: VecDeque<(Tag, Request)>,
+    pub in_flight: VecDeque<Queued>,
     pub watches: WatchTable,
     /// The driver's clock, in ms; the driver sets it (the model keeps it at 0).
     pub now_ms: u64,
@@ -188,35 +240,44 @@ impl<R: Recipe> ClientSession<R> {
         if self.state != ConnectionState::Connected {
             return None;
         }
-        let (tag, request) = self.outgoing.pop_front()?;
-        self.in_flight.push_back((tag, request.clone()));
+        let (tag, request, watcher) = self.outgoing.pop_front()?;
+        self.in_flight.push_back((tag, request.clone(), watcher));
         Some((tag, request))
     }
 
     /// The reply to the oldest request in flight.
     pub fn reply(&mut self, result: ZkResult, zxid: Zxid) {
-        let (tag, request) = self
+        let (tag, request, watcher) = self
             .in_flight
             .pop_front()
             .expect("a reply needs a request in flight");
         self.last_zxid = self.last_zxid.max(zxid);
-        self.watches.register(&request, &result);
+        self.watches.register(&request, &result, watcher);
         self.deliver(Input::Reply { tag, result });
     }
 
-    /// A node event from the server; delivered if a watch was armed for it
-    /// (then true).
+    /// A node event from the server; delivered once to each distinct
+    /// watcher of the watches it fires (the default watcher first, then
+    /// recipe-chosen ones by id), if any was armed (then true).
     pub fn notification(&mut self, event: WatchedEvent) -> bool {
-        let fired = self.watches.fire(&event);
-        if fired {
-            self.deliver(Input::Watch(event));
+        let watchers = self.watches.fire(&event);
+        for watcher in &watchers {
+            self.deliver(input_for(*watcher, event.clone()));
         }
-        fired
+        !watchers.is_empty()
     }
 
-    /// A watch event no armed watch asked for (opt-in robustness fault).
+    /// A watch event no armed watch asked for (opt-in robustness fault):
+    /// handed to the watchers registered for it (their watches stay armed),
+    /// or to the default watcher if none is.
     pub fn spurious_event(&mut self, event: WatchedEvent) {
-        self.deliver(Input::Watch(event));
+        let mut watchers = self.watches.watchers_of(&event);
+        if watchers.is_empty() {
+            watchers.insert(Watcher::Default);
+        }
+        for watcher in watchers {
+            self.deliver(input_for(watcher, event.clone()));
+        }
     }
 
     /// The connection dropped: every request in flight (sent, maybe applied)
@@ -230,13 +291,34 @@ impl<R: Recipe> ClientSession<R> {
         self.state = ConnectionState::Disconnected;
         let mut lost = std::mem::take(&mut self.in_flight);
         lost.append(&mut self.outgoing);
-        for (tag, _) in lost {
+        self.fail_connection_loss(lost);
+        self.state_event(KeeperState::Disconnected, SessionEvent::Disconnected);
+    }
+
+    /// A reconnect attempt failed (the server refused or could not be
+    /// reached): every request queued while disconnected fails with
+    /// ConnectionLoss, not applied, as ClientCnxn's cleanup does at each
+    /// failed attempt. No new state event: the Java client's EventThread
+    /// drops a repeated Disconnected. Requests the recipe emits in answer
+    /// wait for the next attempt. Returns how many requests failed.
+    pub fn reconnect_failed(&mut self) -> usize {
+        if self.state != ConnectionState::Disconnected {
+            return 0;
+        }
+        let mut lost = std::mem::take(&mut self.in_flight);
+        lost.append(&mut self.outgoing);
+        let failed = lost.len();
+        self.fail_connection_loss(lost);
+        failed
+    }
+
+    fn fail_connection_loss(&mut self, lost: VecDeque<Queued>) {
+        for (tag, _, _) in lost {
             self.deliver(Input::Reply {
                 tag,
                 result: Err(ZkError::ConnectionLoss),
             });
         }
-        self.state_event(KeeperState::Disconnected, SessionEvent::Disconnected);
     }
 
     /// Reconnected into the same session. Returns the watches to re-register
@@ -287,15 +369,22 @@ impl<R: Recipe> ClientSession<R> {
         self.outgoing.is_empty() && self.in_flight.is_empty()
     }
 
+    /// A state change reaches the default watcher once and each other
+    /// distinct watcher with an armed watch once (ZKWatchManager.materialize
+    /// collects them into a set), the default watcher first.
     fn state_event(&mut self, state: KeeperState, session_event: SessionEvent) {
+        let watchers = self.watches.armed_watchers();
         self.deliver(Input::Session(session_event));
-        for _ in 0..self.watches.armed_count() {
-            self.deliver(Input::Watch(WatchedEvent::state(state)));
+        for watcher in watchers {
+            self.deliver(Input::WatcherEvent {
+                watcher,
+                event: WatchedEvent::state(state),
+            });
         }
     }
 
     fn fail_outgoing_expired(&mut self) {
-        if let Some((tag, _)) = self.outgoing.pop_front() {
+        if let Some((tag, _, _)) = self.outgoing.pop_front() {
             self.deliver(Input::Reply {
                 tag,
                 result: Err(ZkError::SessionExpired),
@@ -315,7 +404,7 @@ impl<R: Recipe> ClientSession<R> {
             self.recipe.handle(input, &mut out);
             self.file(out);
             if self.state == ConnectionState::Expired && expired_answers < EXPIRED_RETRY_LIMIT {
-                if let Some((tag, _)) = self.outgoing.pop_front() {
+                if let Some((tag, _, _)) = self.outgoing.pop_front() {
                     expired_answers += 1;
                     next = Some(Input::Reply {
                         tag,
@@ -339,5 +428,13 @@ impl<R: Recipe> ClientSession<R> {
             }
         }
         self.outcomes.extend(out.outcomes);
+    }
+}
+
+/// The input that hands `event` to `watcher`.
+fn input_for<C>(watcher: Watcher, event: WatchedEvent) -> Input<C> {
+    match watcher {
+        Watcher::Default => Input::Watch(event),
+        Watcher::Id(watcher) => Input::WatcherEvent { watcher, event },
     }
 }

@@ -309,6 +309,19 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         self.input(client, ClientSession::disconnected);
     }
 
+    /// A reconnect attempt fails (the server cannot be reached): every
+    /// request queued since the disconnect fails with ConnectionLoss, not
+    /// applied, as the Java client's cleanup() does at each failed attempt.
+    /// The client stays disconnected. False if it was not disconnected or
+    /// had nothing queued.
+    pub fn fail_reconnect_attempt(&mut self, client: ClientId) -> bool {
+        if self.clients[client].session.state != ConnectionState::Disconnected {
+            return false;
+        }
+        self.log(client, "fault: reconnect attempt fails");
+        self.clients[client].session.reconnect_failed() > 0
+    }
+
     /// Reconnects into the same session and re-registers its watches.
     pub fn reconnect(&mut self, client: ClientId) {
         self.log(client, "fault-heal: reconnect");
@@ -525,7 +538,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
                 self.history.reply_lost(client, now);
             }
         }
-        for (_, request) in &stepped.session.outgoing {
+        for (_, request, _) in &stepped.session.outgoing {
             self.history.lost_before_apply(client, now, request);
         }
     }

@@ -180,7 +180,7 @@ fn fixed_waiter_watches_only_its_predecessor() {
             .client(c)
             .watches
             .data
-            .iter()
+            .keys()
             .cloned()
             .collect::<Vec<_>>()
     };

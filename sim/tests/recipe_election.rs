@@ -34,14 +34,15 @@ impl<R: Recipe> Recipe for Counted<R> {
     type Outcome = R::Outcome;
 
     fn handle(&mut self, input: Input<R::Call>, out: &mut Outbox<R::Outcome>) {
-        if matches!(&input, Input::Watch(event) if event.event_type != EventType::None) {
+        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None)
+        {
             self.node_events += 1;
         }
         let before = out.requests.len();
         self.inner.handle(input, out);
         let reads = out.requests[before..]
             .iter()
-            .filter(|(_, request)| {
+            .filter(|(_, request, _)| {
                 matches!(
                     request,
                     Request::GetChildren { .. } | Request::GetChildren2 { .. }

@@ -91,7 +91,7 @@ fn advance_until_next_is<R: LockRecipe>(
         if s.client(c)
             .outgoing
             .front()
-            .is_some_and(|(_, request)| wanted(request))
+            .is_some_and(|(_, request, _)| wanted(request))
         {
             return;
         }
@@ -134,7 +134,8 @@ impl<R: LockRecipe> Recipe for Counted<R> {
     type Outcome = LockOutcome;
 
     fn handle(&mut self, input: Input<LockCall>, out: &mut Outbox<LockOutcome>) {
-        if matches!(&input, Input::Watch(event) if event.event_type != EventType::None) {
+        if matches!(&input, Input::Watch(event) | Input::WatcherEvent { event, .. } if event.event_type != EventType::None)
+        {
             self.node_events += 1;
         }
         self.inner.handle(input, out);
@@ -443,7 +444,7 @@ fn bug3_bare_id_original_watches_itself_and_leaks() {
         s.trace()
     );
     assert!(
-        s.client(a).watches.data.contains(&own),
+        s.client(a).watches.data.contains_key(&own),
         "it watches its own node: {:?}",
         s.client(a).watches
     );
@@ -1089,7 +1090,7 @@ fn fixed_spurious_wakeup_only_relists() {
     s.run();
     s.inject_watch_event(b, node_deleted("x-100-0000000000"));
     assert!(s.outcomes(b).is_empty());
-    let requests: Vec<&Request> = s.client(b).outgoing.iter().map(|(_, r)| r).collect();
+    let requests: Vec<&Request> = s.client(b).outgoing.iter().map(|(_, r, _)| r).collect();
     assert!(
         matches!(requests.as_slice(), [r] if is_get_children(r)),
         "re-lists: {requests:?}"

@@ -888,7 +888,7 @@ fn next_request<R: Variant>(st: &Stepper<R>, client: ClientId) -> Option<Request
     st.client(client)
         .outgoing
         .front()
-        .map(|(_, request)| request.clone())
+        .map(|(_, request, _)| request.clone())
 }
 
 /// The connection drops while the offer's write waits to be sent: it fails

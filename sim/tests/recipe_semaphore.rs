@@ -374,7 +374,7 @@ fn lost_lease_create_reply<R: Recipe<Call = SemaphoreCall, Outcome = SemaphoreOu
             .client(0)
             .outgoing
             .front()
-            .map(|(_, request)| request.clone());
+            .map(|(_, request, _)| request.clone());
         if let Some(Request::Create { path, .. }) = &next {
             if path.as_str().starts_with(lease_parent) && path.as_str().ends_with("lease-") {
                 break;

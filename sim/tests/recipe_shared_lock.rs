@@ -165,7 +165,7 @@ fn fixed_reader_watches_the_writer_not_the_other_readers() {
             .client(reader)
             .watches
             .data
-            .iter()
+            .keys()
             .cloned()
             .collect();
         assert_eq!(
@@ -196,7 +196,8 @@ fn lose_first_create_reply<R: Recipe<Call = SharedLockCall, Outcome = SharedLock
             Request::Create {
                 mode: CreateMode::EphemeralSequential,
                 ..
-            }
+            },
+            _
         ))
     ) {
         assert!(stepper.step(0), "{}", stepper.trace());

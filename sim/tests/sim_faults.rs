@@ -75,6 +75,7 @@ impl Recipe for Probe {
                 ..
             }) => out.emit(ProbeOutcome::Saw(event_type)),
             Input::Watch(_)
+            | Input::WatcherEvent { .. }
             | Input::Session(SessionEvent::Connected { .. })
             | Input::Session(_)
             | Input::Timer(_) => {}
@@ -175,6 +176,57 @@ fn reconnect_re_registers_a_watch_and_fires_it_if_the_node_changed() {
         "{}",
         report.trace
     );
+}
+
+#[test]
+fn a_request_made_while_disconnected_fails_at_the_next_failed_reconnect_attempt() {
+    // Client 0 loses the network from 100 ms to 3100 ms and calls create at
+    // 150 ms. With the Java client's timing (a 1 s spin plus a random
+    // 0..1 s sleep before each attempt), the first attempt fails between
+    // 1100 and 2100 ms and fails the queued create with ConnectionLoss, as
+    // ClientCnxn's cleanup does (measured on a real 3.8 server: 1.9 s after
+    // the send, not applied, still disconnected). The create never runs.
+    let schedule = vec![at(100.0, 0, Fault::Disconnect { down_ms: 3_000 })];
+    let config = WorldConfig {
+        session_timeout_ms: 10_000,
+        reconnect_delay_ms: MsRange::new(1_000, 2_000),
+        ..probe_config(schedule)
+    };
+    let sim = Simulation::new(
+        config,
+        |_, _| Probe,
+        |client: Client<Probe>| async move {
+            if client.index() != 0 {
+                return;
+            }
+            client.sleep_ms(150).await;
+            let sent_ns = client.now_ns();
+            client.call(ProbeCall::Create);
+            assert_eq!(
+                client.next_outcome().await,
+                ProbeOutcome::Replied(Err(ZkError::ConnectionLoss))
+            );
+            let after_ms = (client.now_ns() - sent_ns) / 1_000_000;
+            assert!(
+                (950..=1_950).contains(&after_ms),
+                "failed after {after_ms} ms"
+            );
+        },
+    );
+    for seed in 0..8 {
+        let report = sim.run(seed);
+        let trace = report.trace.to_string();
+        assert!(report.passed(), "{:?}\n{trace}", report.violations);
+        assert_eq!(report.workloads_done, 2, "{trace}");
+        let failed_at = trace
+            .find("c0 session  reconnect attempt fails: 1 queued request(s)")
+            .expect(&trace);
+        let reconnected_at = trace
+            .find("c0 session  reconnected into the same session")
+            .expect(&trace);
+        assert!(failed_at < reconnected_at, "{trace}");
+        assert_eq!(lines(&report, "c0 apply"), 0, "never applied: {trace}");
+    }
 }
 
 #[test]

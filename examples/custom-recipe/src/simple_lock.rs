@@ -149,7 +149,7 @@ impl Recipe for SimpleLock {
                     self.list(out);
                 }
             }
-            Input::Watch(_) | Input::Session(_) | Input::Timer(_) => {}
+            Input::Watch(_) | Input::WatcherEvent { .. } | Input::Session(_) | Input::Timer(_) => {}
         }
     }
 }

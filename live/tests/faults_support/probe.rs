@@ -36,10 +36,12 @@ impl Recipe for Probe {
         match input {
             Input::Call(request) => out.send(REQUEST, request),
             Input::Reply { result, .. } => out.emit(Seen::Reply(result)),
-            Input::Watch(event) if event.event_type == EventType::None => {
+            Input::Watch(event) | Input::WatcherEvent { event, .. }
+                if event.event_type == EventType::None =>
+            {
                 out.emit(Seen::WatchState(event.state))
             }
-            Input::Watch(event) => out.emit(Seen::Node(event)),
+            Input::Watch(event) | Input::WatcherEvent { event, .. } => out.emit(Seen::Node(event)),
             Input::Session(event) => out.emit(Seen::State(keeper_state(event))),
             Input::Timer(_) => {}
         }

@@ -174,7 +174,7 @@ impl<R: Recipe<Outcome: Observe>> Counting<R> {
             .client(client)
             .outgoing
             .front()
-            .is_some_and(|(_, request)| wanted(request))
+            .is_some_and(|(_, request, _)| wanted(request))
         {
             assert!(
                 self.step(client),

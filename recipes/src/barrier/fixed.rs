@@ -609,7 +609,10 @@ impl Recipe for FixedBarrier {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(event.path, out),
+            // All its watches are the default watcher's (`send`).
+            Input::Watch(event) | Input::WatcherEvent { event, .. } => {
+                self.on_watch(event.path, out)
+            }
             Input::Session(event) => self.on_session(event, out),
             // This recipe sets no timers.
             Input::Timer(_) => {}

@@ -218,8 +218,9 @@ impl Recipe for OriginalBarrier {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            // process() is the default watcher and every read's watcher.
-            Input::Watch(_) | Input::Session(_) => self.on_wakeup(out),
+            // process() is the default watcher and every read's watcher
+            // (`getChildren(root, true)`): no other watcher exists.
+            Input::Watch(_) | Input::WatcherEvent { .. } | Input::Session(_) => self.on_wakeup(out),
             Input::Timer(_) => {}
         }
     }

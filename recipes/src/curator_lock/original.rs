@@ -30,13 +30,16 @@
 use super::protection::Protection;
 use super::sequence::curator_sort_key;
 use super::{parents, LockCall, LockError, LockOutcome, LOCK_NAME};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
+use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId, WatcherId};
 use crate::sequence::sequence_after;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
 
 /// `create().creatingParentsIfNeeded().withProtection()...forPath(path)`.
+/// LockInternals' `watcher` field: one object for every predecessor watch.
+const LOCK_WATCHER: WatcherId = WatcherId(1);
+
 const CREATE: Tag = Tag(1);
 /// `ZKPaths.mkdirs`: one persistent ancestor.
 const MAKE_PARENT: Tag = Tag(2);
@@ -402,7 +405,13 @@ impl OriginalCuratorLock {
             );
         };
         self.phase = Phase::WatchingPredecessor { node, predecessor };
-        out.send(WATCH_PREDECESSOR, Request::GetData { path, watch: true });
+        // client.getData().usingWatcher(watcher).forPath(previousSequencePath):
+        // LockInternals' one watcher object.
+        out.send_watched(
+            WATCH_PREDECESSOR,
+            Request::GetData { path, watch: true },
+            LOCK_WATCHER,
+        );
     }
 
     fn delete_own(&mut self, node: String, then: AfterDelete, out: &mut Outbox<LockOutcome>) {
@@ -446,7 +455,8 @@ impl Recipe for OriginalCuratorLock {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(_) => self.on_watch(out),
+            // LockInternals.watcher notifies on any event, state changes too.
+            Input::WatcherEvent { .. } | Input::Watch(_) => self.on_watch(out),
             Input::Session(event) => self.on_session(event, out),
             Input::Timer(id) => self.on_timer(id, out),
         }

@@ -270,7 +270,8 @@ impl<R: Rule> Ticket<R> {
         match input {
             Input::Call(call) => return Some(call),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(&event, out),
+            // The engine's watches are the default watcher's (`send`).
+            Input::Watch(event) | Input::WatcherEvent { event, .. } => self.on_watch(&event, out),
             Input::Session(event) => self.on_session(event, out),
             Input::Timer(id) => self.on_timer(id, out),
         }
@@ -745,7 +746,7 @@ mod tests {
         ticket.on_reply(RANK, Ok(Reply::Children(children)), &mut out);
         assert!(matches!(
             out.requests.last(),
-            Some((WATCH_NODE, Request::GetData { watch: true, .. }))
+            Some((WATCH_NODE, Request::GetData { watch: true, .. }, _))
         ));
         ticket
     }
@@ -768,7 +769,7 @@ mod tests {
         assert!(
             matches!(
                 out.requests.as_slice(),
-                [(RANK, Request::GetChildren { .. })]
+                [(RANK, Request::GetChildren { .. }, _)]
             ),
             "{out:?}"
         );
@@ -794,7 +795,7 @@ mod tests {
         assert!(out.is_empty(), "{out:?}");
         let other = parent().child("other").unwrap();
         ticket.on_watch(&WatchedEvent::node(EventType::NodeDeleted, other), &mut out);
-        assert!(matches!(out.requests.as_slice(), [(RANK, _)]));
+        assert!(matches!(out.requests.as_slice(), [(RANK, _, _)]));
     }
 
     #[test]

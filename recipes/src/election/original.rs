@@ -30,9 +30,10 @@
 //! the node and stops reacting, as closing the handle would.
 
 use super::{ElectionCall, ElectionError, ElectionOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::recipe::{FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
 use crate::sequence::sequence_after;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
+use std::collections::VecDeque;
 
 /// `run()`: `zk.create(LEADER_PATH + "/lock-", ...)`.
 const CREATE: Tag = Tag(1);
@@ -70,6 +71,11 @@ pub struct OriginalElection {
     /// Leadership announced. The seed prints "leader" on every pass that
     /// finds it smallest; the outcome is emitted once per leadership.
     leading: bool,
+    /// The live `new Watcher() { .. }` objects: each getLeader() call
+    /// registers a distinct one on `/leader`.
+    watchers: FreshWatchers,
+    /// The watchers of the reads awaiting their replies, in send order.
+    reads_in_flight: VecDeque<WatcherId>,
 }
 
 impl OriginalElection {
@@ -80,6 +86,8 @@ impl OriginalElection {
             phase: Phase::Idle,
             node: None,
             leading: false,
+            watchers: FreshWatchers::default(),
+            reads_in_flight: VecDeque::new(),
         }
     }
 
@@ -113,6 +121,14 @@ impl OriginalElection {
     }
 
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<ElectionOutcome>) {
+        if matches!(tag, READ_IN_RUN | READ_IN_WATCHER) {
+            // A failed read registered no watch: its watcher is gone.
+            if let Some(watcher) = self.reads_in_flight.pop_front() {
+                if result.is_err() {
+                    self.watchers.release(watcher);
+                }
+            }
+        }
         match (tag, self.phase) {
             (CREATE, Phase::Creating) => self.on_created(result, out),
             (READ_IN_RUN | READ_IN_WATCHER, Phase::Contending) => {
@@ -211,13 +227,17 @@ impl OriginalElection {
         );
     }
 
-    fn send_read(&self, tag: Tag, out: &mut Outbox<ElectionOutcome>) {
-        out.send(
+    /// `zk.getChildren(LEADER_PATH, new Watcher() { .. })`.
+    fn send_read(&mut self, tag: Tag, out: &mut Outbox<ElectionOutcome>) {
+        let watcher = self.watchers.make();
+        self.reads_in_flight.push_back(watcher);
+        out.send_watched(
             tag,
             Request::GetChildren {
                 path: self.parent.clone(),
                 watch: true,
             },
+            watcher,
         );
     }
 
@@ -245,6 +265,15 @@ impl Recipe for OriginalElection {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
+            // Each getLeader() watcher reacts to NodeChildrenChanged only. No
+            // read arms the default watcher; an injected `Input::Watch` is
+            // taken as a getLeader() watcher's.
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.watchers.release(watcher); // one-shot: fired
+                }
+                self.on_watch(event.event_type, out)
+            }
             Input::Watch(event) => self.on_watch(event.event_type, out),
             // The seed's default watcher only waits for the first connection.
             Input::Session(_) => {}

@@ -585,7 +585,8 @@ impl Recipe for FixedLock {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_wakeup(event, out),
+            // All its watches are the default watcher's (`send`).
+            Input::Watch(event) | Input::WatcherEvent { event, .. } => self.on_wakeup(event, out),
             Input::Session(event) => self.on_session(event, out),
             // This variant sets no timers.
             Input::Timer(_) => {}

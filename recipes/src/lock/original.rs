@@ -34,9 +34,12 @@
 
 use super::znode_name::{upstream_tree_set, ZNodeName};
 use super::{LockCall, LockError, LockOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
+use crate::recipe::{
+    FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId,
+};
 use crate::zk::{
-    CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
+    CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
+    ANY_VERSION,
 };
 use std::cmp::Ordering;
 
@@ -124,6 +127,12 @@ pub struct OriginalLock {
     /// A request the expired handle refuses at once; answered before
     /// `handle` returns, so always `None` between inputs.
     refused_by_expired_handle: Option<Tag>,
+    /// The live `LockWatcher` objects: every `exists(lastChildId, new
+    /// LockWatcher())` registers a distinct watcher, and each one armed sees
+    /// every state change.
+    lock_watchers: FreshWatchers,
+    /// The LockWatcher of the exists() call awaiting its reply.
+    watcher_in_flight: Option<WatcherId>,
 }
 
 impl OriginalLock {
@@ -152,6 +161,8 @@ impl OriginalLock {
             queued_call: None,
             queued_watcher_runs: 0,
             refused_by_expired_handle: None,
+            lock_watchers: FreshWatchers::default(),
+            watcher_in_flight: None,
         }
     }
 
@@ -439,11 +450,17 @@ impl OriginalLock {
             .find(|name| name.upstream_cmp(&id_name) == Ordering::Less);
         match last_less_than_me {
             Some(last_child) => match Path::new(last_child.name()) {
-                Ok(path) => self.send(
-                    WATCH_PREDECESSOR,
-                    Request::Exists { path, watch: true },
-                    out,
-                ),
+                Ok(path) => {
+                    // zookeeper.exists(lastChildId, new LockWatcher())
+                    let watcher = self.lock_watchers.make();
+                    self.watcher_in_flight = Some(watcher);
+                    self.send_as(
+                        WATCH_PREDECESSOR,
+                        Request::Exists { path, watch: true },
+                        Watcher::Id(watcher),
+                        out,
+                    )
+                }
                 Err(error) => self.lock_operation_threw(LockError::InvalidPath(error), out),
             },
             None => {
@@ -536,15 +553,32 @@ impl OriginalLock {
 
     /// Sends a blocking call's request; the expired handle refuses it at once.
     fn send(&mut self, tag: Tag, request: Request, out: &mut Outbox<LockOutcome>) {
+        self.send_as(tag, request, Watcher::Default, out);
+    }
+
+    /// As `send`, registering `watcher` for the request's watch.
+    fn send_as(
+        &mut self,
+        tag: Tag,
+        request: Request,
+        watcher: Watcher,
+        out: &mut Outbox<LockOutcome>,
+    ) {
         self.awaiting = Some(Awaiting::Reply(tag));
         if self.handle_expired {
             self.refused_by_expired_handle = Some(tag);
         } else {
-            out.send(tag, request);
+            out.send_as(tag, request, watcher);
         }
     }
 
     fn on_reply(&mut self, tag: Tag, result: ZkResult, out: &mut Outbox<LockOutcome>) {
+        if tag == WATCH_PREDECESSOR {
+            // A failed exists() registered no watch: its LockWatcher is gone.
+            if let Some(watcher) = self.watcher_in_flight.take().filter(|_| result.is_err()) {
+                self.lock_watchers.release(watcher);
+            }
+        }
         // One blocking call at a time: any other reply answers a request of
         // no running method (it cannot occur with an in-order driver).
         if self.awaiting != Some(Awaiting::Reply(tag)) {
@@ -592,6 +626,15 @@ impl Recipe for OriginalLock {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
+            // Every event a LockWatcher gets runs lock(). This recipe arms
+            // no default-watcher watch; an injected `Input::Watch` is taken
+            // as a LockWatcher's.
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.lock_watchers.release(watcher); // one-shot: fired
+                }
+                self.on_lock_watcher(out)
+            }
             Input::Watch(_) => self.on_lock_watcher(out),
             Input::Session(event) => self.on_session(event),
             Input::Timer(timer) => self.on_timer(timer, out),

@@ -16,8 +16,9 @@
 use super::naming::java_long_order;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
+use crate::zk::EventType;
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
-use crate::{Input, Outbox, Recipe, Tag};
+use crate::{FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
 
 const OFFER_CREATE: Tag = Tag(3);
 const CREATE_DIR: Tag = Tag(4);
@@ -35,6 +36,16 @@ pub struct DistributedQueueOriginal {
     /// The constructor's "add root dir first if not exists".
     init: SeedConstructor,
     step: Step,
+    /// The newest `LatchChildWatcher` (take() makes one per loop pass); only
+    /// its latch is awaited. Older ones may still be armed: their events
+    /// count down latches nobody awaits.
+    latch: Option<WatcherId>,
+    /// The live LatchChildWatchers (armed, or their listing in flight).
+    latches: FreshWatchers,
+    /// The newest latch was counted down before take() reached
+    /// `childWatcher.await()` (its event overtook the listing's reply):
+    /// the await returns at once.
+    latch_down: bool,
 }
 
 /// Where the running call is; each step awaits at most one reply.
@@ -77,6 +88,9 @@ impl DistributedQueueOriginal {
             dir,
             init: SeedConstructor::NotConnected,
             step: Step::Idle,
+            latch: None,
+            latches: FreshWatchers::default(),
+            latch_down: false,
         }
     }
 
@@ -206,17 +220,29 @@ impl DistributedQueueOriginal {
     /// seed 000 orderedChildren(watcher): take passes a new LatchChildWatcher,
     /// remove passes none.
     fn list(&mut self, blocking: bool, out: &mut Outbox<QueueOutcome>) {
-        out.send(
-            LIST,
-            Request::GetChildren {
-                path: self.dir.clone(),
-                watch: blocking,
-            },
-        );
+        let request = Request::GetChildren {
+            path: self.dir.clone(),
+            watch: blocking,
+        };
+        if blocking {
+            // LatchChildWatcher childWatcher = new LatchChildWatcher()
+            let latch = self.latches.make();
+            self.latch = Some(latch);
+            self.latch_down = false;
+            out.send_watched(LIST, request, latch);
+        } else {
+            out.send(LIST, request);
+        }
         self.step = Step::List { blocking };
     }
 
     fn on_children(&mut self, blocking: bool, result: ZkResult, out: &mut Outbox<QueueOutcome>) {
+        if blocking && result.is_err() {
+            // The failed listing registered no watch: its latch is gone.
+            if let Some(latch) = self.latch.take() {
+                self.latches.release(latch);
+            }
+        }
         match result {
             Ok(Reply::Children(names))
             | Ok(Reply::Children2 {
@@ -225,6 +251,9 @@ impl DistributedQueueOriginal {
                 let candidates = java_long_order(&names, ITEM_PREFIX);
                 if !candidates.is_empty() {
                     self.read(blocking, candidates, out);
+                } else if blocking && self.latch_down {
+                    // childWatcher.await() returns at once; take() loops.
+                    self.list(true, out);
                 } else if blocking {
                     // seed 000 take(): if (orderedChildren.size() == 0) childWatcher.await()
                     self.step = Step::Wait;
@@ -327,11 +356,20 @@ impl Recipe for DistributedQueueOriginal {
             // event (type None: Disconnected, Expired) included, and take()
             // loops to getChildren again. Events for latches nobody awaits
             // any more are lost.
-            Input::Watch(_) => {
-                if self.step == Step::Wait {
-                    self.list(true, out);
+            Input::WatcherEvent { watcher, event } => {
+                if event.event_type != EventType::None {
+                    self.latches.release(watcher); // one-shot: fired
+                }
+                if self.latch == Some(watcher) {
+                    match self.step {
+                        Step::Wait => self.list(true, out),
+                        Step::List { blocking: true } => self.latch_down = true,
+                        _ => {}
+                    }
                 }
             }
+            // No read arms the default watcher (the application's).
+            Input::Watch(_) => {}
             Input::Timer(_) => {} // sets no timers
         }
     }

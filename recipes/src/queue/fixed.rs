@@ -564,7 +564,10 @@ impl Recipe for FixedQueue {
             Input::Session(event) => self.on_session(event, out),
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(event) => self.on_watch(event.event_type, out),
+            // All its watches are the default watcher's (`send`).
+            Input::Watch(event) | Input::WatcherEvent { event, .. } => {
+                self.on_watch(event.event_type, out)
+            }
             Input::Timer(_) => {} // sets no timers
         }
     }

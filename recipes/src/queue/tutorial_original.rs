@@ -233,8 +233,9 @@ impl Recipe for TutorialQueueOriginal {
             }
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            // getChildren(root, true) registers the default watcher as well.
-            Input::Watch(_) => self.notify(out),
+            // getChildren(root, true) registers the default watcher: no
+            // other watcher exists.
+            Input::Watch(_) | Input::WatcherEvent { .. } => self.notify(out),
             Input::Timer(_) => {} // sets no timers
         }
     }

@@ -26,7 +26,9 @@ use super::{SemaphoreCall, SemaphoreError, SemaphoreOutcome};
 use crate::curator_lock::original::{OriginalCuratorLock, ACQUIRE_TIMEOUT as MUTEX_TIMEOUT};
 use crate::curator_lock::protection::Protection;
 use crate::curator_lock::{parents, LockCall, LockOutcome};
-use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId};
+use crate::recipe::{
+    FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
+};
 use crate::sequence::sequence_after;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult,
@@ -37,6 +39,9 @@ use crate::zk::{
 const LEASE_NAME: &str = "lease-";
 /// Offset of the embedded mutex's tags and timer ids.
 const MUTEX_OFFSET: u32 = 100;
+/// InterProcessSemaphoreV2's `watcher` field: one object for every leases
+/// listing (the embedded mutex's watchers are offset by `MUTEX_OFFSET`).
+const SEMAPHORE_WATCHER: WatcherId = WatcherId(1);
 
 /// Create the lease node (protected, parents as needed).
 const CREATE_LEASE: Tag = Tag(1);
@@ -204,8 +209,12 @@ impl OriginalSemaphore {
     fn feed_mutex(&mut self, input: Input<LockCall>, out: &mut Outbox<SemaphoreOutcome>) {
         let mut inner = Outbox::new();
         self.mutex.handle(input, &mut inner);
-        for (tag, request) in inner.requests {
-            out.send(Tag(tag.0 + MUTEX_OFFSET), request);
+        for (tag, request, watcher) in inner.requests {
+            let watcher = match watcher {
+                Watcher::Id(id) => Watcher::Id(WatcherId(id.0 + MUTEX_OFFSET)),
+                Watcher::Default => Watcher::Default,
+            };
+            out.send_as(Tag(tag.0 + MUTEX_OFFSET), request, watcher);
         }
         for timer in inner.timers {
             match timer {
@@ -416,6 +425,25 @@ impl OriginalSemaphore {
         }
     }
 
+    /// An event for one of the watcher objects: the mutex's (LockInternals)
+    /// or the semaphore's own, which calls notifyAll on every event.
+    fn on_watcher_event(
+        &mut self,
+        watcher: WatcherId,
+        event: WatchedEvent,
+        out: &mut Outbox<SemaphoreOutcome>,
+    ) {
+        if watcher.0 >= MUTEX_OFFSET {
+            let watcher = WatcherId(watcher.0 - MUTEX_OFFSET);
+            return self.feed_mutex(Input::WatcherEvent { watcher, event }, out);
+        }
+        if let Phase::WaitingForLeases { remaining, node } = self.phase.clone() {
+            self.count_leases(remaining, node, out);
+        }
+    }
+
+    /// An event for the default watcher (an injected one: no request here
+    /// arms it), routed by path.
     fn on_watch(&mut self, event: WatchedEvent, out: &mut Outbox<SemaphoreOutcome>) {
         let for_mutex = match &event.path {
             None => true,
@@ -513,12 +541,14 @@ impl OriginalSemaphore {
 
     fn count_leases(&mut self, remaining: u32, node: String, out: &mut Outbox<SemaphoreOutcome>) {
         self.phase = Phase::CountingLeases { remaining, node };
-        out.send(
+        // client.getChildren().usingWatcher(watcher).forPath(leasesPath)
+        out.send_watched(
             COUNT_LEASES,
             Request::GetChildren {
                 path: self.leases_path.clone(),
                 watch: true,
             },
+            SEMAPHORE_WATCHER,
         );
     }
 
@@ -561,6 +591,7 @@ impl Recipe for OriginalSemaphore {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
             Input::Watch(event) => self.on_watch(event, out),
+            Input::WatcherEvent { watcher, event } => self.on_watcher_event(watcher, event, out),
             Input::Session(event) => self.on_session(event, out),
             Input::Timer(id) => self.on_timer(id, out),
         }

@@ -250,7 +250,9 @@ impl Recipe for OriginalSharedLock {
         match input {
             Input::Call(call) => self.on_call(call, out),
             Input::Reply { tag, result } => self.on_reply(tag, result, out),
-            Input::Watch(_) => self.on_watch(out),
+            // "exists() with watch flag set": the default watcher. Its state
+            // changes arrive as `Input::Session`; only node events wake it.
+            Input::Watch(_) | Input::WatcherEvent { .. } => self.on_watch(out),
             // The straightforward recipe does not watch its session.
             Input::Session(_) => {}
             // No timers are set.

@@ -187,7 +187,7 @@ impl ClientScene {
                 .outgoing
                 .iter()
                 .chain(&session.in_flight)
-                .map(|(_, request)| format!("{request:?}"))
+                .map(|(_, request, _)| format!("{request:?}"))
                 .collect(),
             timers: session.timers.len(),
             watches: session.watches.clone(),

@@ -173,13 +173,13 @@ fn armed_watches(c: &ClientScene) -> Vec<(WatchKind, Path)> {
     let exist = c
         .watches
         .exist
-        .iter()
+        .keys()
         .map(|p| (WatchKind::Exist, p.clone()));
-    let data = c.watches.data.iter().map(|p| (WatchKind::Data, p.clone()));
+    let data = c.watches.data.keys().map(|p| (WatchKind::Data, p.clone()));
     let child = c
         .watches
         .child
-        .iter()
+        .keys()
         .map(|p| (WatchKind::Child, p.clone()));
     exist.chain(data).chain(child).collect()
 }

@@ -53,7 +53,10 @@ pub struct WorldConfig {
     pub session_timeout_ms: u64,
     pub latency: LatencyModel,
     /// Delay before a disconnected client tries to reconnect (and between
-    /// attempts while the network is down).
+    /// attempts while the network is down; each failed attempt fails the
+    /// requests queued since the disconnect with ConnectionLoss). The Java
+    /// client with one server waits 1000 ms plus a random 0..1000 ms before
+    /// every reconnect attempt: `[1000, 2000]`.
     pub reconnect_delay_ms: MsRange,
     /// Delay before a client whose session expired opens a new one.
     pub new_session_delay_ms: MsRange,

@@ -124,14 +124,23 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn dropped(&mut self, client: usize) {
-        let was_opening = matches!(
-            self.clients[client].connecting.take(),
-            Some(Connecting::Open(_))
-        );
+        let connecting = self.clients[client].connecting.take();
+        let was_opening = matches!(connecting, Some(Connecting::Open(_)));
         let session = &mut self.clients[client].session;
         if session.state == ConnectionState::Connected {
             session.disconnected();
             trace!(self, Some(client), Session, "disconnected");
+        } else if connecting == Some(Connecting::Reconnect) {
+            // A reconnect attempt failed: queued requests fail (cleanup()).
+            let failed = session.reconnect_failed();
+            if failed > 0 {
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "reconnect attempt fails: {failed} queued request(s) fail with ConnectionLoss"
+                );
+            }
         }
         let session = &self.clients[client].session;
         if was_opening || session.session_id.is_none() || session.state == ConnectionState::Expired
@@ -228,11 +237,22 @@ impl<R: SimRecipe> Shared<R> {
             return;
         }
         if self.now_ns() < slot.link.down_until_ns {
-            // Attempts fail until the network is back; only the first one
-            // after that matters, so skip the failing ones.
-            let back_in = slot.link.down_until_ns - self.now_ns();
+            // The attempt fails (the server cannot be reached). As the Java
+            // client's cleanup() does at each failed attempt, every request
+            // queued since the disconnect fails with ConnectionLoss, not
+            // applied; the next attempt follows after another reconnect
+            // delay (ClientCnxn: a random sleep before every attempt).
+            let failed = self.clients[client].session.reconnect_failed();
+            if failed > 0 {
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "reconnect attempt fails: {failed} queued request(s) fail with ConnectionLoss"
+                );
+            }
             let delay = self.delay_ns(self.config.reconnect_delay_ms);
-            self.schedule_retry(client, back_in.saturating_add(delay.max(1_000)), timer);
+            self.schedule_retry(client, delay.max(1_000), timer);
             return;
         }
         self.clients[client].link.epoch += 1;

@@ -409,14 +409,14 @@ impl<R: SimRecipe> Shared<R> {
         candidates.extend(
             watches
                 .data
-                .iter()
-                .chain(&watches.exist)
+                .keys()
+                .chain(watches.exist.keys())
                 .map(|p| (EventType::NodeDataChanged, p.clone())),
         );
         candidates.extend(
             watches
                 .child
-                .iter()
+                .keys()
                 .map(|p| (EventType::NodeChildrenChanged, p.clone())),
         );
         if candidates.is_empty() {
