@@ -18,7 +18,7 @@ fn builtin() -> &'static zk_sim::scenario::SimRecipes {
 fn shipped() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files = Vec::new();
-    for dir in [root.clone(), root.join("bugs")] {
+    for dir in [root.clone(), root.join("bugs"), root.join("ensemble")] {
         for entry in std::fs::read_dir(dir).expect("scenarios/") {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {

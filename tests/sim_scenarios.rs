@@ -23,7 +23,11 @@ fn scenarios_dir() -> PathBuf {
 /// Every shipped scenario file, sorted.
 fn shipped() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in [scenarios_dir(), scenarios_dir().join("bugs")] {
+    for dir in [
+        scenarios_dir(),
+        scenarios_dir().join("bugs"),
+        scenarios_dir().join("ensemble"),
+    ] {
         for entry in std::fs::read_dir(dir).expect("scenarios/") {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "toml") {

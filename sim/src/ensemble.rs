@@ -166,7 +166,10 @@ pub struct Ensemble {
     replicas: Vec<Replica>,
     leader: ServerIndex,
     electing: bool,
+    /// Committed transactions not yet applied everywhere; `log[0]` is
+    /// transaction number `log_start` (indices below are absolute).
     log: Vec<Txn>,
+    log_start: usize,
     now_ms: i64,
     connections: BTreeMap<SessionId, Connection>,
     /// Sessions with a write waiting for a leader, in the order sent.
@@ -176,9 +179,15 @@ pub struct Ensemble {
 impl Ensemble {
     /// `servers` replicas of an empty tree; server 0 leads.
     pub fn new(servers: usize, config: ServerConfig) -> Ensemble {
+        Ensemble::from_server(ZkServer::new(config), servers)
+    }
+
+    /// `servers` replicas of `core` (a server set up before the run, with
+    /// no session left open); server 0 leads.
+    pub fn from_server(core: ZkServer, servers: usize) -> Ensemble {
         assert!(servers >= 1, "an ensemble has a server");
         let replica = Replica {
-            core: ZkServer::new(config),
+            core,
             applied: 0,
             serving: true,
             in_quorum: true,
@@ -188,6 +197,7 @@ impl Ensemble {
             leader: 0,
             electing: false,
             log: Vec::new(),
+            log_start: 0,
             now_ms: 0,
             connections: BTreeMap::new(),
             uncommitted: VecDeque::new(),
@@ -214,7 +224,12 @@ impl Ensemble {
 
     /// Committed transactions `server` has not applied yet.
     pub fn lag(&self, server: ServerIndex) -> usize {
-        self.log.len() - self.replicas[server].applied
+        self.committed_count() - self.replicas[server].applied
+    }
+
+    /// Transactions committed so far.
+    fn committed_count(&self) -> usize {
+        self.log_start + self.log.len()
     }
 
     pub fn is_serving(&self, server: ServerIndex) -> bool {
@@ -358,7 +373,7 @@ impl Ensemble {
                 applied: None,
             }
         } else if matches!(request, Request::Sync { .. }) {
-            let until = reaches_leader.then_some(self.log.len());
+            let until = reaches_leader.then_some(self.committed_count());
             Queued::Sync { request, until }
         } else {
             Queued::Read { request }
@@ -508,7 +523,7 @@ impl Ensemble {
         while let Some(session) = self.uncommitted.pop_front() {
             self.commit_waiting_write(session, &mut events);
         }
-        let committed = self.log.len();
+        let committed = self.committed_count();
         for connection in self.connections.values_mut() {
             for queued in &mut connection.queue {
                 if let Queued::Sync {
@@ -532,8 +547,9 @@ impl Ensemble {
             time_ms: self.now_ms,
             change,
         });
+        let index = self.committed_count() - 1;
         self.apply_one(self.leader, events);
-        self.log.len() - 1
+        index
     }
 
     /// Commits the session's oldest write that waits for a leader (its
@@ -551,7 +567,7 @@ impl Ensemble {
         }) else {
             return;
         };
-        let index = self.log.len();
+        let index = self.committed_count();
         let slot = self
             .connection_mut(session)
             .queue
@@ -571,7 +587,8 @@ impl Ensemble {
     fn apply_one(&mut self, server: ServerIndex, events: &mut Vec<EnsembleEvent>) {
         let index = self.replicas[server].applied;
         self.replicas[server].applied += 1;
-        let txn = self.log[index].clone();
+        let txn = self.log[index - self.log_start].clone();
+        self.trim_log();
         let core = &mut self.replicas[server].core;
         if txn.time_ms > core.now_ms() {
             core.set_time_ms(txn.time_ms);
@@ -605,6 +622,15 @@ impl Ensemble {
                 }
             }
             Change::Reap => events.extend(core.reap().into_iter().map(EnsembleEvent::Notify)),
+        }
+    }
+
+    /// Forgets the transactions every replica has applied.
+    fn trim_log(&mut self) {
+        let applied_everywhere = self.replicas.iter().map(|r| r.applied).min().unwrap_or(0);
+        if applied_everywhere > self.log_start {
+            self.log.drain(..applied_everywhere - self.log_start);
+            self.log_start = applied_everywhere;
         }
     }
 

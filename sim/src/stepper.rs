@@ -669,7 +669,7 @@ mod tests {
         s.call(a, LockCall::Lock);
         while !matches!(
             s.client(a).outgoing.front(),
-            Some((_, Request::Create { .. }))
+            Some((_, Request::Create { .. }, _))
         ) {
             assert!(s.step(a), "the lock creates its node");
         }

@@ -7,7 +7,7 @@
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, Request, SessionEvent, WatchedEvent, ZkError,
 };
-use zk_recipes::{Input, Outbox, Recipe, Tag, WatcherId};
+use zk_recipes::{Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId};
 use zk_sim::client::ConnectionState;
 use zk_sim::stepper::Stepper;
 
@@ -29,6 +29,16 @@ enum Seen {
     Session(SessionEvent),
     /// A recipe-chosen watcher object.
     Object(WatcherId, WatchedEvent),
+}
+
+/// What the recipe reports is not a coordination outcome the oracles
+/// judge: each one reads as a failure the test itself inspects.
+impl Observe for Seen {
+    fn observe(&self) -> Observation {
+        Observation::Failed {
+            reason: format!("{self:?}"),
+        }
+    }
 }
 
 impl Recipe for Registrar {

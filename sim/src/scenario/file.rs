@@ -10,6 +10,7 @@
 //! seeds = "0..1000"                  # what `sweep` runs without --seeds
 //! duration_ms = 20000                # the fault phase
 //! heal_ms = 20000                    # the liveness bound after it
+//! ensemble = 1                       # servers; 3: a leader and two lagging followers
 //! expect = "pass"                    # or "violation" (with expect_property = "...")
 //!
 //! [config]                           # the recipe's construction
@@ -23,6 +24,7 @@
 //! [timing]                           # see world::WorldConfig
 //! session_timeout_ms = 4000
 //! latency = { min_us = 200, max_us = 2000 }
+//! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it
 //!
 //! [faults]
 //! swarm = false
@@ -59,6 +61,11 @@ pub struct ScenarioFile {
     pub duration_ms: u64,
     #[serde(default = "default_heal_ms")]
     pub heal_ms: u64,
+    /// Servers: 1 (default) applies every change everywhere at once; 3 or
+    /// more is a leader and followers that apply the committed log with
+    /// their own lag (`timing.apply_lag_ms`).
+    #[serde(default = "default_ensemble", skip_serializing_if = "is_one")]
+    pub ensemble: usize,
     #[serde(default = "default_expect")]
     pub expect: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,6 +173,14 @@ fn default_duration_ms() -> u64 {
     20_000
 }
 
+fn default_ensemble() -> usize {
+    1
+}
+
+fn is_one(servers: &usize) -> bool {
+    *servers == 1
+}
+
 fn default_heal_ms() -> u64 {
     20_000
 }
@@ -211,6 +226,7 @@ pub struct Timing {
     pub latency: LatencyModel,
     pub reconnect_delay_ms: MsRange,
     pub new_session_delay_ms: MsRange,
+    pub apply_lag_ms: MsRange,
     pub expiry_tick_ms: u64,
     pub reaper_interval_ms: u64,
     pub settle_ms: u64,
@@ -224,6 +240,7 @@ impl Default for Timing {
             latency: world.latency,
             reconnect_delay_ms: world.reconnect_delay_ms,
             new_session_delay_ms: world.new_session_delay_ms,
+            apply_lag_ms: world.apply_lag_ms,
             expiry_tick_ms: world.expiry_tick_ms,
             reaper_interval_ms: world.reaper_interval_ms,
             settle_ms: world.settle_ms,

@@ -114,6 +114,8 @@ impl Scenario {
             .unwrap_or_default();
         WorldConfig {
             clients: raw.clients,
+            servers: raw.ensemble,
+            apply_lag_ms: raw.timing.apply_lag_ms,
             session_timeout_ms: raw.timing.session_timeout_ms,
             latency: raw.timing.latency.clone(),
             reconnect_delay_ms: raw.timing.reconnect_delay_ms,

@@ -419,6 +419,8 @@ impl Checker<'_> {
         ms("settle_ms", timing.settle_ms, limit::SETTLE_MS)?;
         self.ms_range("timing.reconnect_delay_ms", timing.reconnect_delay_ms)?;
         self.ms_range("timing.new_session_delay_ms", timing.new_session_delay_ms)?;
+        self.ms_range("timing.apply_lag_ms", timing.apply_lag_ms)?;
+        self.within("ensemble", raw.ensemble, limit::ENSEMBLE, " servers")?;
         let latency = &timing.latency;
         let us = |key: &str, value, range| {
             self.within(&format!("timing.latency.{key}"), value, range, " µs")

@@ -50,6 +50,12 @@ impl LatencyModel {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorldConfig {
     pub clients: usize,
+    /// Servers in the ensemble (1: one server that applies every change
+    /// everywhere at once; more: a leader and followers that lag).
+    pub servers: usize,
+    /// How long after its commit a follower applies a transaction, drawn
+    /// per transaction and follower (a follower applies in log order).
+    pub apply_lag_ms: MsRange,
     pub session_timeout_ms: u64,
     pub latency: LatencyModel,
     /// Delay before a disconnected client tries to reconnect (and between
@@ -95,6 +101,8 @@ impl Default for WorldConfig {
     fn default() -> Self {
         WorldConfig {
             clients: 3,
+            servers: 1,
+            apply_lag_ms: MsRange::new(0, 5),
             session_timeout_ms: 4_000,
             latency: LatencyModel::default(),
             reconnect_delay_ms: MsRange::new(5, 50),

@@ -91,6 +91,10 @@ pub enum Event {
     },
     ExpiryTick,
     ReaperTick,
+    /// A follower applies its next committed transaction.
+    Apply {
+        server: usize,
+    },
     Heal,
     Deadline,
 }

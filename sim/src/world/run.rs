@@ -15,6 +15,7 @@ use super::shell::scheduler_task;
 use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::History;
+use crate::ensemble::Ensemble;
 use crate::faults::plan::stream;
 use crate::oracles::Oracles;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
@@ -153,7 +154,9 @@ impl<R: SimRecipe> Simulation<R> {
             start: time.elapsed(),
             now: 0,
             time,
-            server,
+            ensemble: Ensemble::from_server(server, config.servers),
+            applies_scheduled: vec![0; config.servers],
+            last_apply_ns: vec![0; config.servers],
             rng: Rngs::new(seed),
             queue: EventQueue::default(),
             scheduler: Wakeup::default(),
@@ -217,6 +220,7 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         workload_done: false,
         workload_rng,
         last_call: None,
+        awaiting: VecDeque::new(),
     }
 }
 
@@ -297,12 +301,12 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
     let cut_short = world.config.stop_on_violation && world.oracles.has_violation();
     let Shared {
         oracles,
-        server,
+        ensemble,
         initial_paths,
         ..
     } = world;
     if !cut_short {
-        oracles.finish(now, server, initial_paths);
+        oracles.finish(now, ensemble.committed(), initial_paths);
         world.diagnose_new();
     }
     world.stats.sim_time_ns = world.now_ns();

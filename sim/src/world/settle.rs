@@ -73,7 +73,7 @@ impl<R: SimRecipe> Shared<R> {
             && slot.link.session == session.session_id
             && session
                 .session_id
-                .is_some_and(|id| self.server.is_session_alive(id));
+                .is_some_and(|id| self.ensemble.committed().is_session_alive(id));
         if slot.connecting.is_some() || slot.retry.is_some() {
             why.push("connecting".to_string());
         } else if session.state != ConnectionState::Connected || !server_side_up {
@@ -104,10 +104,11 @@ impl<R: SimRecipe> Shared<R> {
             .iter()
             .filter_map(|slot| slot.session.session_id)
             .collect();
-        self.server
+        self.ensemble
+            .committed()
             .paths()
             .into_iter()
-            .filter_map(|path| match self.server.node_kind(&path) {
+            .filter_map(|path| match self.ensemble.committed().node_kind(&path) {
                 Some(NodeKind::Ephemeral { owner }) if !held.contains(&owner) => Some(format!(
                     "{path}: ephemeral of session {:#x}, which no client holds",
                     owner.0

@@ -8,10 +8,10 @@ use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::{diagnose_undiagnosed, ClientScene, History, Scene};
+use crate::ensemble::Ensemble;
 use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
 use crate::oracles::{ObserveCall, Oracles, Seen, View};
-use crate::server::ZkServer;
 use madsim::task::NodeId;
 use madsim::time::TimeHandle;
 use rand::rngs::SmallRng;
@@ -45,6 +45,10 @@ pub struct Rngs {
     pub child_order: SmallRng,
     /// The order a closing session's ephemerals are deleted in.
     pub ephemeral_order: SmallRng,
+    /// Followers' apply lags.
+    pub lag: SmallRng,
+    /// The server each connection attempt lands on.
+    pub placement: SmallRng,
     /// Per-request faults and the choices faults make.
     pub faults: SmallRng,
     /// Session ids and unique ids.
@@ -65,6 +69,8 @@ impl Rngs {
             delays: stream(seed, 13),
             choices: stream(seed, 14),
             ephemeral_order: stream(seed, 16),
+            lag: stream(seed, 17),
+            placement: stream(seed, 18),
         }
     }
 }
@@ -88,6 +94,8 @@ pub struct Link {
     pub server_up: bool,
     /// The session the connection belongs to.
     pub session: Option<SessionId>,
+    /// The server the connection is to (an index into the ensemble).
+    pub server: usize,
     /// Arrival time of the last message sent each way (FIFO).
     pub up_last_ns: u64,
     pub down_last_ns: u64,
@@ -134,6 +142,18 @@ pub struct ClientSlot<R: SimRecipe> {
     pub workload_rng: SmallRng,
     /// The last application call, for liveness reports.
     pub last_call: Option<(u64, R::Call)>,
+    /// Requests the server took and has not answered yet, oldest first
+    /// (with an ensemble, a reply waits for the session's server).
+    pub awaiting: VecDeque<Awaited>,
+}
+
+/// A request the server took: its number, itself, and whether the fault
+/// plan loses its reply (dropping the connection as it is sent).
+#[derive(Clone, Debug)]
+pub struct Awaited {
+    pub number: u64,
+    pub request: zk_recipes::zk::Request,
+    pub lose_reply_down_ms: Option<u64>,
 }
 
 /// The scheduler's wakeup: the server task's waker and the deadlines of the
@@ -166,7 +186,12 @@ pub struct Shared<R: SimRecipe> {
     /// Simulated ns since the start, read once per task poll (madsim moves
     /// the clock only between polls); see [`enter`].
     pub now: u64,
-    pub server: ZkServer,
+    /// The servers: one, or a leader and lagging followers.
+    pub ensemble: Ensemble,
+    /// Per server, follower applies scheduled and not yet run, and the
+    /// time of the last one (a follower applies in log order).
+    pub applies_scheduled: Vec<usize>,
+    pub last_apply_ns: Vec<u64>,
     pub rng: Rngs,
     pub queue: EventQueue,
     pub scheduler: Wakeup,
@@ -270,7 +295,7 @@ impl<R: SimRecipe> Shared<R> {
     pub fn observe(&mut self, client: usize, seen: Seen) {
         let at = self.now_ns();
         let view = View {
-            server: &self.server,
+            server: self.ensemble.committed(),
             sessions: &self.sessions,
         };
         let before = self.oracles.violations().len();
@@ -314,7 +339,7 @@ impl<R: SimRecipe> Shared<R> {
             })
             .collect();
         let scene = Scene {
-            server: &self.server,
+            server: self.ensemble.committed(),
             clients,
             owners: &self.owners,
             history: &self.history,

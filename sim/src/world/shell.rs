@@ -5,10 +5,11 @@
 //! faults strike, and the run's phases change.
 
 use super::events::{Event, Inbound, ToClient, ToServer};
-use super::shared::{enter, ms_to_ns, trace, Phase, Shared, SimRecipe};
+use super::shared::{enter, ms_to_ns, trace, Awaited, Phase, Shared, SimRecipe};
+use crate::ensemble::{ConnectError, DeletionOrder, EnsembleEvent};
 use crate::faults::{Fault, ScheduledFault, Trigger};
 use crate::oracles::{fmt_time, Property, Seen, Violation};
-use crate::server::{Notification, ShuffledOrder};
+use crate::server::{Applied, Notification, ShuffledOrder};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -55,6 +56,7 @@ impl<R: SimRecipe> Shared<R> {
             Event::Resume { client } => self.resume(client),
             Event::ExpiryTick => self.expiry_tick(),
             Event::ReaperTick => self.reaper_tick(),
+            Event::Apply { server } => self.follower_applies(server),
             Event::Heal => self.heal(),
             Event::Deadline => self.deadline(),
         }
@@ -77,30 +79,20 @@ impl<R: SimRecipe> Shared<R> {
             return;
         }
         let now_ms = self.now_ms() as i64;
-        self.server.set_time_ms(now_ms);
+        self.ensemble.set_time_ms(now_ms);
         match msg {
             ToServer::Open { session } => self.open(client, session),
             ToServer::Reconnect {
                 session,
                 last_zxid,
                 watches,
-            } => {
-                if self.server.is_session_alive(session) {
-                    self.clients[client].link.server_up = true;
-                    self.server.touch_session(session);
-                    self.send_to_client(client, ToClient::Connected);
-                    let notifications = self.server.set_watches(session, last_zxid, &watches);
-                    self.route(notifications);
-                } else {
-                    self.send_to_client(client, ToClient::Expired);
-                }
-            }
+            } => self.reconnect(client, session, last_zxid, &watches),
             ToServer::Ping => {
                 if let (true, Some(session)) = (
                     self.clients[client].link.server_up,
                     self.clients[client].link.session,
                 ) {
-                    self.server.touch_session(session);
+                    self.ensemble.heard_from(session);
                 }
             }
             ToServer::Request(request) => {
@@ -120,17 +112,64 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
+    /// The server a connection attempt lands on: the only one, or one of
+    /// the ensemble drawn from the seed (the client's shuffled host list).
+    fn pick_server(&mut self) -> usize {
+        match self.ensemble.servers() {
+            1 => 0,
+            n => self.rng.placement.gen_range(0..n),
+        }
+    }
+
     fn open(&mut self, client: usize, session: SessionId) {
         let timeout = self.config.session_timeout_ms;
-        if self.server.open_session(session, timeout).is_ok() {
-            let link = &mut self.clients[client].link;
-            link.server_up = true;
-            link.session = Some(session);
-            self.owners.insert(session, client);
-            self.send_to_client(client, ToClient::Connected);
-        } else {
-            self.send_to_client(client, ToClient::Expired);
+        let server = self.pick_server();
+        let mut order = ShuffledOrder(&mut self.rng.child_order);
+        match self
+            .ensemble
+            .open_session(server, session, timeout, &mut order)
+        {
+            Ok(events) => {
+                let link = &mut self.clients[client].link;
+                link.session = Some(session);
+                link.server = server;
+                self.owners.insert(session, client);
+                self.dispatch(events);
+                self.schedule_applies();
+            }
+            Err(ConnectError::Session(_)) => self.send_to_client(client, ToClient::Expired),
+            Err(refused) => self.refuse(client, &refused),
         }
+    }
+
+    fn reconnect(
+        &mut self,
+        client: usize,
+        session: SessionId,
+        last_zxid: zk_recipes::zk::Zxid,
+        watches: &crate::server::WatchSet,
+    ) {
+        let server = self.pick_server();
+        match self.ensemble.connect(server, session, last_zxid) {
+            Ok(()) => {
+                let link = &mut self.clients[client].link;
+                link.server_up = true;
+                link.server = server;
+                self.send_to_client(client, ToClient::Connected);
+                let notifications = self.ensemble.set_watches(session, last_zxid, watches);
+                self.route(notifications);
+            }
+            Err(ConnectError::Session(_)) => self.send_to_client(client, ToClient::Expired),
+            Err(refused) => self.refuse(client, &refused),
+        }
+    }
+
+    /// The server turns a connection attempt away (it is behind the
+    /// client, or not serving): the client sees the connection close and
+    /// tries again later.
+    fn refuse(&mut self, client: usize, why: &ConnectError) {
+        trace!(self, Some(client), Session, "connection refused: {why}");
+        self.send_to_client(client, ToClient::Closed);
     }
 
     fn apply_request(&mut self, client: usize, request: Request) {
@@ -163,23 +202,74 @@ impl<R: SimRecipe> Shared<R> {
             self.drop_connection(client, *down_ms);
             return;
         }
-        let mut order = ShuffledOrder(&mut self.rng.child_order);
-        let applied = self.server.apply(session, &request, &mut order);
+        let lose_reply_down_ms = match &fault {
+            Some(Fault::LoseReply { down_ms }) => Some(*down_ms),
+            _ => None,
+        };
+        if let Some(fault) = fault.filter(|f| matches!(f, Fault::LoseReply { .. })) {
+            self.record_request_fault(client, number, fault);
+        }
+        self.clients[client].awaiting.push_back(Awaited {
+            number,
+            request: request.clone(),
+            lose_reply_down_ms,
+        });
         self.stats.requests += 1;
+        let mut order = ShuffledOrder(&mut self.rng.child_order);
+        let events = self.ensemble.submit(session, request, &mut order);
+        self.dispatch(events);
+        self.schedule_applies();
+    }
+
+    /// Hands what the servers did to the clients: watch notifications,
+    /// replies (or their loss, by fault), sessions closed under them.
+    fn dispatch(&mut self, events: Vec<EnsembleEvent>) {
+        for event in events {
+            match event {
+                EnsembleEvent::Notify(notification) => self.route(vec![notification]),
+                EnsembleEvent::Reply { session, applied } => self.reply(session, applied),
+                EnsembleEvent::Opened { session } => self.opened(session),
+                EnsembleEvent::Closed { session } => self.closed_under(session),
+            }
+        }
+    }
+
+    fn opened(&mut self, session: SessionId) {
+        let Some(&client) = self.owners.get(&session) else {
+            return;
+        };
+        if self.clients[client].link.session == Some(session) {
+            self.clients[client].link.server_up = true;
+            self.send_to_client(client, ToClient::Connected);
+        }
+    }
+
+    /// The reply to the client's oldest request the server took.
+    fn reply(&mut self, session: SessionId, applied: Applied) {
+        let Some(&client) = self.owners.get(&session) else {
+            return;
+        };
+        let Some(awaited) = self.clients[client].awaiting.pop_front() else {
+            return;
+        };
         let now = self.now_ns();
+        let number = awaited.number;
         self.history
-            .applied(client, now, session, &request, &applied.result);
+            .applied(client, now, session, &awaited.request, &applied.result);
+        let at_server = match self.ensemble.servers() {
+            1 => String::new(),
+            _ => format!(", server {}", self.clients[client].link.server),
+        };
         trace!(
             self,
             Some(client),
             Apply,
-            "#{number} {request:?} -> {:?} (zxid {})",
+            "#{number} {:?} -> {:?} (zxid {}{at_server})",
+            awaited.request,
             applied.result,
             applied.zxid
         );
-        self.route(applied.notifications);
-        if let Some(fault @ Fault::LoseReply { down_ms }) = &fault {
-            self.record_request_fault(client, number, fault.clone());
+        if let Some(down_ms) = awaited.lose_reply_down_ms {
             trace!(
                 self,
                 Some(client),
@@ -187,7 +277,7 @@ impl<R: SimRecipe> Shared<R> {
                 "reply to request #{number} lost after apply"
             );
             self.history.reply_lost(client, now);
-            self.drop_connection(client, *down_ms);
+            self.drop_connection(client, down_ms);
             return;
         }
         self.send_to_client(
@@ -197,6 +287,46 @@ impl<R: SimRecipe> Shared<R> {
                 zxid: applied.zxid,
             },
         );
+    }
+
+    /// The session's server applied the session's close: it closes the
+    /// connection (the client learns its session expired).
+    fn closed_under(&mut self, session: SessionId) {
+        let Some(&client) = self.owners.get(&session) else {
+            return;
+        };
+        if self.clients[client].link.session == Some(session) {
+            self.close_connection(client);
+        }
+    }
+
+    /// Schedules one apply per transaction each follower has not applied
+    /// nor been scheduled to, each a drawn lag after now and after its
+    /// previous one (a follower applies in log order).
+    fn schedule_applies(&mut self) {
+        if self.ensemble.servers() == 1 {
+            return;
+        }
+        let now = self.now_ns();
+        for server in 0..self.ensemble.servers() {
+            while self.applies_scheduled[server] < self.ensemble.lag(server) {
+                let lag_ns = ms_to_ns(self.config.apply_lag_ms.draw(&mut self.rng.lag));
+                let at = now.saturating_add(lag_ns).max(self.last_apply_ns[server]);
+                self.last_apply_ns[server] = at;
+                self.applies_scheduled[server] += 1;
+                self.schedule(at, Event::Apply { server });
+            }
+        }
+    }
+
+    fn follower_applies(&mut self, server: usize) {
+        self.applies_scheduled[server] = self.applies_scheduled[server].saturating_sub(1);
+        let now_ms = self.now_ms() as i64;
+        self.ensemble.set_time_ms(now_ms);
+        let mut order = ShuffledOrder(&mut self.rng.child_order);
+        let events = self.ensemble.apply_next(server, &mut order);
+        self.dispatch(events);
+        self.schedule_applies();
     }
 
     fn record_request_fault(&mut self, client: usize, number: u64, fault: Fault) {
@@ -249,8 +379,9 @@ impl<R: SimRecipe> Shared<R> {
             .down_until_ns
             .max(now.saturating_add(ms_to_ns(down_ms)));
         if let Some(session) = link.session {
-            self.server.disconnect(session);
+            self.ensemble.disconnect(session);
         }
+        self.clients[client].awaiting.clear();
         self.hand_to(client, Inbound::Dropped);
     }
 
@@ -263,15 +394,16 @@ impl<R: SimRecipe> Shared<R> {
         }
         link.epoch += 1;
         link.server_up = false;
+        self.clients[client].awaiting.clear();
         self.send_to_client(client, ToClient::Closed);
     }
 
     fn expiry_tick(&mut self) {
         let now_ms = self.now_ms() as i64;
-        self.server.set_time_ms(now_ms);
-        let (expired, notifications) = self
-            .server
-            .expire_due_sessions(&mut ShuffledOrder(&mut self.rng.ephemeral_order));
+        self.ensemble.set_time_ms(now_ms);
+        let order = DeletionOrder::Shuffled(self.rng.ephemeral_order.gen());
+        let mut child_order = ShuffledOrder(&mut self.rng.child_order);
+        let (expired, events) = self.ensemble.expire_due(order, &mut child_order);
         for session in &expired {
             if let Some(&client) = self.owners.get(session) {
                 trace!(
@@ -285,12 +417,12 @@ impl<R: SimRecipe> Shared<R> {
                 let now = self.now_ns();
                 self.history.session_ended(client, now, *session, current);
                 if current {
-                    self.close_connection(client);
                     self.observe(client, Seen::SessionEnded);
                 }
             }
         }
-        self.route(notifications);
+        self.dispatch(closes_first(events));
+        self.schedule_applies();
         let next = self
             .now_ns()
             .saturating_add(ms_to_ns(self.config.expiry_tick_ms));
@@ -307,13 +439,16 @@ impl<R: SimRecipe> Shared<R> {
 
     pub fn reap(&mut self) {
         let now_ms = self.now_ms() as i64;
-        self.server.set_time_ms(now_ms);
-        let notifications = self.server.reap();
+        self.ensemble.set_time_ms(now_ms);
+        let events = self
+            .ensemble
+            .reap(&mut ShuffledOrder(&mut self.rng.child_order));
         let now = self.now_ns();
-        let server = &self.server;
+        let server = self.ensemble.committed();
         self.history
             .reaped(now, |path| server.node_kind(path).is_some());
-        self.route(notifications);
+        self.dispatch(events);
+        self.schedule_applies();
     }
 
     // ---- faults ----
@@ -360,16 +495,21 @@ impl<R: SimRecipe> Shared<R> {
             return;
         };
         let now_ms = self.now_ms() as i64;
-        self.server.set_time_ms(now_ms);
-        if let Ok(notifications) = self
-            .server
-            .close_session(session, &mut ShuffledOrder(&mut self.rng.ephemeral_order))
+        self.ensemble.set_time_ms(now_ms);
+        let order = DeletionOrder::Shuffled(self.rng.ephemeral_order.gen());
+        let mut child_order = ShuffledOrder(&mut self.rng.child_order);
+        if let Ok(events) = self
+            .ensemble
+            .close_session(session, order, &mut child_order)
         {
             let now = self.now_ns();
             self.history.session_ended(client, now, session, true);
-            self.close_connection(client);
-            self.route(notifications);
+            if self.ensemble.servers() == 1 {
+                self.close_connection(client);
+            }
+            self.dispatch(closes_first(events));
             self.observe(client, Seen::SessionEnded);
+            self.schedule_applies();
         }
     }
 
@@ -514,4 +654,14 @@ impl<R: SimRecipe> Shared<R> {
         }
         self.finish_run();
     }
+}
+
+/// The sessions' closes before the watch notifications (a closing server
+/// drops the connection, then the deletions' events go out).
+fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
+    let (mut closes, rest): (Vec<_>, Vec<_>) = events
+        .into_iter()
+        .partition(|event| matches!(event, EnsembleEvent::Closed { .. }));
+    closes.extend(rest);
+    closes
 }
