@@ -131,16 +131,7 @@ impl<R: SimRecipe> Shared<R> {
             session.disconnected();
             trace!(self, Some(client), Session, "disconnected");
         } else if connecting == Some(Connecting::Reconnect) {
-            // A reconnect attempt failed: queued requests fail (cleanup()).
-            let failed = session.reconnect_failed();
-            if failed > 0 {
-                trace!(
-                    self,
-                    Some(client),
-                    Session,
-                    "reconnect attempt fails: {failed} queued request(s) fail with ConnectionLoss"
-                );
-            }
+            self.reconnect_attempt_failed(client);
         }
         let session = &self.clients[client].session;
         if was_opening || session.session_id.is_none() || session.state == ConnectionState::Expired
@@ -148,6 +139,20 @@ impl<R: SimRecipe> Shared<R> {
             self.retry_later(client, LocalTimer::NewSession);
         } else {
             self.retry_later(client, LocalTimer::Reconnect);
+        }
+    }
+
+    /// A reconnect attempt failed: as the Java client's cleanup() does,
+    /// every request queued since the disconnect fails with ConnectionLoss.
+    fn reconnect_attempt_failed(&mut self, client: usize) {
+        let failed = self.clients[client].session.reconnect_failed();
+        if failed > 0 {
+            trace!(
+                self,
+                Some(client),
+                Session,
+                "reconnect attempt fails: {failed} queued request(s) fail with ConnectionLoss"
+            );
         }
     }
 
@@ -242,15 +247,7 @@ impl<R: SimRecipe> Shared<R> {
             // queued since the disconnect fails with ConnectionLoss, not
             // applied; the next attempt follows after another reconnect
             // delay (ClientCnxn: a random sleep before every attempt).
-            let failed = self.clients[client].session.reconnect_failed();
-            if failed > 0 {
-                trace!(
-                    self,
-                    Some(client),
-                    Session,
-                    "reconnect attempt fails: {failed} queued request(s) fail with ConnectionLoss"
-                );
-            }
+            self.reconnect_attempt_failed(client);
             let delay = self.delay_ns(self.config.reconnect_delay_ms);
             self.schedule_retry(client, delay.max(1_000), timer);
             return;
