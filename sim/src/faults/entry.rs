@@ -404,7 +404,11 @@ mod tests {
             let entry = FaultEntry::from(scheduled.clone());
             assert_eq!(ScheduledFault::try_from(entry.clone()), Ok(scheduled));
             let text = toml::to_string(&entry).unwrap();
-            assert_eq!(toml::from_str::<FaultEntry>(&text).unwrap(), entry, "{text}");
+            assert_eq!(
+                toml::from_str::<FaultEntry>(&text).unwrap(),
+                entry,
+                "{text}"
+            );
         }
     }
 
