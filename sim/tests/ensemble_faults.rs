@@ -239,7 +239,7 @@ impl Recipe for Probe {
                 out.send(
                     Tag(1),
                     Request::Create {
-                        path: Path::new(&format!("/w-{}-{}", self.0, self.1)).unwrap(),
+                        path: Path::new(format!("/w-{}-{}", self.0, self.1)).unwrap(),
                         data: Vec::new(),
                         mode: CreateMode::Persistent,
                     },
