@@ -236,6 +236,16 @@ impl Ensemble {
         self.replicas[server].serving
     }
 
+    /// The server reaches the leader (it applies the log).
+    pub fn is_in_quorum(&self, server: ServerIndex) -> bool {
+        self.replicas[server].in_quorum
+    }
+
+    /// A leader election is under way: no write commits.
+    pub fn is_electing(&self) -> bool {
+        self.electing
+    }
+
     /// The server the session is connected to, if any.
     pub fn server_of(&self, session: SessionId) -> Option<ServerIndex> {
         self.connections.get(&session).map(|c| c.server)
@@ -290,7 +300,8 @@ impl Ensemble {
         last_zxid: Zxid,
     ) -> Result<(), ConnectError> {
         let replica = &self.replicas[server];
-        if !replica.serving {
+        // A server cut off from the leader cannot validate the session.
+        if !replica.serving || !replica.in_quorum {
             return Err(ConnectError::NotServing(server));
         }
         if replica.core.last_zxid() < last_zxid {
@@ -483,16 +494,21 @@ impl Ensemble {
         dropped
     }
 
-    /// `server` rejoins: it catches up with the leader before it serves.
-    pub fn start(&mut self, server: ServerIndex, order: &mut dyn ChildOrder) {
+    /// `server` rejoins: it catches up with the leader before it serves
+    /// (the watches of sessions still connected to it fire as it does),
+    /// then forwards the writes its sessions sent while it was cut off
+    /// (if a leader is there to commit them).
+    pub fn start(&mut self, server: ServerIndex, order: &mut dyn ChildOrder) -> Vec<EnsembleEvent> {
         let replica = &mut self.replicas[server];
         replica.in_quorum = true;
         replica.serving = true;
-        let mut ignored = Vec::new();
+        let mut events = Vec::new();
         while self.lag(server) > 0 {
-            self.apply_one(server, &mut ignored);
+            self.apply_one(server, &mut events);
         }
-        self.answer_ready(server, order, &mut ignored);
+        self.forward_waiting(&mut events);
+        self.answer_all(order, &mut events);
+        events
     }
 
     /// A leader election begins: no write commits until [`Ensemble::elect`].
@@ -520,11 +536,34 @@ impl Ensemble {
         for session in live {
             self.replicas[server].core.touch_session(session);
         }
-        while let Some(session) = self.uncommitted.pop_front() {
-            self.commit_waiting_write(session, &mut events);
+        self.forward_waiting(&mut events);
+        self.answer_all(order, &mut events);
+        events
+    }
+
+    /// With a leader, commits the writes that waited for one, in the order
+    /// sent, and gives waiting syncs their target, for every session whose
+    /// server reaches the leader (the others keep waiting).
+    fn forward_waiting(&mut self, events: &mut Vec<EnsembleEvent>) {
+        if self.electing {
+            return;
+        }
+        let waiting = std::mem::take(&mut self.uncommitted);
+        for session in waiting {
+            let reaches = self
+                .server_of(session)
+                .is_some_and(|server| self.replicas[server].in_quorum);
+            if reaches {
+                self.commit_waiting_write(session, events);
+            } else {
+                self.uncommitted.push_back(session);
+            }
         }
         let committed = self.committed_count();
         for connection in self.connections.values_mut() {
+            if !self.replicas[connection.server].in_quorum {
+                continue;
+            }
             for queued in &mut connection.queue {
                 if let Queued::Sync {
                     until: until @ None,
@@ -535,8 +574,6 @@ impl Ensemble {
                 }
             }
         }
-        self.answer_all(order, &mut events);
-        events
     }
 
     /// Appends a transaction and lets the leader apply it.

@@ -300,6 +300,46 @@ fn writes_wait_for_a_new_leader_which_restarts_the_session_timers() {
     );
 }
 
+#[test]
+fn a_partition_that_heals_before_the_server_notices_lets_its_writes_through() {
+    let mut ensemble = ensemble();
+    open(&mut ensemble, 2, B);
+    ensemble.isolate(2);
+    assert!(
+        matches!(ensemble.connect(2, A, 0), Err(ConnectError::NotServing(2))),
+        "a server cut off from the leader cannot validate a session"
+    );
+    let write = ensemble.submit(B, create("/y", CreateMode::Persistent), &mut SortedOrder);
+    assert!(replies(&write).is_empty(), "no leader to commit it");
+    let events = ensemble.start(2, &mut SortedOrder);
+    assert!(
+        ensemble.committed().paths().contains(&p("/y")),
+        "forwarded when the partition healed"
+    );
+    let mut events = events;
+    events.extend(catch_up(&mut ensemble, 2));
+    assert!(matches!(
+        replies(&events)[..],
+        [(B, Ok(Reply::Created { .. }))]
+    ));
+}
+
+#[test]
+fn a_new_leader_commits_no_write_of_a_server_still_cut_off() {
+    let mut ensemble = ensemble();
+    open(&mut ensemble, 1, A);
+    open(&mut ensemble, 2, B);
+    ensemble.isolate(2);
+    ensemble.begin_election();
+    ensemble.submit(A, create("/a", CreateMode::Persistent), &mut SortedOrder);
+    ensemble.submit(B, create("/b", CreateMode::Persistent), &mut SortedOrder);
+    ensemble.elect(1, &mut SortedOrder);
+    assert!(ensemble.committed().paths().contains(&p("/a")));
+    assert!(!ensemble.committed().paths().contains(&p("/b")));
+    ensemble.start(2, &mut SortedOrder);
+    assert!(ensemble.committed().paths().contains(&p("/b")));
+}
+
 /// Random writes, reads, lags and expiries on three servers: once every
 /// server caught up, each holds the leader's tree at the leader's zxid.
 #[test]

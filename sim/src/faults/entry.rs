@@ -4,7 +4,8 @@ use super::{Fault, ScheduledFault, Trigger};
 use serde::{Deserialize, Serialize};
 
 /// One `[[faults.schedule]]` entry: exactly one of `at_ms` / `request`, the
-/// client, the fault's name and its parameters.
+/// client (or, for the faults that strike a server of an ensemble, the
+/// `server`), the fault's name and its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultEntry {
@@ -15,6 +16,10 @@ pub struct FaultEntry {
     pub request: Option<u64>,
     #[serde(default)]
     pub client: usize,
+    /// The server an ensemble fault strikes (`lag_spike`, `server_crash`,
+    /// `partition`; `leader_change` strikes whoever leads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<usize>,
     pub fault: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub down_ms: Option<u64>,
@@ -24,10 +29,12 @@ pub struct FaultEntry {
     pub delay_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detect_ms: Option<u64>,
 }
 
 /// The fault names a schedule accepts.
-pub const FAULT_NAMES: [&str; 8] = [
+pub const FAULT_NAMES: [&str; 12] = [
     "disconnect",
     "lose_reply",
     "lose_request",
@@ -36,7 +43,18 @@ pub const FAULT_NAMES: [&str; 8] = [
     "spurious_watch",
     "delay_watches",
     "reap",
+    "lag_spike",
+    "server_crash",
+    "partition",
+    "leader_change",
 ];
+
+/// The faults that strike a server of an ensemble (refused with one server).
+pub const ENSEMBLE_FAULT_NAMES: [&str; 4] =
+    ["lag_spike", "server_crash", "partition", "leader_change"];
+
+/// The faults that take a `server` (and require it).
+const SERVER_FAULT_NAMES: [&str; 3] = ["lag_spike", "server_crash", "partition"];
 
 /// Why an entry is not a fault: the entry's key at fault and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -58,7 +76,10 @@ fn parameters(fault: &str) -> &'static [&'static str] {
     match fault {
         "disconnect" | "lose_reply" | "lose_request" => &["down_ms"],
         "pause" => &["pause_ms"],
-        "delay_watches" => &["delay_ms", "window_ms"],
+        "delay_watches" | "lag_spike" => &["delay_ms", "window_ms"],
+        "server_crash" => &["down_ms"],
+        "partition" => &["down_ms", "detect_ms"],
+        "leader_change" => &["window_ms"],
         _ => &[],
     }
 }
@@ -83,6 +104,7 @@ impl TryFrom<FaultEntry> for ScheduledFault {
             ("pause_ms", entry.pause_ms),
             ("delay_ms", entry.delay_ms),
             ("window_ms", entry.window_ms),
+            ("detect_ms", entry.detect_ms),
         ] {
             if value.is_some() && !parameters(name).contains(&key) {
                 return Err(entry_error(
@@ -94,6 +116,39 @@ impl TryFrom<FaultEntry> for ScheduledFault {
         let required = |value: Option<u64>, key: &'static str| {
             value.ok_or_else(|| entry_error(key, format!("fault `{name}` needs `{key}`")))
         };
+        let takes_server = SERVER_FAULT_NAMES.contains(&name);
+        let server = match entry.server {
+            Some(_) if !takes_server => {
+                return Err(entry_error(
+                    "server",
+                    format!(
+                        "fault `{name}` does not take `server` (only {} strike a server)",
+                        SERVER_FAULT_NAMES.join(", ")
+                    ),
+                ))
+            }
+            Some(server) => server,
+            None if takes_server => {
+                return Err(entry_error(
+                    "server",
+                    format!("fault `{name}` needs `server` (the index of the server it strikes)"),
+                ))
+            }
+            None => 0,
+        };
+        if ENSEMBLE_FAULT_NAMES.contains(&name) && entry.client != 0 {
+            return Err(entry_error(
+                "client",
+                format!("fault `{name}` strikes a server, not a client: leave `client` out"),
+            ));
+        }
+        if name == "lag_spike" && server == 0 {
+            return Err(entry_error(
+                "server",
+                "server 0 leads: a leader applies each commit as it commits it, so a lag spike \
+                 there means nothing; pick a follower (1 and up)",
+            ));
+        }
         let fault = match name {
             "disconnect" => Fault::Disconnect {
                 down_ms: entry.down_ms.unwrap_or(0),
@@ -111,6 +166,23 @@ impl TryFrom<FaultEntry> for ScheduledFault {
             "spurious_watch" => Fault::SpuriousWatch,
             "delay_watches" => Fault::DelayWatches {
                 delay_ms: required(entry.delay_ms, "delay_ms")?,
+                window_ms: required(entry.window_ms, "window_ms")?,
+            },
+            "lag_spike" => Fault::LagSpike {
+                server,
+                delay_ms: required(entry.delay_ms, "delay_ms")?,
+                window_ms: required(entry.window_ms, "window_ms")?,
+            },
+            "server_crash" => Fault::ServerCrash {
+                server,
+                down_ms: required(entry.down_ms, "down_ms")?,
+            },
+            "partition" => Fault::Partition {
+                server,
+                down_ms: required(entry.down_ms, "down_ms")?,
+                detect_ms: entry.detect_ms,
+            },
+            "leader_change" => Fault::LeaderChange {
                 window_ms: required(entry.window_ms, "window_ms")?,
             },
             _ => Fault::Reap,
@@ -191,6 +263,35 @@ impl From<ScheduledFault> for FaultEntry {
                 "delay_watches"
             }
             Fault::Reap => "reap",
+            Fault::LagSpike {
+                server,
+                delay_ms,
+                window_ms,
+            } => {
+                entry.server = Some(server);
+                entry.delay_ms = Some(delay_ms);
+                entry.window_ms = Some(window_ms);
+                "lag_spike"
+            }
+            Fault::ServerCrash { server, down_ms } => {
+                entry.server = Some(server);
+                entry.down_ms = Some(down_ms);
+                "server_crash"
+            }
+            Fault::Partition {
+                server,
+                down_ms,
+                detect_ms,
+            } => {
+                entry.server = Some(server);
+                entry.down_ms = Some(down_ms);
+                entry.detect_ms = detect_ms;
+                "partition"
+            }
+            Fault::LeaderChange { window_ms } => {
+                entry.window_ms = Some(window_ms);
+                "leader_change"
+            }
         }
         .to_string();
         entry
@@ -259,5 +360,153 @@ mod tests {
             ..FaultEntry::default()
         };
         assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "pause_ms");
+    }
+
+    fn at(fault: &str) -> FaultEntry {
+        FaultEntry {
+            at_ms: Some(100.0),
+            fault: fault.into(),
+            ..FaultEntry::default()
+        }
+    }
+
+    #[test]
+    fn ensemble_entries_round_trip() {
+        let faults = [
+            Fault::LagSpike {
+                server: 2,
+                delay_ms: 50,
+                window_ms: 1_000,
+            },
+            Fault::ServerCrash {
+                server: 0,
+                down_ms: 2_000,
+            },
+            Fault::Partition {
+                server: 1,
+                down_ms: 3_000,
+                detect_ms: None,
+            },
+            Fault::Partition {
+                server: 1,
+                down_ms: 3_000,
+                detect_ms: Some(40),
+            },
+            Fault::LeaderChange { window_ms: 300 },
+        ];
+        for fault in faults {
+            assert!(fault.is_ensemble() && !fault.is_per_request());
+            let scheduled = ScheduledFault {
+                trigger: Trigger::AtMs(100.0),
+                client: 0,
+                fault,
+            };
+            let entry = FaultEntry::from(scheduled.clone());
+            assert_eq!(ScheduledFault::try_from(entry.clone()), Ok(scheduled));
+            let text = toml::to_string(&entry).unwrap();
+            assert_eq!(
+                toml::from_str::<FaultEntry>(&text).unwrap(),
+                entry,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn ensemble_entries_are_parsed_from_toml() {
+        let entry: FaultEntry = toml::from_str(
+            "at_ms = 500\nfault = \"partition\"\nserver = 2\ndown_ms = 4000\ndetect_ms = 100\n",
+        )
+        .unwrap();
+        assert_eq!(
+            ScheduledFault::try_from(entry).unwrap().fault,
+            Fault::Partition {
+                server: 2,
+                down_ms: 4_000,
+                detect_ms: Some(100)
+            }
+        );
+        let entry: FaultEntry =
+            toml::from_str("at_ms = 5\nfault = \"leader_change\"\nwindow_ms = 300\n").unwrap();
+        assert_eq!(
+            ScheduledFault::try_from(entry).unwrap().fault,
+            Fault::LeaderChange { window_ms: 300 }
+        );
+    }
+
+    #[test]
+    fn bad_ensemble_entries_name_their_key() {
+        let refused = |entry: FaultEntry| ScheduledFault::try_from(entry).unwrap_err();
+        // The faults that strike a server need it ...
+        let error = refused(FaultEntry {
+            down_ms: Some(5),
+            ..at("server_crash")
+        });
+        assert_eq!(error.key, "server");
+        assert!(error.message.contains("needs `server`"), "{error}");
+        // ... the others do not take it.
+        for fault in ["disconnect", "leader_change", "expire"] {
+            let error = refused(FaultEntry {
+                server: Some(1),
+                window_ms: Some(5),
+                ..at(fault)
+            });
+            assert!(
+                error.key == "server" || error.key == "window_ms",
+                "{fault}: {error}"
+            );
+        }
+        let error = refused(FaultEntry {
+            server: Some(1),
+            window_ms: Some(5),
+            ..at("leader_change")
+        });
+        assert_eq!(error.key, "server");
+        // Their parameters are required, and only theirs are taken.
+        let error = refused(FaultEntry {
+            server: Some(1),
+            window_ms: Some(5),
+            ..at("lag_spike")
+        });
+        assert_eq!(error.key, "delay_ms");
+        let error = refused(FaultEntry {
+            server: Some(1),
+            ..at("partition")
+        });
+        assert_eq!(error.key, "down_ms");
+        let error = refused(FaultEntry {
+            server: Some(1),
+            down_ms: Some(5),
+            detect_ms: Some(5),
+            ..at("server_crash")
+        });
+        assert_eq!(error.key, "detect_ms");
+        let error = refused(at("leader_change"));
+        assert_eq!(error.key, "window_ms");
+        // A lag spike on the leader means nothing.
+        let error = refused(FaultEntry {
+            server: Some(0),
+            delay_ms: Some(5),
+            window_ms: Some(5),
+            ..at("lag_spike")
+        });
+        assert_eq!(error.key, "server");
+        assert!(error.message.contains("leads"), "{error}");
+        // A server fault names no client, and strikes no request.
+        let error = refused(FaultEntry {
+            client: 2,
+            server: Some(1),
+            down_ms: Some(5),
+            ..at("server_crash")
+        });
+        assert_eq!(error.key, "client");
+        let error = refused(FaultEntry {
+            at_ms: None,
+            request: Some(3),
+            server: Some(1),
+            down_ms: Some(5),
+            ..at("server_crash")
+        });
+        assert_eq!(error.key, "request");
     }
 }

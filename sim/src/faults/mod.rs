@@ -48,12 +48,49 @@ pub enum Fault {
     DelayWatches { delay_ms: u64, window_ms: u64 },
     /// The server's container reaper runs now.
     Reap,
+    /// Ensemble: for `window_ms`, follower `server` applies each commit
+    /// `delay_ms` later than its usual lag (`timing.apply_lag_ms`), in log
+    /// order, so its clients' replies and watches lag.
+    LagSpike {
+        server: usize,
+        delay_ms: u64,
+        window_ms: u64,
+    },
+    /// Ensemble: `server` crashes: its connections drop (its clients
+    /// reconnect elsewhere); it restarts after `down_ms`, catching up with
+    /// the leader before it serves. A crashed leader means an election.
+    ServerCrash { server: usize, down_ms: u64 },
+    /// Ensemble: `server` is cut off from the leader for `down_ms`: it
+    /// applies and commits nothing but serves stale reads until it notices,
+    /// `detect_ms` later (default: a third of the session timeout), then
+    /// stops serving (its clients move); it rejoins when the partition
+    /// heals. A partitioned leader means an election.
+    Partition {
+        server: usize,
+        down_ms: u64,
+        detect_ms: Option<u64>,
+    },
+    /// Ensemble: the leader steps down; for `window_ms` no write commits,
+    /// then the most up-to-date other server leads (ties: lowest index).
+    LeaderChange { window_ms: u64 },
 }
 
 impl Fault {
     /// True for the faults that may be tied to a client's n-th request.
     pub fn is_per_request(&self) -> bool {
         matches!(self, Fault::LoseReply { .. } | Fault::LoseRequest { .. })
+    }
+
+    /// True for the faults that strike a server of an ensemble rather than
+    /// a client.
+    pub fn is_ensemble(&self) -> bool {
+        matches!(
+            self,
+            Fault::LagSpike { .. }
+                | Fault::ServerCrash { .. }
+                | Fault::Partition { .. }
+                | Fault::LeaderChange { .. }
+        )
     }
 }
 
@@ -77,6 +114,34 @@ impl fmt::Display for Fault {
                 write!(f, "delay notifications by {delay_ms} ms for {window_ms} ms")
             }
             Fault::Reap => write!(f, "run the container reaper"),
+            Fault::LagSpike {
+                server,
+                delay_ms,
+                window_ms,
+            } => write!(
+                f,
+                "server {server}'s applies lag {delay_ms} ms more for {window_ms} ms"
+            ),
+            Fault::ServerCrash { server, down_ms } => {
+                write!(f, "server {server} crashes (down {down_ms} ms)")
+            }
+            Fault::Partition {
+                server,
+                down_ms,
+                detect_ms,
+            } => {
+                write!(
+                    f,
+                    "server {server} is cut off from the leader for {down_ms} ms"
+                )?;
+                match detect_ms {
+                    Some(ms) => write!(f, " (notices after {ms} ms)"),
+                    None => Ok(()),
+                }
+            }
+            Fault::LeaderChange { window_ms } => {
+                write!(f, "leader change (no leader for {window_ms} ms)")
+            }
         }
     }
 }
@@ -112,6 +177,11 @@ impl ScheduledFault {
 
 impl fmt::Display for ScheduledFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.fault.is_ensemble() {
+            if let Trigger::AtMs(ms) = self.trigger {
+                return write!(f, "at {ms} ms: {}", self.fault);
+            }
+        }
         match self.trigger {
             Trigger::AtMs(ms) => write!(f, "at {ms} ms, c{}: {}", self.client, self.fault),
             Trigger::Request(n) => write!(f, "c{}'s request #{n}: {}", self.client, self.fault),

@@ -30,11 +30,35 @@
 //! swarm = false
 //! [faults.rates]
 //! loss_after_apply = 0.01
-//! [[faults.schedule]]
-//! at_ms = 500
-//! client = 1
+//! [[faults.schedule]]                # client faults: disconnect, lose_reply, lose_request (down_ms),
+//! at_ms = 500                        #   expire, pause (pause_ms), spurious_watch,
+//! client = 1                         #   delay_watches (delay_ms, window_ms), reap
 //! fault = "pause"
 //! pause_ms = 6000
+//! # Ensemble faults (refused unless `ensemble` > 1; they take no `client`):
+//! [[faults.schedule]]
+//! at_ms = 1000
+//! fault = "server_crash"             # its connections drop; restarts after down_ms, caught up
+//! server = 1                         # 0..ensemble; server 0 leads at the start
+//! down_ms = 2000
+//! [[faults.schedule]]
+//! at_ms = 4000
+//! fault = "partition"                # cut off from the leader for down_ms: stale reads, then
+//! server = 2                         #   after detect_ms (default: session_timeout_ms / 3) it
+//! down_ms = 3000                     #   stops serving; rejoins when the partition heals
+//! detect_ms = 500
+//! [[faults.schedule]]
+//! at_ms = 8000
+//! fault = "lag_spike"                # a follower (not server 0) applies delay_ms later for window_ms
+//! server = 1
+//! delay_ms = 300
+//! window_ms = 2000
+//! [[faults.schedule]]
+//! at_ms = 12000
+//! fault = "leader_change"            # no leader (no write commits) for window_ms, then the most
+//! window_ms = 500                    #   up-to-date other server leads
+//! # A crashed or cut-off leader means an election of 200 ms; an election
+//! # needs a majority of servers up (see world::servers).
 //!
 //! [properties]
 //! check = ["mutual_exclusion", "liveness", "no_leaks"]

@@ -484,6 +484,7 @@ impl Checker<'_> {
             ("pause_ms", entry.pause_ms),
             ("delay_ms", entry.delay_ms),
             ("window_ms", entry.window_ms),
+            ("detect_ms", entry.detect_ms),
         ] {
             if let Some(ms) = value {
                 self.within(&key(sub), ms, 0..=MAX_MS, " ms")?;
@@ -512,7 +513,29 @@ impl Checker<'_> {
                 ),
             ));
         }
-        ScheduledFault::try_from(entry.clone()).map_err(|e| self.error(&key(e.key), e.message))
+        let fault = ScheduledFault::try_from(entry.clone())
+            .map_err(|e| self.error(&key(e.key), e.message))?;
+        if fault.fault.is_ensemble() {
+            if raw.ensemble == 1 {
+                return Err(self.error(
+                    &key("fault"),
+                    format!(
+                        "fault `{}` strikes a server of an ensemble, and this scenario has one server: set `ensemble = 3` (or more)",
+                        entry.fault
+                    ),
+                ));
+            }
+            if let Some(server) = entry.server.filter(|s| *s >= raw.ensemble) {
+                return Err(self.error(
+                    &key("server"),
+                    format!(
+                        "server {server} does not exist (the ensemble has servers 0..={})",
+                        raw.ensemble - 1
+                    ),
+                ));
+            }
+        }
+        Ok(fault)
     }
 
     fn check_rates(&self, raw: &ScenarioFile, schedule: &[ScheduledFault]) -> Checked<()> {

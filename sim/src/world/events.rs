@@ -95,6 +95,19 @@ pub enum Event {
     Apply {
         server: usize,
     },
+    /// A crashed server restarts, or a partition heals (the server's
+    /// `outage`-th: an event of an earlier one is stale).
+    ServerUp {
+        server: usize,
+        outage: u64,
+    },
+    /// A partitioned server notices it lost the leader.
+    PartitionNoticed {
+        server: usize,
+        outage: u64,
+    },
+    /// An election's window ends.
+    Elect,
     Heal,
     Deadline,
 }

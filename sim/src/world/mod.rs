@@ -51,6 +51,7 @@ mod connection;
 mod events;
 mod report;
 mod run;
+mod servers;
 mod settle;
 mod shared;
 mod shell;

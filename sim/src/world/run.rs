@@ -157,6 +157,7 @@ impl<R: SimRecipe> Simulation<R> {
             ensemble: Ensemble::from_server(server, config.servers),
             applies_scheduled: vec![0; config.servers],
             last_apply_ns: vec![0; config.servers],
+            servers: super::servers::ServerFaults::new(config.servers),
             rng: Rngs::new(seed),
             queue: EventQueue::default(),
             scheduler: Wakeup::default(),

@@ -192,6 +192,8 @@ pub struct Shared<R: SimRecipe> {
     /// time of the last one (a follower applies in log order).
     pub applies_scheduled: Vec<usize>,
     pub last_apply_ns: Vec<u64>,
+    /// Servers down by fault, lag spikes, the election under way.
+    pub servers: super::servers::ServerFaults,
     pub rng: Rngs,
     pub queue: EventQueue,
     pub scheduler: Wakeup,

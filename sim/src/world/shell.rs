@@ -57,6 +57,9 @@ impl<R: SimRecipe> Shared<R> {
             Event::ExpiryTick => self.expiry_tick(),
             Event::ReaperTick => self.reaper_tick(),
             Event::Apply { server } => self.follower_applies(server),
+            Event::ServerUp { server, outage } => self.server_up(server, outage),
+            Event::PartitionNoticed { server, outage } => self.partition_noticed(server, outage),
+            Event::Elect => self.try_elect(),
             Event::Heal => self.heal(),
             Event::Deadline => self.deadline(),
         }
@@ -223,7 +226,7 @@ impl<R: SimRecipe> Shared<R> {
 
     /// Hands what the servers did to the clients: watch notifications,
     /// replies (or their loss, by fault), sessions closed under them.
-    fn dispatch(&mut self, events: Vec<EnsembleEvent>) {
+    pub(super) fn dispatch(&mut self, events: Vec<EnsembleEvent>) {
         for event in events {
             match event {
                 EnsembleEvent::Notify(notification) => self.route(vec![notification]),
@@ -303,14 +306,21 @@ impl<R: SimRecipe> Shared<R> {
     /// Schedules one apply per transaction each follower has not applied
     /// nor been scheduled to, each a drawn lag after now and after its
     /// previous one (a follower applies in log order).
-    fn schedule_applies(&mut self) {
+    /// A follower cut off from the leader applies nothing (none is
+    /// scheduled); one under a lag spike applies later.
+    pub(super) fn schedule_applies(&mut self) {
         if self.ensemble.servers() == 1 {
             return;
         }
         let now = self.now_ns();
         for server in 0..self.ensemble.servers() {
+            if !self.ensemble.is_in_quorum(server) {
+                continue;
+            }
+            let spike_ns = self.servers.lag_spike_ns(server, now);
             while self.applies_scheduled[server] < self.ensemble.lag(server) {
-                let lag_ns = ms_to_ns(self.config.apply_lag_ms.draw(&mut self.rng.lag));
+                let lag_ns = ms_to_ns(self.config.apply_lag_ms.draw(&mut self.rng.lag))
+                    .saturating_add(spike_ns);
                 let at = now.saturating_add(lag_ns).max(self.last_apply_ns[server]);
                 self.last_apply_ns[server] = at;
                 self.applies_scheduled[server] += 1;
@@ -370,7 +380,7 @@ impl<R: SimRecipe> Shared<R> {
 
     /// The connection drops: what is in flight is lost, the server forgets
     /// the connection's watches, the client notices at once.
-    fn drop_connection(&mut self, client: usize, down_ms: u64) {
+    pub(super) fn drop_connection(&mut self, client: usize, down_ms: u64) {
         let now = self.now_ns();
         let link = &mut self.clients[client].link;
         link.epoch += 1;
@@ -464,7 +474,8 @@ impl<R: SimRecipe> Shared<R> {
         if !scheduled.fault.is_per_request() {
             self.stats.faults += 1;
             self.fault_history.push(scheduled.clone());
-            trace!(self, Some(client), Fault, "{}", scheduled.fault);
+            let who = (!scheduled.fault.is_ensemble()).then_some(client);
+            trace!(self, who, Fault, "{}", scheduled.fault);
         }
         match scheduled.fault {
             Fault::Disconnect { down_ms } => {
@@ -487,6 +498,10 @@ impl<R: SimRecipe> Shared<R> {
                     Some((ms_to_ns(delay_ms), now.saturating_add(ms_to_ns(window_ms))));
             }
             Fault::Reap => self.reap(),
+            ref fault @ (Fault::LagSpike { .. }
+            | Fault::ServerCrash { .. }
+            | Fault::Partition { .. }
+            | Fault::LeaderChange { .. }) => self.strike_server(fault),
         }
     }
 
@@ -597,6 +612,7 @@ impl<R: SimRecipe> Shared<R> {
             self.resume(client);
             self.retry_soon(client);
         }
+        self.heal_servers();
         self.schedule(deadline_ns, Event::Deadline);
     }
 
