@@ -487,12 +487,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
     /// no call waiting for its outcome is done: the replay makes no new
     /// calls once the schedule is over.
     fn diagnose_new(&mut self) {
-        if self
-            .oracles
-            .violations()
-            .iter()
-            .all(|v| v.diagnosis.is_some())
-        {
+        if !self.oracles.has_undiagnosed() {
             return;
         }
         let done: Vec<bool> = self.apps.iter().map(|app| app.pending.is_none()).collect();

@@ -269,6 +269,11 @@ impl Oracles {
         &self.violations
     }
 
+    /// True if a violation still waits for its diagnosis.
+    pub fn has_undiagnosed(&self) -> bool {
+        self.violations.iter().any(|v| v.diagnosis.is_none())
+    }
+
     /// The violations found so far, for the driver to attach diagnoses.
     pub fn violations_mut(&mut self) -> &mut [Violation] {
         &mut self.violations

@@ -320,12 +320,7 @@ impl<R: SimRecipe> Shared<R> {
     /// Attaches a diagnosis to every violation that has none yet, from
     /// the world as it is now (the moment of the violation).
     pub fn diagnose_new(&mut self) {
-        if self
-            .oracles
-            .violations()
-            .iter()
-            .all(|v| v.diagnosis.is_some())
-        {
+        if !self.oracles.has_undiagnosed() {
             return;
         }
         let clients = self

@@ -205,13 +205,13 @@ impl<R: SimRecipe> Shared<R> {
             self.drop_connection(client, *down_ms);
             return;
         }
-        let lose_reply_down_ms = match &fault {
-            Some(Fault::LoseReply { down_ms }) => Some(*down_ms),
+        let lose_reply_down_ms = match fault {
+            Some(fault @ Fault::LoseReply { down_ms }) => {
+                self.record_request_fault(client, number, fault);
+                Some(down_ms)
+            }
             _ => None,
         };
-        if let Some(fault) = fault.filter(|f| matches!(f, Fault::LoseReply { .. })) {
-            self.record_request_fault(client, number, fault);
-        }
         self.clients[client].awaiting.push_back(Awaited {
             number,
             request: request.clone(),
