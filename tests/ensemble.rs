@@ -2,8 +2,9 @@
 //! come from its own server, which may lag the leader, so a read can
 //! answer from an older zxid than one already committed; the same
 //! scenario on one server never does; and a recipe that assumes a read is
-//! current (the fixed lock's recovery after a lost create reply) fails on
-//! an ensemble where it holds on one server. (The ensemble's rules one by one
+//! current (the fixed lock without its sync before the recovery read after
+//! a lost create reply: the `unsynced` variant) fails on an ensemble where
+//! it holds on one server. (The ensemble's rules one by one
 //! are in sim/tests/ensemble.rs; every fixed variant holding 10,000 seeds
 //! on the ensemble is in scripts/ci-sweeps.)
 
@@ -64,8 +65,9 @@ fn followers_answer_from_older_states_and_one_server_never_does() {
     assert_eq!(stale_replies(&single), 0, "one server is never behind");
 }
 
-/// A recipe that assumes its reads are current: the fixed WriteLock, after
-/// a lost create reply, lists the children to find its node. On one server
+/// A recipe that assumes its reads are current: the `unsynced` lock, after
+/// a lost create reply, lists the children to find its node (the fixed
+/// lock syncs first). On one server
 /// that read is current and the lock holds; on an ensemble it may come
 /// from a follower that has not applied the create, the client creates a
 /// second node, and the first, an orphan, blocks everyone behind it.
@@ -80,13 +82,13 @@ fn a_recovery_read_that_assumes_it_is_current_fails_on_an_ensemble_only() {
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         (output.status.code(), stdout)
     };
-    let (code, stdout) = sweep("tests/fixtures/lock-fixed-stale-recovery.toml");
+    let (code, stdout) = sweep("tests/fixtures/lock-unsynced-stale-recovery.toml");
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("liveness/"), "{stdout}");
     assert!(
         stdout.contains("first seed 13"),
         "the first failing seed moved: {stdout}"
     );
-    let (code, stdout) = sweep("tests/fixtures/lock-fixed-stale-recovery-one-server.toml");
+    let (code, stdout) = sweep("tests/fixtures/lock-unsynced-stale-recovery-one-server.toml");
     assert_eq!(code, Some(0), "{stdout}");
 }

@@ -97,3 +97,10 @@ pub fn original(setup: &Setup) -> RecipeModel<OriginalLock> {
 pub fn fixed(setup: &Setup) -> RecipeModel<FixedLock> {
     build("fixed", setup, |c| FixedLock::new(lock_dir(), c as u64 + 1))
 }
+
+/// The corrected lock without the sync before its recovery read.
+pub fn unsynced(setup: &Setup) -> RecipeModel<FixedLock> {
+    build("unsynced", setup, |c| {
+        FixedLock::without_recovery_sync(lock_dir(), c as u64 + 1)
+    })
+}

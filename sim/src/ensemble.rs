@@ -753,7 +753,8 @@ impl Ensemble {
         let core = &mut self.replicas[server].core;
         let applied = match queued {
             Queued::Opening { .. } => return Some(EnsembleEvent::Opened { session }),
-            Queued::Read { request } => core.apply(session, &request, order),
+            // A follower serves a session it has not seen created yet.
+            Queued::Read { request } => core.serve_read(session, &request, order),
             Queued::Write { applied, .. } => applied.expect("ready"),
             Queued::Sync { request, .. } => Applied {
                 result: Ok(Reply::Synced {

@@ -51,6 +51,16 @@ fn lock() -> RecipeEntry {
             .needs_existing_path()
             .model(lock::fixed),
         )
+        .variant(
+            Variant::hold(
+                "unsynced",
+                "fixed without the sync before its recovery read: fails on an ensemble only",
+                calls(),
+                |c| FixedLock::without_recovery_sync(c.path.clone(), c.unique_id),
+            )
+            .needs_existing_path()
+            .model(lock::unsynced),
+        )
 }
 
 fn curator_lock() -> RecipeEntry {

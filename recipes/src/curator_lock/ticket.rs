@@ -10,9 +10,10 @@
 //!    with our node in one multi: the server reaps a container once its last
 //!    child goes but keeps forever one that never had a child, so an
 //!    ancestor must never exist without our node (a client dying in between
-//!    would leak it); on a connection loss read the children and adopt the
-//!    node carrying our id, after checking with exists that our current
-//!    session owns it (no orphan, no duplicate);
+//!    would leak it); on a connection loss sync the parent (the client may
+//!    reconnect to a server that has not applied the create yet), read the
+//!    children and adopt the node carrying our id, after checking with
+//!    exists that our current session owns it (no orphan, no duplicate);
 //! 2. read the children (with a child watch if the rule waits for any
 //!    change) and ask the rule;
 //! 3. held: the fencing token is the node's creation zxid (sequence numbers
@@ -50,6 +51,8 @@ const PROBE_PARENT: Tag = Tag(2);
 const CREATE_WITH_PARENTS: Tag = Tag(9);
 /// After a lost create reply: look for our id among the children.
 const FIND_OWN: Tag = Tag(3);
+/// After a lost create reply: sync the parent before FIND_OWN.
+const SYNC_OWN: Tag = Tag(10);
 /// exists on a recovered node: its owner and its czxid.
 const CHECK_OWN: Tag = Tag(4);
 /// Read the children and ask the rule.
@@ -148,6 +151,8 @@ enum Phase {
     },
     /// The multi creating the missing ancestors and our node.
     CreatingWithParents,
+    /// A create's reply was lost: our server catches up with the leader.
+    SyncingForOwn,
     FindingOwn,
     /// Checking that the recovered node `name` is ours.
     CheckingOwn {
@@ -330,6 +335,7 @@ impl<R: Rule> Ticket<R> {
             Phase::Creating
             | Phase::ProbingParents { .. }
             | Phase::CreatingWithParents
+            | Phase::SyncingForOwn
             | Phase::FindingOwn
             | Phase::CheckingOwn { .. }
             | Phase::Ranking { .. }
@@ -370,6 +376,7 @@ impl<R: Rule> Ticket<R> {
             Phase::Creating => Some(CREATE),
             Phase::ProbingParents { .. } => Some(PROBE_PARENT),
             Phase::CreatingWithParents => Some(CREATE_WITH_PARENTS),
+            Phase::SyncingForOwn => Some(SYNC_OWN),
             Phase::FindingOwn => Some(FIND_OWN),
             Phase::CheckingOwn { .. } => Some(CHECK_OWN),
             Phase::Ranking { .. } => Some(RANK),
@@ -416,6 +423,7 @@ impl<R: Rule> Ticket<R> {
             {
                 self.create(out)
             }
+            (Phase::SyncingForOwn, Ok(_)) => self.list_own(out),
             (Phase::FindingOwn, Ok(Reply::Children(children))) => {
                 let requested = self.requested_name();
                 match children
@@ -516,7 +524,7 @@ impl<R: Rule> Ticket<R> {
     fn retry(&mut self, out: &mut Outbox<TicketOutcome>) {
         match self.phase.clone() {
             // The create may have been applied: look before creating again.
-            Phase::Creating | Phase::FindingOwn => self.find_own(out),
+            Phase::Creating | Phase::SyncingForOwn | Phase::FindingOwn => self.find_own(out),
             Phase::ProbingParents { level } => self.probe_parent(level, out),
             // The multi may have been applied: look before creating again.
             Phase::CreatingWithParents => self.find_own(out),
@@ -544,6 +552,7 @@ impl<R: Rule> Ticket<R> {
             Phase::Creating
             | Phase::ProbingParents { .. }
             | Phase::CreatingWithParents
+            | Phase::SyncingForOwn
             | Phase::FindingOwn
             | Phase::CheckingOwn { .. }
             | Phase::Ranking { .. }
@@ -613,7 +622,14 @@ impl<R: Rule> Ticket<R> {
         out.send(CREATE_WITH_PARENTS, Request::Multi(ops));
     }
 
+    /// After a lost create reply: sync, then look for our node.
     fn find_own(&mut self, out: &mut Outbox<TicketOutcome>) {
+        self.phase = Phase::SyncingForOwn;
+        let path = self.parent.clone();
+        out.send(SYNC_OWN, Request::Sync { path });
+    }
+
+    fn list_own(&mut self, out: &mut Outbox<TicketOutcome>) {
         self.phase = Phase::FindingOwn;
         out.send(
             FIND_OWN,

@@ -3,8 +3,10 @@
 //!
 //! Volunteer:
 //! 1. create `<parent>/n-<unique id>-` EPHEMERAL_SEQUENTIAL; on a connection
-//!    loss, read the children and adopt the node carrying our id if the lost
-//!    create was applied, else create again (no orphan, no duplicate);
+//!    loss, sync the parent, read the children and adopt the node carrying
+//!    our id if the lost create was applied, else create again (no orphan,
+//!    no duplicate). The sync matters on an ensemble: with the reply lost,
+//!    the client may reconnect to a server that has not applied the create;
 //! 2. read the children (no watch) and order our id's node among the others
 //!    by sequence number, with wrap-around (serial) arithmetic;
 //! 3. if a node precedes ours, watch only the immediate predecessor with
@@ -44,6 +46,8 @@ const WATCH_PREDECESSOR: Tag = Tag(4);
 const CHECK_OWNER: Tag = Tag(5);
 /// Delete our node on Resign.
 const DELETE: Tag = Tag(6);
+/// After a lost create reply: sync the parent before FIND_OWN.
+const SYNC_OWN: Tag = Tag(7);
 
 /// Where the contender is.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -52,6 +56,10 @@ enum Phase {
     Idle,
     /// The create is in flight; `resign` if Resign came meanwhile.
     Creating {
+        resign: bool,
+    },
+    /// A create reply was lost; our server catches up with the leader.
+    SyncingForOwn {
         resign: bool,
     },
     /// A create reply was lost; the children are being searched for our id.
@@ -123,6 +131,9 @@ impl FixedElection {
             (ElectionCall::Resign, Phase::Creating { .. }) => {
                 self.phase = Phase::Creating { resign: true }
             }
+            (ElectionCall::Resign, Phase::SyncingForOwn { .. }) => {
+                self.phase = Phase::SyncingForOwn { resign: true }
+            }
             (ElectionCall::Resign, Phase::FindingOwn { .. }) => {
                 self.phase = Phase::FindingOwn { resign: true }
             }
@@ -146,6 +157,7 @@ impl FixedElection {
         }
         match (tag, self.phase.clone()) {
             (CREATE, Phase::Creating { resign }) => self.on_created(result, resign, out),
+            (SYNC_OWN, Phase::SyncingForOwn { resign }) => self.on_synced(result, resign, out),
             (FIND_OWN, Phase::FindingOwn { resign }) => self.on_found(result, resign, out),
             (RANK, Phase::Ranking { node }) => self.on_ranked(result, node, out),
             (WATCH_PREDECESSOR, Phase::Waiting { node, predecessor }) => {
@@ -169,6 +181,14 @@ impl FixedElection {
             Err(error) if error.is_connection_error() => self.find_own(resign, out),
             Err(error) => self.fail(ElectionError::Zk(error), out),
             Ok(_) => self.fail(ElectionError::Zk(ZkError::RuntimeInconsistency), out),
+        }
+    }
+
+    fn on_synced(&mut self, result: ZkResult, resign: bool, out: &mut Outbox<ElectionOutcome>) {
+        match result {
+            Ok(_) => self.list_own(resign, out),
+            Err(error) if error.is_connection_error() => self.find_own(resign, out),
+            Err(error) => self.fail(ElectionError::Zk(error), out),
         }
     }
 
@@ -304,8 +324,10 @@ impl FixedElection {
             }
             Phase::Resigning { failure: None, .. }
             | Phase::Creating { resign: true }
+            | Phase::SyncingForOwn { resign: true }
             | Phase::FindingOwn { resign: true } => self.resigned(out),
             Phase::Creating { resign: false }
+            | Phase::SyncingForOwn { resign: false }
             | Phase::FindingOwn { resign: false }
             | Phase::Ranking { .. }
             | Phase::Waiting { .. }
@@ -368,7 +390,14 @@ impl FixedElection {
         );
     }
 
+    /// After a lost create reply: sync, then look for our node.
     fn find_own(&mut self, resign: bool, out: &mut Outbox<ElectionOutcome>) {
+        self.phase = Phase::SyncingForOwn { resign };
+        let path = self.parent.clone();
+        out.send(SYNC_OWN, Request::Sync { path });
+    }
+
+    fn list_own(&mut self, resign: bool, out: &mut Outbox<ElectionOutcome>) {
         self.phase = Phase::FindingOwn { resign };
         out.send(
             FIND_OWN,

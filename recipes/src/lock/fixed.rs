@@ -2,9 +2,12 @@
 //! of `WriteLock` repaired.
 //!
 //! - The node is `<dir>/x-<uid>-<sequence>` with a unique id given at
-//!   construction. After a ConnectionLoss on the create, the lock lists the
-//!   children and adopts the node carrying its id (by full path) instead of
-//!   creating a second one; it creates again only if none is there.
+//!   construction. After a ConnectionLoss on the create, the lock syncs the
+//!   directory, lists the children and adopts the node carrying its id (by
+//!   full path) instead of creating a second one; it creates again only if
+//!   none is there. The sync matters on an ensemble: the reply is lost, so
+//!   the client may reconnect to a server that has not applied the create
+//!   yet, and a list there would miss the node.
 //! - Order is by sequence number only, wrap-aware; the lock watches only its
 //!   immediate predecessor with exists() and lists the children again after
 //!   every wakeup (spurious or duplicated ones included) and after an exists
@@ -53,13 +56,17 @@ const STAT_OWN: Tag = Tag(6);
 const DELETE: Tag = Tag(7);
 /// exists(a sibling with our sequence number): its czxid.
 const TIE_STAT: Tag = Tag(8);
+/// After a lost create reply: sync the directory before FIND, so the list
+/// is not older than the create.
+const SYNC_FIND: Tag = Tag(9);
 
 /// What the lock knows about its node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum OwnNode {
     None,
-    /// A create may have been applied; its reply was lost.
-    Uncertain,
+    /// A create may have been applied; its reply was lost. `synced`: our
+    /// server has caught up with the leader since (a list now sees it).
+    Uncertain { synced: bool },
     Known {
         name: String,
         sequence: i32,
@@ -99,6 +106,8 @@ pub struct FixedLock {
     /// A wakeup arrived while a request was in flight: list again after it.
     recheck: bool,
     tie_scan: Option<TieScan>,
+    /// Sync before the recovery read (false only in the `unsynced` variant).
+    sync_before_recovery: bool,
 }
 
 impl FixedLock {
@@ -117,6 +126,19 @@ impl FixedLock {
             watching: None,
             recheck: false,
             tie_scan: None,
+            sync_before_recovery: true,
+        }
+    }
+
+    /// The lock without the sync before its recovery read: it assumes a
+    /// read after a reconnect is current. Correct on one server; on an
+    /// ensemble the read may come from a follower that has not applied the
+    /// lost create, and the lock creates a second node (the first an
+    /// orphan). Kept as a variant to show what the ensemble finds.
+    pub fn without_recovery_sync(dir: Path, uid: u64) -> FixedLock {
+        FixedLock {
+            sync_before_recovery: false,
+            ..FixedLock::new(dir, uid)
         }
     }
 
@@ -196,8 +218,10 @@ impl FixedLock {
         match result {
             Err(ZkError::SessionExpired) => return self.session_lost(out),
             Err(error) if error.is_connection_error() => {
-                if tag == CREATE {
-                    self.own = OwnNode::Uncertain;
+                if tag == CREATE || matches!(self.own, OwnNode::Uncertain { .. }) {
+                    // The next server may be behind the create: sync again.
+                    let synced = !self.sync_before_recovery;
+                    self.own = OwnNode::Uncertain { synced };
                 }
                 // Whether a watch got armed is unknown: list again.
                 self.watching = None;
@@ -209,6 +233,7 @@ impl FixedLock {
         match tag {
             CREATE_DIR => self.on_dir_created(result, out),
             CREATE => self.on_created(result, out),
+            SYNC_FIND => self.on_synced(result, out),
             FIND => self.on_found(result, out),
             LIST => self.on_listed(result, out),
             WATCH => self.on_watch_set(result, out),
@@ -235,7 +260,11 @@ impl FixedLock {
             return;
         }
         match &self.own {
-            OwnNode::Uncertain => self.list(FIND, out),
+            OwnNode::Uncertain { synced: false } => {
+                let path = self.dir.clone();
+                self.send(SYNC_FIND, Request::Sync { path }, out);
+            }
+            OwnNode::Uncertain { synced: true } => self.list(FIND, out),
             OwnNode::Known { .. }
                 if self.release_owed || (!self.wants_lock && self.held.is_none()) =>
             {
@@ -307,11 +336,23 @@ impl FixedLock {
                 self.send(CREATE_DIR, request, out);
             }
             // At the counter's end the name repeats: ours from before exists.
+            // This answer came after our server applied the create: no sync.
             Err(ZkError::NodeExists) => {
-                self.own = OwnNode::Uncertain;
+                self.own = OwnNode::Uncertain { synced: true };
                 self.drive(out);
             }
             Ok(_) => self.fail_call(LockError::Zk(ZkError::RuntimeInconsistency), out),
+            Err(error) => self.fail_call(LockError::Zk(error), out),
+        }
+    }
+
+    /// Our server caught up with the leader: list the children (FIND).
+    fn on_synced(&mut self, result: ZkResult, out: &mut Outbox<LockOutcome>) {
+        match result {
+            Ok(_) => {
+                self.own = OwnNode::Uncertain { synced: true };
+                self.drive(out);
+            }
             Err(error) => self.fail_call(LockError::Zk(error), out),
         }
     }

@@ -6,8 +6,10 @@
 //! - Every write that must not happen twice goes in one multi with the
 //!   creation of a receipt, `/q-receipts/p-<u>` (producer) or
 //!   `/q-receipts/c-<u>` (consumer, holding the claimed item's name). After
-//!   a ConnectionLoss the client asks `exists(receipt)`: present means the
-//!   write was applied, absent means it was not (a multi is all or nothing).
+//!   a ConnectionLoss the client syncs, then asks `exists(receipt)`: present
+//!   means the write was applied, absent means it was not (a multi is all or
+//!   nothing). The sync matters on an ensemble: with the reply lost, the
+//!   client may reconnect to a server that has not applied the write yet.
 //!   The receipt is deleted before the call is answered, so a receipt never
 //!   outlives its call and none is left behind. (Looking for the item
 //!   itself would not do: a consumer may take it before the producer looks.)
@@ -45,6 +47,8 @@ const READ: Tag = Tag(7);
 const CLAIM: Tag = Tag(8);
 const CLAIM_VERIFY: Tag = Tag(9);
 const CLAIM_CLEANUP: Tag = Tag(10);
+const OFFER_SYNC: Tag = Tag(11);
+const CLAIM_SYNC: Tag = Tag(12);
 
 /// The name prefix of queue items; the server appends the sequence number.
 pub const ITEM_PREFIX: &str = "qn-";
@@ -98,6 +102,8 @@ enum Phase {
     Idle,
     /// multi[create item, create producer receipt].
     OfferWrite(Vec<u8>),
+    /// sync after the write's reply was lost, so the verify sees the write.
+    OfferSync(Vec<u8>),
     /// exists(producer receipt) after the write's reply was lost.
     OfferVerify(Vec<u8>),
     /// delete(producer receipt); then `Offered`.
@@ -112,6 +118,8 @@ enum Phase {
     Read(Cursor),
     /// multi[delete head, create consumer receipt] with the head's data.
     Claim(Cursor, Vec<u8>),
+    /// sync after the claim's reply was lost, so the verify sees the claim.
+    ClaimSync(Cursor, Vec<u8>),
     /// exists(consumer receipt) after the claim's reply was lost.
     ClaimVerify(Cursor, Vec<u8>),
     /// delete(consumer receipt); then `Item(data)`.
@@ -120,12 +128,15 @@ enum Phase {
 
 impl Phase {
     /// The phase to go on with when the last request's effect is unknown: a
-    /// write is verified by its receipt, and a wait lists again (after an
-    /// expiry the watch is gone); reads and cleanups are simply sent again.
+    /// write is verified by its receipt after a sync (the next server may be
+    /// behind the write), and a wait lists again (after an expiry the watch
+    /// is gone); reads and cleanups are simply sent again.
     fn in_doubt(self) -> Phase {
         match self {
-            Phase::OfferWrite(data) => Phase::OfferVerify(data),
-            Phase::Claim(cursor, data) => Phase::ClaimVerify(cursor, data),
+            Phase::OfferWrite(data) | Phase::OfferVerify(data) => Phase::OfferSync(data),
+            Phase::Claim(cursor, data) | Phase::ClaimVerify(cursor, data) => {
+                Phase::ClaimSync(cursor, data)
+            }
             Phase::Wait => Phase::List { blocking: true },
             other => other,
         }
@@ -219,6 +230,7 @@ impl FixedQueue {
         Some(match &self.phase {
             Phase::Idle | Phase::Wait => return None,
             Phase::OfferWrite(data) => (OFFER_WRITE, self.offer_multi(data)),
+            Phase::OfferSync(_) => (OFFER_SYNC, self.sync_receipts()),
             Phase::OfferVerify(_) => (OFFER_VERIFY, exists(&self.producer_receipt)),
             Phase::OfferCleanup => (OFFER_CLEANUP, delete(&self.producer_receipt)),
             Phase::List { blocking } => {
@@ -236,9 +248,16 @@ impl FixedQueue {
                 (READ, Request::GetData { path, watch: false })
             }
             Phase::Claim(cursor, _) => (CLAIM, self.claim_multi(cursor.head())),
+            Phase::ClaimSync(..) => (CLAIM_SYNC, self.sync_receipts()),
             Phase::ClaimVerify(..) => (CLAIM_VERIFY, exists(&self.consumer_receipt)),
             Phase::ClaimCleanup(_) => (CLAIM_CLEANUP, delete(&self.consumer_receipt)),
         })
+    }
+
+    /// Our server catches up with the leader before a receipt is looked for.
+    fn sync_receipts(&self) -> Request {
+        let path = self.receipts_dir.clone();
+        Request::Sync { path }
     }
 
     /// Enqueue `data` and leave the producer receipt, all or nothing.
@@ -410,6 +429,10 @@ impl FixedQueue {
             // No request is outstanding in these phases: nothing to answer.
             phase @ (Phase::Idle | Phase::Wait) => self.phase = phase,
             Phase::OfferWrite(data) => self.on_offer_written(data, result, out),
+            Phase::OfferSync(data) => match result {
+                Ok(_) => self.enter(Phase::OfferVerify(data), out),
+                other => self.finish(escaped(other), out),
+            },
             Phase::OfferVerify(data) => match result {
                 Ok(Reply::Exists(Some(_))) => self.enter(Phase::OfferCleanup, out),
                 Ok(Reply::Exists(None)) => self.enter(Phase::OfferWrite(data), out),
@@ -436,6 +459,10 @@ impl FixedQueue {
                 other => self.finish(escaped(other), out),
             },
             Phase::Claim(cursor, data) => self.on_claimed(cursor, data, result, out),
+            Phase::ClaimSync(cursor, data) => match result {
+                Ok(_) => self.enter(Phase::ClaimVerify(cursor, data), out),
+                other => self.finish(escaped(other), out),
+            },
             Phase::ClaimVerify(cursor, data) => match result {
                 Ok(Reply::Exists(Some(_))) => self.enter(Phase::ClaimCleanup(data), out),
                 Ok(Reply::Exists(None)) => self.enter(Phase::Claim(cursor, data), out),

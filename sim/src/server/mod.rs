@@ -260,6 +260,22 @@ impl ZkServer {
         self.apply_request(session, request, order)
     }
 
+    /// Answers a read for a session this replica may not know yet: a
+    /// follower that has not applied the session's createSession still
+    /// serves it (the leader validated the session at connect, and
+    /// ZooKeeper checks sessions only for writes, in the leader's
+    /// PrepRequestProcessor). Panics on a write (a programmer error).
+    pub fn serve_read(
+        &mut self,
+        session: SessionId,
+        request: &Request,
+        order: &mut dyn ChildOrder,
+    ) -> Applied {
+        assert!(!request.is_write(), "serve_read answers reads only");
+        self.sessions.touch(session, self.now_ms);
+        self.apply_unchecked(session, request, order)
+    }
+
     /// The session's connection dropped: its server-side watches are dropped.
     pub fn disconnect(&mut self, session: SessionId) {
         self.watches.remove_session(session);

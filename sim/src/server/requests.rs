@@ -22,6 +22,16 @@ impl ZkServer {
             };
         }
         self.sessions.touch(session, self.now_ms);
+        self.apply_unchecked(session, request, order)
+    }
+
+    /// [`ZkServer::apply_request`] without the session check.
+    pub(super) fn apply_unchecked(
+        &mut self,
+        session: SessionId,
+        request: &Request,
+        order: &mut dyn ChildOrder,
+    ) -> Applied {
         let mut notifications = Vec::new();
         let result = match request {
             Request::Exists { path, watch } => self.exists(session, path, *watch),
