@@ -231,7 +231,7 @@ fn symmetry_saves_states_and_keeps_every_verdict() {
     assert!(reduced.unique_states < full.unique_states);
     assert_eq!(
         (full.unique_states, reduced.unique_states),
-        (225_382, 222_174)
+        (251_746, 248_082)
     );
     let verdicts = |r: &zk_models::run::CheckReport| {
         r.properties

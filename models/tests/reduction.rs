@@ -68,7 +68,7 @@ fn the_reduction_saves_a_third_of_the_fixed_locks_states() {
     let reduced = check_with("lock", "fixed", setup, None);
     assert_eq!(
         (full.unique_states, reduced.unique_states),
-        (225_382, 158_596)
+        (251_746, 171_130)
     );
     assert_eq!(verdicts(&full), verdicts(&reduced));
 }

@@ -135,7 +135,7 @@ fn every_builtin_variant_has_a_simulation_and_a_model() {
         .collect();
     let variants: usize = registry.entries().iter().map(|e| e.variants().len()).sum();
     assert_eq!(names.len(), variants);
-    assert_eq!(variants, 16);
+    assert_eq!(variants, 17);
     for entry in registry.entries() {
         assert!(registry.sim_recipes().find(entry.name()).is_ok());
     }

@@ -434,6 +434,7 @@ fn workload_calls(recipe: &str, variant: &str, clients: usize) -> Vec<Vec<String
     match (recipe, variant) {
         ("lock", "original") => calls(lock::original(&setup)),
         ("lock", "fixed") => calls(lock::fixed(&setup)),
+        ("lock", "unsynced") => calls(lock::unsynced(&setup)),
         ("curator_lock", "original") => calls(curator_lock::original(&setup)),
         ("curator_lock", "fixed") => calls(curator_lock::fixed(&setup)),
         ("semaphore", "original") => calls(semaphore::original(&setup)),

@@ -70,7 +70,7 @@ fn two_cycles_grow_the_fixed_lock_and_it_still_holds_everything() {
         .with_cycles(2)
         .with_faults("connection-loss=1".parse().unwrap());
     let report = check(lock::fixed(&loss));
-    assert_eq!(report.unique_states, 28_608);
+    assert_eq!(report.unique_states, 30_884);
     assert_all_hold(&report);
 }
 

@@ -1,7 +1,8 @@
 //! The ensemble's rules, one test each: reads from a lagging server,
 //! reading one's own writes, sync, watches firing as a server applies,
 //! expiry reaching each server in its time, a server behind the client
-//! refusing it, a server cut off from the leader, a leader election, and
+//! refusing it, a follower serving a session it has not seen created, a
+//! server cut off from the leader, a leader election, and
 //! every replica ending with the leader's tree.
 
 use rand::{Rng, SeedableRng};
@@ -236,6 +237,22 @@ fn a_server_behind_the_clients_last_zxid_refuses_it() {
     ensemble.connect(2, A, seen).unwrap();
     assert_eq!(ensemble.server_of(A), Some(2));
     assert!(exists(&mut ensemble, A, "/x"));
+}
+
+/// A follower that has not applied a session's createSession still serves
+/// it: the leader validated the session when it connected there, and
+/// ZooKeeper checks sessions for writes only (found by the lagging-ensemble
+/// sweep of the fixed barrier, whose new session was told SessionExpired).
+#[test]
+fn a_follower_serves_a_session_it_has_not_seen_created() {
+    let mut ensemble = ensemble();
+    open(&mut ensemble, LEADER, A);
+    assert!(ensemble.lag(2) > 0, "server 2 has not applied A's createSession");
+    ensemble.disconnect(A);
+    // A has seen no zxid (a connect response carries none).
+    ensemble.connect(2, A, 0).unwrap();
+    assert!(!ensemble.server(2).is_session_alive(A));
+    assert!(!exists(&mut ensemble, A, "/x"), "answered, not SessionExpired");
 }
 
 #[test]
