@@ -84,7 +84,7 @@ fn a_recovery_read_that_assumes_it_is_current_fails_on_an_ensemble_only() {
     };
     let (code, stdout) = sweep("tests/fixtures/lock-unsynced-stale-recovery.toml");
     assert_eq!(code, Some(1), "{stdout}");
-    assert!(stdout.contains("liveness/"), "{stdout}");
+    assert!(stdout.contains("liveness/orphan-node"), "{stdout}");
     assert!(
         stdout.contains("first seed 13"),
         "the first failing seed moved: {stdout}"

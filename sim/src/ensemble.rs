@@ -131,6 +131,13 @@ struct Connection {
 pub enum EnsembleEvent {
     /// The session's createSession reached its server: it may send.
     Opened { session: SessionId },
+    /// The leader committed the session's write and applied it: what it
+    /// did. The reply follows as [`EnsembleEvent::Reply`] once the
+    /// session's own server has applied it too (at once on the leader).
+    Committed {
+        session: SessionId,
+        applied: Applied,
+    },
     /// The answer to the session's oldest unanswered request.
     Reply {
         session: SessionId,
@@ -646,6 +653,12 @@ impl Ensemble {
                         .cloned()
                         .map(EnsembleEvent::Notify),
                 );
+                if server == self.leader {
+                    events.push(EnsembleEvent::Committed {
+                        session,
+                        applied: applied.clone(),
+                    });
+                }
                 self.record_write(server, session, index, applied);
             }
             Change::Close { session, order } => {

@@ -247,12 +247,18 @@ fn a_server_behind_the_clients_last_zxid_refuses_it() {
 fn a_follower_serves_a_session_it_has_not_seen_created() {
     let mut ensemble = ensemble();
     open(&mut ensemble, LEADER, A);
-    assert!(ensemble.lag(2) > 0, "server 2 has not applied A's createSession");
+    assert!(
+        ensemble.lag(2) > 0,
+        "server 2 has not applied A's createSession"
+    );
     ensemble.disconnect(A);
     // A has seen no zxid (a connect response carries none).
     ensemble.connect(2, A, 0).unwrap();
     assert!(!ensemble.server(2).is_session_alive(A));
-    assert!(!exists(&mut ensemble, A, "/x"), "answered, not SessionExpired");
+    assert!(
+        !exists(&mut ensemble, A, "/x"),
+        "answered, not SessionExpired"
+    );
 }
 
 #[test]

@@ -66,7 +66,9 @@ enum OwnNode {
     None,
     /// A create may have been applied; its reply was lost. `synced`: our
     /// server has caught up with the leader since (a list now sees it).
-    Uncertain { synced: bool },
+    Uncertain {
+        synced: bool,
+    },
     Known {
         name: String,
         sequence: i32,

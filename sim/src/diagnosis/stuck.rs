@@ -275,6 +275,10 @@ fn waits_on_live_node(
     scene: &Scene,
 ) -> Finding {
     let record = scene.history.nodes.get(path);
+    if let Some(record) = record.filter(|r| superseded(path, r, scene)) {
+        // Its creator made another node since: it does not know this one.
+        return orphan(path, what, record);
+    }
     if owner == Some(client) {
         return Finding::new(
             "waits-on-own-node",
@@ -325,6 +329,22 @@ fn waits_on_live_node(
         )
         .path(path),
     }
+}
+
+/// `path` was created by a request whose reply never reached its creator,
+/// and the creator made another node under the same parent since (it did
+/// not find this one: it never looked, or its read missed it, e.g. on a
+/// server that had not applied the create yet), which still exists.
+fn superseded(path: &Path, record: &NodeRecord, scene: &Scene) -> bool {
+    let parent = path.parent();
+    !record.reply_delivered
+        && scene.history.nodes.iter().any(|(other, later)| {
+            other != path
+                && other.parent() == parent
+                && later.creator == record.creator
+                && later.created_ns > record.created_ns
+                && later.removed.is_none()
+        })
 }
 
 /// The node `what` waits on was created by a request whose reply never

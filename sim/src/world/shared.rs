@@ -147,13 +147,17 @@ pub struct ClientSlot<R: SimRecipe> {
     pub awaiting: VecDeque<Awaited>,
 }
 
-/// A request the server took: its number, itself, and whether the fault
-/// plan loses its reply (dropping the connection as it is sent).
+/// A request the server took: its number, itself, whether the fault plan
+/// loses its reply (dropping the connection as it is sent), and whether
+/// the leader committed it.
 #[derive(Clone, Debug)]
 pub struct Awaited {
     pub number: u64,
     pub request: zk_recipes::zk::Request,
     pub lose_reply_down_ms: Option<u64>,
+    /// A write the leader committed (traced and recorded then; its reply
+    /// comes when the session's server applies it).
+    pub committed: bool,
 }
 
 /// The scheduler's wakeup: the server task's waker and the deadlines of the

@@ -216,6 +216,7 @@ impl<R: SimRecipe> Shared<R> {
             number,
             request: request.clone(),
             lose_reply_down_ms,
+            committed: false,
         });
         self.stats.requests += 1;
         let mut order = ShuffledOrder(&mut self.rng.child_order);
@@ -230,6 +231,7 @@ impl<R: SimRecipe> Shared<R> {
         for event in events {
             match event {
                 EnsembleEvent::Notify(notification) => self.route(vec![notification]),
+                EnsembleEvent::Committed { session, applied } => self.committed(session, applied),
                 EnsembleEvent::Reply { session, applied } => self.reply(session, applied),
                 EnsembleEvent::Opened { session } => self.opened(session),
                 EnsembleEvent::Closed { session } => self.closed_under(session),
@@ -247,6 +249,53 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
+    /// The leader committed the client's oldest write not committed yet:
+    /// the trace and the history show it now, whatever becomes of its
+    /// reply (a connection lost before the client's server applies it
+    /// loses the reply, not the write).
+    fn committed(&mut self, session: SessionId, applied: Applied) {
+        let Some(&client) = self.owners.get(&session) else {
+            return;
+        };
+        let Some(awaited) = self.clients[client]
+            .awaiting
+            .iter_mut()
+            .find(|a| !a.committed && a.request.is_write())
+        else {
+            return;
+        };
+        awaited.committed = true;
+        let awaited = awaited.clone();
+        let at = match self.ensemble.servers() {
+            1 => String::new(),
+            _ => format!(", committed by leader {}", self.ensemble.leader()),
+        };
+        self.trace_applied(client, session, &awaited, &applied, &at);
+    }
+
+    fn trace_applied(
+        &mut self,
+        client: usize,
+        session: SessionId,
+        awaited: &Awaited,
+        applied: &Applied,
+        at: &str,
+    ) {
+        let now = self.now_ns();
+        self.history
+            .applied(client, now, session, &awaited.request, &applied.result);
+        trace!(
+            self,
+            Some(client),
+            Apply,
+            "#{} {:?} -> {:?} (zxid {}{at})",
+            awaited.number,
+            awaited.request,
+            applied.result,
+            applied.zxid
+        );
+    }
+
     /// The reply to the client's oldest request the server took.
     fn reply(&mut self, session: SessionId, applied: Applied) {
         let Some(&client) = self.owners.get(&session) else {
@@ -257,21 +306,13 @@ impl<R: SimRecipe> Shared<R> {
         };
         let now = self.now_ns();
         let number = awaited.number;
-        self.history
-            .applied(client, now, session, &awaited.request, &applied.result);
-        let at_server = match self.ensemble.servers() {
-            1 => String::new(),
-            _ => format!(", server {}", self.clients[client].link.server),
-        };
-        trace!(
-            self,
-            Some(client),
-            Apply,
-            "#{number} {:?} -> {:?} (zxid {}{at_server})",
-            awaited.request,
-            applied.result,
-            applied.zxid
-        );
+        if !awaited.committed {
+            let at = match self.ensemble.servers() {
+                1 => String::new(),
+                _ => format!(", server {}", self.clients[client].link.server),
+            };
+            self.trace_applied(client, session, &awaited, &applied, &at);
+        }
         if let Some(down_ms) = awaited.lose_reply_down_ms {
             trace!(
                 self,
@@ -391,8 +432,25 @@ impl<R: SimRecipe> Shared<R> {
         if let Some(session) = link.session {
             self.ensemble.disconnect(session);
         }
-        self.clients[client].awaiting.clear();
+        self.lose_committed_replies(client);
         self.hand_to(client, Inbound::Dropped);
+    }
+
+    /// The connection dropped before the client's server applied writes
+    /// the leader committed: their replies are lost, not the writes.
+    fn lose_committed_replies(&mut self, client: usize) {
+        let awaiting = std::mem::take(&mut self.clients[client].awaiting);
+        for awaited in awaiting.iter().filter(|a| a.committed) {
+            trace!(
+                self,
+                Some(client),
+                Deliver,
+                "reply to request #{} lost with its connection (the write was committed)",
+                awaited.number
+            );
+            let now = self.now_ns();
+            self.history.reply_lost(client, now);
+        }
     }
 
     /// The server closes the connection of a session it expired; the client
