@@ -6,7 +6,8 @@
 //! a lost create reply: the `unsynced` variant) fails on an ensemble where
 //! it holds on one server. (The ensemble's rules one by one
 //! are in sim/tests/ensemble.rs; every fixed variant holding 10,000 seeds
-//! on the ensemble is in scripts/ci-sweeps.)
+//! on the ensemble is in scripts/ci-sweeps.) In swarm mode a seed picks
+//! its ensemble too.
 
 use std::process::Command;
 
@@ -91,4 +92,42 @@ fn a_recovery_read_that_assumes_it_is_current_fails_on_an_ensemble_only() {
     );
     let (code, stdout) = sweep("tests/fixtures/lock-unsynced-stale-recovery-one-server.toml");
     assert_eq!(code, Some(0), "{stdout}");
+}
+
+/// Swarm mode on an ensemble scenario: each seed picks its server count
+/// (odd, up to the scenario's 5) and its followers' lag cap, says so on the
+/// trace's first line, and picks the same again for the same seed.
+#[test]
+fn swarm_mode_lets_each_seed_pick_its_ensemble() {
+    let scenario = "scenarios/ensemble/lock-fixed-ensemble-swarm.toml";
+    let picked = |seed: u64| {
+        let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+            .args(["replay", scenario, "--seed", &seed.to_string()])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("zkcheck runs");
+        assert_eq!(output.status.code(), Some(0));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let line = stdout
+            .lines()
+            .find(|line| line.contains("swarm picked"))
+            .expect("the pick is traced")
+            .to_string();
+        (line, stdout)
+    };
+    let picks: Vec<String> = (0..12).map(|seed| picked(seed).0).collect();
+    let counts: std::collections::BTreeSet<&str> = picks
+        .iter()
+        .map(|line| {
+            ["1 server", "3 servers", "5 servers"]
+                .into_iter()
+                .find(|n| line.contains(n))
+                .unwrap_or_else(|| panic!("an odd count up to 5: {line}"))
+        })
+        .collect();
+    assert!(
+        counts.len() >= 2,
+        "the seeds pick different ensembles: {picks:?}"
+    );
+    assert_eq!(picked(3).1, picked(3).1, "a seed picks the same again");
 }

@@ -27,7 +27,10 @@
 //! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it
 //!
 //! [faults]
-//! swarm = false
+//! swarm = false                      # true: each seed switches fault kinds on/off and draws their
+//!                                    #   rates; with ensemble > 1 (and no server fault scheduled)
+//!                                    #   it also draws an odd server count up to `ensemble` and
+//!                                    #   a cap on the followers' lag within apply_lag_ms
 //! [faults.rates]
 //! loss_after_apply = 0.01
 //! [[faults.schedule]]                # client faults: disconnect, lose_reply, lose_request (down_ms),

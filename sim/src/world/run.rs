@@ -17,6 +17,7 @@ use crate::client::ClientSession;
 use crate::diagnosis::History;
 use crate::ensemble::Ensemble;
 use crate::faults::plan::stream;
+use crate::faults::MsRange;
 use crate::oracles::Oracles;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
 use madsim::runtime::{Handle, Runtime};
@@ -56,6 +57,7 @@ impl<R: SimRecipe> Clone for Simulation<R> {
 const ADMIN_SESSION: SessionId = SessionId(0x7fff_ffff_ffff_fff0);
 const UNIQUE_ID_STREAM: u64 = 20;
 const WORKLOAD_STREAM: u64 = 21;
+const ENSEMBLE_SWARM_STREAM: u64 = 22;
 
 impl<R: SimRecipe> Simulation<R> {
     /// `make_recipe(client, unique_id)` builds each client's machine (the
@@ -120,7 +122,7 @@ impl<R: SimRecipe> Simulation<R> {
     }
 
     fn build_world(&self, seed: u64) -> Shared<R> {
-        let config = self.config.clone();
+        let (config, swarmed) = swarm_ensemble(self.config.clone(), seed);
         let time = TimeHandle::current();
         let mut server = ZkServer::new(ServerConfig {
             extended_types_enabled: config.extended_types,
@@ -175,6 +177,17 @@ impl<R: SimRecipe> Simulation<R> {
             config,
         };
         world.stats.faults = 0;
+        if swarmed {
+            let lag = world.config.apply_lag_ms;
+            let picked = match world.config.servers {
+                1 => "1 server".to_string(),
+                n => format!(
+                    "{n} servers, followers apply {}-{} ms after each commit",
+                    lag.min, lag.max
+                ),
+            };
+            trace!(world, None, Phase, "swarm picked {picked}");
+        }
         schedule_start(&mut world, drawn.timed, phase_ns);
         world
     }
@@ -338,4 +351,22 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         trace: std::mem::take(&mut world.trace),
         holds: std::mem::take(&mut world.history.holds),
     }
+}
+
+/// In swarm mode an ensemble scenario lets each seed pick its ensemble as
+/// well as its faults: an odd number of servers up to the scenario's `ensemble`
+/// (one included), and a cap on the followers' lag drawn within
+/// `timing.apply_lag_ms`. A schedule that strikes a server keeps the
+/// scenario's ensemble. Returns the config and whether the seed picked.
+fn swarm_ensemble(mut config: WorldConfig, seed: u64) -> (WorldConfig, bool) {
+    let strikes_a_server = config.faults.schedule.iter().any(|f| f.fault.is_ensemble());
+    if !config.faults.swarm || config.servers < 2 || strikes_a_server {
+        return (config, false);
+    }
+    let mut rng = stream(seed, ENSEMBLE_SWARM_STREAM);
+    let odd_counts = config.servers.div_ceil(2);
+    config.servers = 2 * rng.gen_range(0..odd_counts) + 1;
+    let lag = config.apply_lag_ms;
+    config.apply_lag_ms = MsRange::new(lag.min, rng.gen_range(lag.min..=lag.max));
+    (config, true)
 }
