@@ -27,6 +27,7 @@ pub mod registry;
 pub mod replay;
 pub mod run;
 pub mod schedule;
+pub mod server;
 pub mod setup;
 pub mod shorten;
 pub mod state;

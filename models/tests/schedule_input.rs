@@ -207,8 +207,8 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
         },
         Action::Deliver(1),
         Action::FireTimer(1),
-        Action::Reconnect(1),
-        Action::LearnExpiry(1),
+        Action::Reconnect { client: 1, server: 0 },
+        Action::LearnExpiry { client: 1, server: 0 },
         Action::Disconnect(1),
         Action::LoseRequest {
             client: 1,
@@ -218,7 +218,7 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
             client: 1,
             applied: false,
         },
-        Action::Expire(1),
+        Action::Expire { client: 1, order: 0 },
         Action::Reorder {
             client: 1,
             index: 2,
@@ -236,7 +236,7 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
         if let Action::Call(_) = action {
             step.call = Some("Lock".into());
         }
-        if let Action::LearnExpiry(_) | Action::Reconnect(_) = action {
+        if let Action::LearnExpiry { .. } | Action::Reconnect { .. } = action {
             step.session = Some(514);
         }
         schedule.steps = vec![step];
@@ -403,10 +403,10 @@ fn expiring_again_and_again_ends_in_an_error_not_a_panic() {
     schedule.faults = "expiry=255".into();
     schedule.steps.clear();
     for _ in 0..300 {
-        schedule.steps.push(ScheduleStep::of(Action::Expire(0)));
+        schedule.steps.push(ScheduleStep::of(Action::Expire { client: 0, order: 0 }));
         schedule
             .steps
-            .push(ScheduleStep::of(Action::LearnExpiry(0)));
+            .push(ScheduleStep::of(Action::LearnExpiry { client: 0, server: 0 }));
     }
     let error = entry.replay(&schedule).unwrap_err();
     assert!(
