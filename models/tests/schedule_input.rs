@@ -180,7 +180,9 @@ fn an_op_takes_exactly_its_fields() {
             }
             step.push_str(&format!("{} = {value}\n", field.name()));
             let step = step.replace("call = 1", "call = \"Lock\"");
-            let text = edited("client = 0\nop = \"deliver\"\n", &step);
+            // Two servers, so that `server = 1` names one.
+            let text = edited("client = 0\nop = \"deliver\"\n", &step)
+                .replacen("clients = 2\n", "clients = 2\nservers = 2\n", 1);
             let takes = spec.required.contains(&field) || spec.optional.contains(&field);
             assert_eq!(
                 parse(&text).is_ok(),
@@ -474,9 +476,13 @@ fn random_step_orders_replay_or_fail_without_panicking() {
             schedule.recipe = recipe.into();
             schedule.variant = variant.into();
             schedule.clients = clients;
+            schedule.servers = 1 + next(2) as usize;
             schedule.steps.clear();
             for _ in 0..60 {
                 let spec = &OPS[next(OPS.len() as u64) as usize];
+                if spec.name == "apply" && schedule.servers == 1 {
+                    continue;
+                }
                 let client = next(clients as u64) as usize;
                 let mut step = ScheduleStep {
                     op: spec.name.into(),
@@ -496,6 +502,11 @@ fn random_step_orders_replay_or_fail_without_panicking() {
                             step.session = Some(0x100 * (next(3) as i64 + 2) + client as i64 + 1)
                         }
                         StepField::Session => {}
+                        StepField::Server if spec.name == "apply" => step.server = Some(1),
+                        StepField::Server if next(2) == 0 => {
+                            step.server = Some(next(schedule.servers as u64) as u8)
+                        }
+                        StepField::Server => {}
                     }
                 }
                 schedule.steps.push(step);
