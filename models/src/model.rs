@@ -20,8 +20,8 @@ use std::sync::Arc;
 use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
 use zk_sim::client::{ClientSession, ConnectionState};
-use zk_sim::oracles::ObserveCall;
 use zk_sim::ensemble::Ensemble;
+use zk_sim::oracles::ObserveCall;
 use zk_sim::server::{NodeKind, PermutedOrder, ServerConfig, SortedOrder, ZkServer};
 
 /// A recipe machine the model can check: its outcomes and calls map to
@@ -526,8 +526,9 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 if !alive {
                     // The new session's opening commits.
                     if may_commit && self.can_learn_expiry(state, client) {
-                        actions
-                            .extend((0..servers).map(|server| Action::LearnExpiry { client, server }));
+                        actions.extend(
+                            (0..servers).map(|server| Action::LearnExpiry { client, server }),
+                        );
                     }
                 } else if budget.allows(FaultKind::ConnectionLoss) {
                     actions.push(Action::Disconnect(client));

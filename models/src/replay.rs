@@ -392,7 +392,12 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             .map_err(|refused| format!("refused: {refused}"))
     }
 
-    fn learn_expiry(&mut self, c: usize, session: Option<i64>, server: usize) -> Result<(), String> {
+    fn learn_expiry(
+        &mut self,
+        c: usize,
+        session: Option<i64>,
+        server: usize,
+    ) -> Result<(), String> {
         let sid = self.stepper.session_id(c);
         if self.stepper.server().is_session_alive(sid) {
             return Err("the session is still alive on the server".to_string());

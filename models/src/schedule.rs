@@ -232,9 +232,7 @@ impl ScheduleStep {
             Action::Send { order, .. } | Action::Expire { order, .. } if order > 0 => {
                 step.order = Some(order)
             }
-            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. }
-                if server > 0 =>
-            {
+            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. } if server > 0 => {
                 step.server = Some(server)
             }
             Action::Apply { server } => step.server = Some(server),

@@ -107,11 +107,13 @@ fn lock_state_counts_on_two_servers_are_pinned_and_every_counterexample_replays(
 fn one_server_is_the_default_and_more_lag_means_more_states() {
     assert_eq!(Setup::new(2).servers, 1);
     let one = check_with("lock", "fixed", Setup::new(2), None).unique_states;
-    let lag = |lag| {
-        check_with("lock", "fixed", two_servers(2, "none").with_lag(lag), None).unique_states
-    };
+    let lag =
+        |lag| check_with("lock", "fixed", two_servers(2, "none").with_lag(lag), None).unique_states;
     let (lag1, lag2, lag3) = (lag(1), lag(2), lag(3));
-    assert!(one < lag1 && lag1 < lag2 && lag2 < lag3, "{one} {lag1} {lag2} {lag3}");
+    assert!(
+        one < lag1 && lag1 < lag2 && lag2 < lag3,
+        "{one} {lag1} {lag2} {lag3}"
+    );
 }
 
 /// The fixture recipe on `servers` servers, one client, one connection loss.
@@ -124,7 +126,11 @@ fn register_model(sync_first: bool, servers: usize) -> RecipeModel<register::Reg
         |c| register::Register::new(locks(), c as u32 + 1, sync_first),
         |_| hold_cycles(LockCall::Lock, LockCall::Unlock, 1),
     );
-    let name = if sync_first { "register/sync" } else { "register/no_sync" };
+    let name = if sync_first {
+        "register/sync"
+    } else {
+        "register/no_sync"
+    };
     RecipeModel::new(name, &mkdir(), clients, setup.faults, Oracles::default())
         .with_setup(&setup)
         .with_properties(vec![
@@ -167,10 +173,23 @@ fn a_recovery_read_without_sync_leaks_on_a_lagging_follower_only() {
     let schedule = report.schedule(leak).unwrap();
     assert_eq!(schedule.servers, 2);
     let text = schedule.to_toml();
-    assert!(text.contains("servers = 2") && text.contains("server = 1"), "{text}");
+    assert!(
+        text.contains("servers = 2") && text.contains("server = 1"),
+        "{text}"
+    );
     let replayed = replay(&model, &schedule).expect("the schedule replays");
-    assert!(replayed.agrees(), "{:?}\n{}", replayed.signatures(), replayed.trace);
-    assert_eq!(replayed.signatures(), ["no_leaks/orphan-create"], "{}", replayed.trace);
+    assert!(
+        replayed.agrees(),
+        "{:?}\n{}",
+        replayed.signatures(),
+        replayed.trace
+    );
+    assert_eq!(
+        replayed.signatures(),
+        ["no_leaks/orphan-create"],
+        "{}",
+        replayed.trace
+    );
 }
 
 #[test]
@@ -195,7 +214,10 @@ fn follower_applies_are_bounded_by_the_lag_and_never_deadlock() {
     let init = &model.init_states()[0];
     let mut actions = Vec::new();
     model.actions(init, &mut actions);
-    assert!(!actions.iter().any(|a| matches!(a, Action::Apply { .. })), "{actions:?}");
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Apply { .. })),
+        "{actions:?}"
+    );
 }
 
 /// Client 0 owns two ephemerals, client 1 watches both.
@@ -208,9 +230,15 @@ fn pair_model(order: ChildOrderMode) -> RecipeModel<pair::Pair> {
         |c| pair::Pair::new(locks(), c == 0),
         |_| vec![zk_models::WorkStep::always(LockCall::Lock)],
     );
-    RecipeModel::new("pair/any", &mkdir(), clients, setup.faults, Oracles::default())
-        .with_setup(&setup)
-        .with_properties(vec![properties::workload_can_complete()])
+    RecipeModel::new(
+        "pair/any",
+        &mkdir(),
+        clients,
+        setup.faults,
+        Oracles::default(),
+    )
+    .with_setup(&setup)
+    .with_properties(vec![properties::workload_can_complete()])
 }
 
 /// Both clients made their call and sent everything: client 0's nodes
@@ -258,7 +286,13 @@ fn all_orders_enumerate_the_deletion_order_of_an_expired_sessions_ephemerals() {
         .copied()
         .filter(|a| matches!(a, Action::Expire { client: 0, .. }))
         .collect();
-    assert_eq!(expiries, [Action::Expire { client: 0, order: 0 }]);
+    assert_eq!(
+        expiries,
+        [Action::Expire {
+            client: 0,
+            order: 0
+        }]
+    );
 
     let all = pair_model(ChildOrderMode::AllOrders);
     let state = both_sent(&all);
@@ -272,8 +306,14 @@ fn all_orders_enumerate_the_deletion_order_of_an_expired_sessions_ephemerals() {
     assert_eq!(
         expiries,
         [
-            Action::Expire { client: 0, order: 0 },
-            Action::Expire { client: 0, order: 1 }
+            Action::Expire {
+                client: 0,
+                order: 0
+            },
+            Action::Expire {
+                client: 0,
+                order: 1
+            }
         ]
     );
     let heard = |order| {
@@ -283,7 +323,11 @@ fn all_orders_enumerate_the_deletion_order_of_an_expired_sessions_ephemerals() {
         deleted_paths(&next.clients[1].inbox)
     };
     assert_eq!(heard(0), ["/locks/a", "/locks/b"]);
-    assert_eq!(heard(1), ["/locks/b", "/locks/a"], "the watcher hears b first");
+    assert_eq!(
+        heard(1),
+        ["/locks/b", "/locks/a"],
+        "the watcher hears b first"
+    );
 
     // The orders are states of their own; sorted mode keeps one.
     let count = |model: RecipeModel<pair::Pair>| run::check(model, &RunOptions::default());
@@ -310,7 +354,10 @@ fn a_schedule_names_the_deletion_order_and_replays_it() {
         Action::Call(1),
         send(1),
         send(1),
-        Action::Expire { client: 0, order: 1 },
+        Action::Expire {
+            client: 0,
+            order: 1,
+        },
     ];
     let mut path = Vec::new();
     let mut state = all.init_states().remove(0);
@@ -341,7 +388,34 @@ fn a_schedule_names_the_deletion_order_and_replays_it() {
     assert!(schedule.to_toml().contains("order = 1"));
     let replayed = replay(&all, &schedule).expect("the schedule replays");
     // The stepper deleted b first: the watcher hears b, then a.
-    let b = replayed.trace.find("NodeDeleted, state: SyncConnected, path: Some(\"/locks/b\")");
-    let a = replayed.trace.find("NodeDeleted, state: SyncConnected, path: Some(\"/locks/a\")");
+    let b = replayed
+        .trace
+        .find("NodeDeleted, state: SyncConnected, path: Some(\"/locks/b\")");
+    let a = replayed
+        .trace
+        .find("NodeDeleted, state: SyncConnected, path: Some(\"/locks/a\")");
     assert!(b.is_some() && b < a, "{}", replayed.trace);
+}
+
+#[test]
+fn the_reduction_changes_no_verdict_on_two_servers() {
+    for variant in ["fixed", "original"] {
+        let verdicts = |reduction: bool| {
+            let setup = two_servers(2, "connection-loss=1").with_reduction(reduction);
+            let report = check_with("lock", variant, setup, None);
+            let verdicts: Vec<_> = report
+                .properties
+                .iter()
+                .map(|p| (p.name, p.verdict, p.trace.as_ref().map(Vec::len)))
+                .collect();
+            (verdicts, report.unique_states)
+        };
+        let (reduced, reduced_states) = verdicts(true);
+        let (full, full_states) = verdicts(false);
+        assert_eq!(reduced, full, "lock/{variant}");
+        assert!(
+            reduced_states < full_states,
+            "{reduced_states} {full_states}"
+        );
+    }
 }

@@ -181,8 +181,11 @@ fn an_op_takes_exactly_its_fields() {
             step.push_str(&format!("{} = {value}\n", field.name()));
             let step = step.replace("call = 1", "call = \"Lock\"");
             // Two servers, so that `server = 1` names one.
-            let text = edited("client = 0\nop = \"deliver\"\n", &step)
-                .replacen("clients = 2\n", "clients = 2\nservers = 2\n", 1);
+            let text = edited("client = 0\nop = \"deliver\"\n", &step).replacen(
+                "clients = 2\n",
+                "clients = 2\nservers = 2\n",
+                1,
+            );
             let takes = spec.required.contains(&field) || spec.optional.contains(&field);
             assert_eq!(
                 parse(&text).is_ok(),
@@ -209,8 +212,14 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
         },
         Action::Deliver(1),
         Action::FireTimer(1),
-        Action::Reconnect { client: 1, server: 0 },
-        Action::LearnExpiry { client: 1, server: 0 },
+        Action::Reconnect {
+            client: 1,
+            server: 0,
+        },
+        Action::LearnExpiry {
+            client: 1,
+            server: 0,
+        },
         Action::Disconnect(1),
         Action::LoseRequest {
             client: 1,
@@ -220,7 +229,10 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
             client: 1,
             applied: false,
         },
-        Action::Expire { client: 1, order: 0 },
+        Action::Expire {
+            client: 1,
+            order: 0,
+        },
         Action::Reorder {
             client: 1,
             index: 2,
@@ -405,10 +417,14 @@ fn expiring_again_and_again_ends_in_an_error_not_a_panic() {
     schedule.faults = "expiry=255".into();
     schedule.steps.clear();
     for _ in 0..300 {
-        schedule.steps.push(ScheduleStep::of(Action::Expire { client: 0, order: 0 }));
-        schedule
-            .steps
-            .push(ScheduleStep::of(Action::LearnExpiry { client: 0, server: 0 }));
+        schedule.steps.push(ScheduleStep::of(Action::Expire {
+            client: 0,
+            order: 0,
+        }));
+        schedule.steps.push(ScheduleStep::of(Action::LearnExpiry {
+            client: 0,
+            server: 0,
+        }));
     }
     let error = entry.replay(&schedule).unwrap_err();
     assert!(
@@ -531,4 +547,51 @@ fn random_step_orders_replay_or_fail_without_panicking() {
             variant
         );
     }
+}
+
+#[test]
+fn servers_and_server_fields_are_checked_with_their_lines() {
+    let shown = refused(
+        &edited("clients = 2", "clients = 2\nservers = 3"),
+        4,
+        "servers",
+    );
+    assert!(shown.contains("must be in 1..=2, got 3"), "{shown}");
+    // A server the schedule's model does not have.
+    let text = edited("op = \"deliver\"\n", "op = \"reconnect\"\nserver = 1\n");
+    let shown = refused(&text, 21, "step[2].server");
+    assert!(
+        shown.contains("no server 1 in a schedule of 1 server(s)"),
+        "{shown}"
+    );
+    // The leader applies as it commits: `apply` names a follower.
+    let two = |step: &str| {
+        edited("client = 0\nop = \"deliver\"\n", step).replacen(
+            "clients = 2\n",
+            "clients = 2\nservers = 2\n",
+            1,
+        )
+    };
+    let shown = refused(&two("op = \"apply\"\nserver = 0\n"), 21, "step[2].server");
+    assert!(shown.contains("server 0 leads"), "{shown}");
+    let shown = refused(&two("op = \"apply\"\n"), 20, "step[2].op");
+    assert!(shown.contains("op apply needs `server`"), "{shown}");
+    let shown = refused(
+        &two("op = \"apply\"\nserver = 1\nclient = 0\n"),
+        22,
+        "step[2].client",
+    );
+    assert!(shown.contains("op apply takes no `client`"), "{shown}");
+    let schedule = parse(&two("op = \"apply\"\nserver = 1\n")).unwrap();
+    assert_eq!((schedule.servers, schedule.steps[2].server), (2, Some(1)));
+    assert!(schedule.to_toml().contains("servers = 2"));
+    // A follower with nothing to apply: the replay names the step.
+    let entry = Registry::builtin().model("lock", "original").unwrap();
+    let error = entry.replay(&schedule).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("server 1 has applied every committed transaction"),
+        "{error}"
+    );
 }

@@ -482,7 +482,11 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     /// Reconnects into the same session at `server` (ensemble mode; 0
     /// otherwise) and re-registers its watches. A server behind what the
     /// client has seen refuses it (the client stays disconnected).
-    pub fn reconnect_to(&mut self, client: ClientId, server: ServerIndex) -> Result<(), ConnectError> {
+    pub fn reconnect_to(
+        &mut self,
+        client: ClientId,
+        server: ServerIndex,
+    ) -> Result<(), ConnectError> {
         let session = self.session_id(client);
         if let Some(ensemble) = &mut self.ensemble {
             let last_zxid = self.clients[client].session.last_zxid;

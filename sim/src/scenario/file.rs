@@ -155,7 +155,10 @@ pub struct CatalogModel {
     )]
     pub servers: usize,
     /// The follower's lag budget (`check --lag`).
-    #[serde(default = "default_model_lag", skip_serializing_if = "is_default_model_lag")]
+    #[serde(
+        default = "default_model_lag",
+        skip_serializing_if = "is_default_model_lag"
+    )]
     pub lag: usize,
     /// The model's variant, when it is not the scenario's (a sim variant
     /// with a setting, such as the barrier's shared host, can be a model
