@@ -915,6 +915,52 @@ mod tests {
     }
 
     #[test]
+    fn in_ensemble_mode_a_follower_answers_once_it_applied_and_refuses_a_client_ahead_of_it() {
+        let mut s = stepper();
+        s.use_ensemble(2);
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        let b = s.add_client(FixedLock::new(locks(), 2), 0x20);
+        while s.apply(1) {}
+        let until_create = |s: &mut Stepper<FixedLock>, c| {
+            while !matches!(
+                s.client(c).outgoing.front(),
+                Some((_, Request::Create { .. }, _))
+            ) {
+                assert!(s.step(c));
+            }
+        };
+        s.call(a, LockCall::Lock);
+        until_create(&mut s, a);
+        assert!(s.send(a));
+        assert!(s.deliver(a), "the leader answers at once");
+        assert_eq!(s.ensemble().unwrap().lag(1), 1);
+        s.call(b, LockCall::Lock);
+        until_create(&mut s, b);
+        assert!(s.send(b));
+        assert!(!s.deliver(b), "server 1 has not applied b's create");
+        assert!(s.apply(1), "a's create");
+        assert!(!s.deliver(b));
+        assert!(s.apply(1), "b's create");
+        assert!(s.deliver(b));
+        assert!(!s.apply(1), "caught up");
+
+        // a releases at the leader and sees its delete; server 1, behind
+        // that, refuses a until it applied it.
+        s.run_client(a);
+        s.call(a, LockCall::Unlock);
+        s.run_client(a);
+        assert!(s.ensemble().unwrap().lag(1) > 0);
+        s.disconnect(a);
+        assert!(matches!(
+            s.reconnect_to(a, 1),
+            Err(ConnectError::Behind { server: 1, .. })
+        ));
+        while s.apply(1) {}
+        s.reconnect_to(a, 1).expect("server 1 caught up");
+        assert_eq!(s.ensemble().unwrap().server_of(SessionId(0x10)), Some(1));
+    }
+
+    #[test]
     fn a_request_lost_before_the_server_is_the_last_loss() {
         let mut s = stepper();
         let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
