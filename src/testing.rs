@@ -249,6 +249,19 @@ impl ModelCheck<'_> {
         self
     }
 
+    /// `servers` servers: 2 is a leader and a follower that lags (see
+    /// `check --servers`).
+    pub fn servers(mut self, servers: usize) -> Self {
+        self.setup.servers = servers;
+        self
+    }
+
+    /// The follower lags at most `lag` committed transactions (`check --lag`).
+    pub fn lag(mut self, lag: usize) -> Self {
+        self.setup.lag = lag;
+        self
+    }
+
     /// Every property holds (and every example is found) over the whole
     /// state space; returns the unique state count, for pinning.
     pub fn holds(self) -> usize {
@@ -313,6 +326,12 @@ impl ModelCheck<'_> {
         }
         if self.setup.child_order == ChildOrderMode::AllOrders {
             command.push_str(" --all-orders");
+        }
+        if self.setup.servers != 1 {
+            command.push_str(&format!(
+                " --servers {} --lag {}",
+                self.setup.servers, self.setup.lag
+            ));
         }
         command
     }

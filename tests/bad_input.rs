@@ -475,6 +475,12 @@ fn unknown_recipes_and_bad_model_sizes_are_refused() {
         (&["check", "lock", "--variant", "patched"][..], "--variant"),
         (&["check", "lock", "--cycles", "0"][..], "--cycles"),
         (&["check", "lock", "--cycles", "1000"][..], "--cycles"),
+        (&["check", "lock", "--servers", "3"][..], "--servers"),
+        (&["check", "lock", "--servers", "0"][..], "--servers"),
+        (
+            &["check", "lock", "--servers", "2", "--lag", "0"][..],
+            "--lag",
+        ),
         (&["explore", "padlock"][..], "RECIPE"),
     ] {
         let run = zkcheck(args);

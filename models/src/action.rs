@@ -22,9 +22,12 @@ pub enum Action {
     Deliver(ClientId),
     /// The client's earliest pending timer fires.
     FireTimer(ClientId),
-    /// A disconnected client reconnects: into its session if the server
-    /// still has it (watches are re-registered), else it learns it expired.
-    Reconnect(ClientId),
+    /// A disconnected client reconnects to `server` (always 0 with one
+    /// server; with an ensemble any server not behind the client's last
+    /// zxid): into its session if the leader still has it (watches are
+    /// re-registered), else it learns it expired and opens a new session
+    /// there.
+    Reconnect { client: ClientId, server: u8 },
     /// A disconnected client's reconnect attempt fails (the server is not
     /// reachable yet): the requests queued since the disconnect fail with
     /// ConnectionLoss, not applied, as the Java client's cleanup() does.
@@ -32,8 +35,10 @@ pub enum Action {
     /// disconnected, so `Reconnect` remains possible after it.
     ReconnectFails(ClientId),
     /// A connected client whose session the server expired finds out: it
-    /// sees Disconnected and Expired, then opens a new session.
-    LearnExpiry(ClientId),
+    /// sees Disconnected and Expired, then opens a new session on `server`
+    /// (0 with one server). With an ensemble the client finds out once its
+    /// own server applied the expiry.
+    LearnExpiry { client: ClientId, server: u8 },
     /// Fault: the connection drops; queued replies and events are lost and
     /// requests in flight fail with ConnectionLoss.
     Disconnect(ClientId),
@@ -42,8 +47,10 @@ pub enum Action {
     /// client sees ConnectionLoss either way.
     LoseRequest { client: ClientId, applied: bool },
     /// Fault: the server expires the client's session; the client does not
-    /// know yet (a pause).
-    Expire(ClientId),
+    /// know yet (a pause). `order` picks the order its ephemerals are
+    /// deleted in (0 = path order; other values only when all orders are
+    /// enumerated).
+    Expire { client: ClientId, order: u16 },
     /// Fault (opt-in): the watch event at `index` of the inbox overtakes
     /// the replies queued before it.
     Reorder { client: ClientId, index: u8 },
@@ -54,25 +61,30 @@ pub enum Action {
     /// every container that had a child and has none left. Enabled only
     /// when there is one; the simulator's server does this on a timer.
     Reap,
+    /// A follower of the ensemble applies its next committed transaction:
+    /// the watches it fires and the answers that become ready at it reach
+    /// their clients. Enabled while it lags.
+    Apply { server: u8 },
 }
 
 impl Action {
-    /// The client the action concerns (none for the server's [`Action::Reap`]).
+    /// The client the action concerns (none for the server's [`Action::Reap`]
+    /// and [`Action::Apply`]).
     pub fn client(self) -> Option<ClientId> {
         let client = match self {
             Action::Call(c)
             | Action::Deliver(c)
             | Action::FireTimer(c)
-            | Action::Reconnect(c)
             | Action::ReconnectFails(c)
-            | Action::LearnExpiry(c)
             | Action::Disconnect(c)
-            | Action::Expire(c)
+            | Action::Reconnect { client: c, .. }
+            | Action::LearnExpiry { client: c, .. }
+            | Action::Expire { client: c, .. }
             | Action::Send { client: c, .. }
             | Action::LoseRequest { client: c, .. }
             | Action::Reorder { client: c, .. }
             | Action::Spurious { client: c, .. } => c,
-            Action::Reap => return None,
+            Action::Reap | Action::Apply { .. } => return None,
         };
         Some(client)
     }
@@ -81,7 +93,7 @@ impl Action {
     pub fn fault(self) -> Option<FaultKind> {
         match self {
             Action::Disconnect(_) | Action::LoseRequest { .. } => Some(FaultKind::ConnectionLoss),
-            Action::Expire(_) => Some(FaultKind::Expiry),
+            Action::Expire { .. } => Some(FaultKind::Expiry),
             Action::Reorder { .. } => Some(FaultKind::Reorder),
             Action::Spurious { .. } => Some(FaultKind::Spurious),
             _ => None,
@@ -100,28 +112,38 @@ impl Action {
             Action::Send { .. } => "send",
             Action::Deliver(_) => "deliver",
             Action::FireTimer(_) => "fire_timer",
-            Action::Reconnect(_) => "reconnect",
+            Action::Reconnect { .. } => "reconnect",
             Action::ReconnectFails(_) => "reconnect_fails",
-            Action::LearnExpiry(_) => "learn_expiry",
+            Action::LearnExpiry { .. } => "learn_expiry",
             Action::Disconnect(_) => "disconnect",
             Action::LoseRequest { applied: true, .. } => "lose_reply",
             Action::LoseRequest { applied: false, .. } => "lose_request",
-            Action::Expire(_) => "expire",
+            Action::Expire { .. } => "expire",
             Action::Reorder { .. } => "deliver_event_early",
             Action::Spurious { .. } => "spurious_watch",
             Action::Reap => "reap",
+            Action::Apply { .. } => "apply",
         }
     }
 }
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.client() {
-            Some(client) => write!(f, "c{client} {}", self.op_name())?,
-            None => write!(f, "server {}", self.op_name())?,
+        match (self.client(), self) {
+            (Some(client), _) => write!(f, "c{client} {}", self.op_name())?,
+            (None, Action::Apply { server }) => write!(f, "server {server} {}", self.op_name())?,
+            (None, _) => write!(f, "server {}", self.op_name())?,
         }
         match self {
             Action::Send { order, .. } if *order > 0 => write!(f, " (children order #{order})"),
+            Action::Expire { order, .. } if *order > 0 => {
+                write!(f, " (ephemerals deleted in order #{order})")
+            }
+            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. }
+                if *server > 0 =>
+            {
+                write!(f, " (to server {server})")
+            }
             Action::Reorder { index, .. } => write!(f, " (inbox #{index})"),
             Action::Spurious { watch, .. } => write!(f, " (watch #{watch})"),
             _ => Ok(()),

@@ -3,6 +3,8 @@
 //! watch events, and the remaining fault budget. The same recipe code that
 //! the simulator runs is explored exhaustively here.
 //!
+//! - [`server::ModelServer`] is what the clients talk to: one server, or
+//!   (`--servers 2`) an ensemble whose follower lags within a budget.
 //! - [`model::RecipeModel`] is the generic model; [`transition`] applies one
 //!   action; [`app`] turns outcomes into what each application believes;
 //!   [`properties`] are the named properties.
@@ -27,6 +29,7 @@ pub mod registry;
 pub mod replay;
 pub mod run;
 pub mod schedule;
+pub mod server;
 pub mod setup;
 pub mod shorten;
 pub mod state;

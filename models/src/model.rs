@@ -7,6 +7,7 @@ use crate::action::Action;
 use crate::cached::Cached;
 use crate::faults::{FaultBudget, FaultKind};
 use crate::narrate::Narration;
+use crate::server::ModelServer;
 use crate::setup::InitialState;
 use crate::state::Inbound;
 use crate::state::{session_id, ClientId, ClientState, ModelState, Violations};
@@ -19,8 +20,9 @@ use std::sync::Arc;
 use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
 use zk_sim::client::{ClientSession, ConnectionState};
+use zk_sim::ensemble::Ensemble;
 use zk_sim::oracles::ObserveCall;
-use zk_sim::server::{NodeKind, ServerConfig, SortedOrder, ZkServer};
+use zk_sim::server::{NodeKind, PermutedOrder, ServerConfig, SortedOrder, ZkServer};
 
 /// A recipe machine the model can check: its outcomes and calls map to
 /// observations (the same ones the simulator's oracles use), and everything
@@ -128,6 +130,12 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// Acquire/release cycles per client of a hold workload (recorded in
     /// schedules, so a replay builds the same workload).
     pub cycles: usize,
+    /// Servers: 1 (the plain server) or an ensemble of a leader (server 0)
+    /// and followers that apply the log on [`Action::Apply`].
+    pub servers: usize,
+    /// With an ensemble: no write commits while a follower lags this many
+    /// transactions (it must apply first).
+    pub max_lag: usize,
     properties: Vec<Property<RecipeModel<R>>>,
     /// The requests that create the recipe's own nodes existing before the
     /// clients start.
@@ -180,6 +188,8 @@ impl<R: ModelRecipe> RecipeModel<R> {
             symmetry: false,
             reduction: false,
             cycles: 1,
+            servers: 1,
+            max_lag: crate::setup::DEFAULT_LAG,
             properties: Vec::new(),
             setup: setup.to_vec(),
             start: InitialState::default(),
@@ -188,7 +198,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             terminal_goal: None,
             stop: Arc::new(AtomicBool::new(false)),
             init: ModelState {
-                server: Cached::new(ZkServer::new(ServerConfig::default())),
+                server: Cached::new(ModelServer::One(ZkServer::new(ServerConfig::default()))),
                 clients: Vec::new(),
                 budget: faults,
                 fence: None,
@@ -225,6 +235,10 @@ impl<R: ModelRecipe> RecipeModel<R> {
         );
         let server = self.setup_server();
         self.setup_paths = server.paths().into_iter().collect();
+        let server = match self.servers {
+            1 => ModelServer::One(server),
+            n => ModelServer::Ensemble(Ensemble::from_server(server, n)),
+        };
         self.init.server = Cached::new(server);
         self.init.clients.clear();
         self.init = self.connect_clients(self.init.clone());
@@ -240,6 +254,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
     /// state (builder style; the recipe module applies its cycles).
     pub fn with_setup(mut self, setup: &crate::setup::Setup) -> Self {
         self.cycles = setup.cycles;
+        assert!(setup.servers >= 1, "a model needs a server");
+        assert!(
+            setup.servers == 1 || setup.lag >= 1,
+            "a follower must be allowed to lag at least one transaction"
+        );
+        self.servers = setup.servers;
+        self.max_lag = setup.lag;
         self.with_child_order(setup.child_order)
             .with_symmetry(setup.symmetry)
             .with_reduction(setup.reduction)
@@ -324,7 +345,30 @@ impl<R: ModelRecipe> RecipeModel<R> {
 
     /// True when no action other than a fault is enabled.
     pub fn is_quiescent(&self, state: &ModelState<R>) -> bool {
-        (0..state.clients.len()).all(|c| !self.has_progress(state, c)) && !can_reap(&state.server)
+        (0..state.clients.len()).all(|c| !self.has_progress(state, c))
+            && !can_reap(&state.server)
+            && state.server.max_lag() == 0
+    }
+
+    /// Something may commit now: always with one server; with an ensemble
+    /// while no follower lags `max_lag` transactions.
+    pub fn may_commit(&self, state: &ModelState<R>) -> bool {
+        self.servers == 1 || state.server.max_lag() < self.max_lag
+    }
+
+    /// The server `client`'s session is connected to (0 with one server).
+    pub fn server_of(&self, state: &ModelState<R>, client: ClientId) -> usize {
+        state
+            .server
+            .server_of(state.clients[client].session_id)
+            .unwrap_or(0)
+    }
+
+    /// A connected client may learn its session expired: the leader ended
+    /// it and (with an ensemble) the client's own server applied that.
+    fn can_learn_expiry(&self, state: &ModelState<R>, client: ClientId) -> bool {
+        let sid = state.clients[client].session_id;
+        !state.is_alive(client) && state.server.server_of(sid).is_none()
     }
 
     /// Every client has made every call and has every outcome.
@@ -337,11 +381,31 @@ impl<R: ModelRecipe> RecipeModel<R> {
     fn connect_clients(&self, mut state: ModelState<R>) -> ModelState<R> {
         for (client, spec) in self.clients.iter().enumerate() {
             let id = self.session_id(client, 0);
-            state
-                .server
-                .make_mut()
-                .open_session(id, MODEL_SESSION_TIMEOUT_MS)
-                .expect("fresh session id");
+            let servers = self.servers;
+            let mut server = state.server.make_mut();
+            match &mut *server {
+                ModelServer::One(server) => server
+                    .open_session(id, MODEL_SESSION_TIMEOUT_MS)
+                    .expect("fresh session id"),
+                // Client c starts on server c mod N; every follower has
+                // applied the session's opening when the model starts.
+                ModelServer::Ensemble(ensemble) => {
+                    ensemble
+                        .open_session(
+                            client % servers,
+                            id,
+                            MODEL_SESSION_TIMEOUT_MS,
+                            &mut PermutedOrder(0),
+                        )
+                        .expect("fresh session id");
+                    for follower in 1..servers {
+                        while ensemble.lag(follower) > 0 {
+                            ensemble.apply_next(follower, &mut PermutedOrder(0));
+                        }
+                    }
+                }
+            }
+            drop(server);
             let mut session = ClientSession::new(spec.recipe.clone());
             session.connected(id);
             state.clients.push(Cached::new(ClientState {
@@ -370,6 +434,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             && (0..client).any(|earlier| {
                 self.clients[earlier].workload == self.clients[client].workload
                     && self.is_pristine(state, earlier)
+                    && self.server_of(state, earlier) == self.server_of(state, client)
             })
     }
 
@@ -403,7 +468,9 @@ impl<R: ModelRecipe> RecipeModel<R> {
             return true;
         }
         match c.session.state {
-            ConnectionState::Connected => !c.session.outgoing.is_empty() || !state.is_alive(client),
+            ConnectionState::Connected => {
+                !c.session.outgoing.is_empty() || self.can_learn_expiry(state, client)
+            }
             ConnectionState::Disconnected => true,
             ConnectionState::Expired => false,
         }
@@ -419,6 +486,8 @@ impl<R: ModelRecipe> RecipeModel<R> {
         } else {
             state.budget
         };
+        let may_commit = self.may_commit(state);
+        let servers = self.servers as u8;
         if c.pending.is_none() && usize::from(c.next_step) < self.workload(client).len() {
             actions.push(Action::Call(client));
         }
@@ -434,14 +503,20 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 // the client sends now fails, which is how it learns
                 // (LearnExpiry), so requests wait for that.
                 if let Some((_, request, _)) = c.session.outgoing.front().filter(|_| alive) {
-                    for order in 0..self.child_orders(state, request) {
-                        actions.push(Action::Send { client, order });
+                    // A write commits: not while a follower lags its most.
+                    let sendable = may_commit || !request.is_write();
+                    if sendable {
+                        for order in 0..self.child_orders(state, client, request) {
+                            actions.push(Action::Send { client, order });
+                        }
                     }
                     if budget.allows(FaultKind::ConnectionLoss) {
-                        actions.push(Action::LoseRequest {
-                            client,
-                            applied: true,
-                        });
+                        if sendable {
+                            actions.push(Action::LoseRequest {
+                                client,
+                                applied: true,
+                            });
+                        }
                         actions.push(Action::LoseRequest {
                             client,
                             applied: false,
@@ -449,7 +524,12 @@ impl<R: ModelRecipe> RecipeModel<R> {
                     }
                 }
                 if !alive {
-                    actions.push(Action::LearnExpiry(client));
+                    // The new session's opening commits.
+                    if may_commit && self.can_learn_expiry(state, client) {
+                        actions.extend(
+                            (0..servers).map(|server| Action::LearnExpiry { client, server }),
+                        );
+                    }
                 } else if budget.allows(FaultKind::ConnectionLoss) {
                     actions.push(Action::Disconnect(client));
                 }
@@ -460,23 +540,50 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 }
             }
             ConnectionState::Disconnected => {
-                actions.push(Action::Reconnect(client));
+                // Into the session at a server not behind the client; or,
+                // the session gone, a new session (its opening commits).
+                let last_zxid = c.session.last_zxid;
+                for server in 0..servers {
+                    let possible = if alive {
+                        state.server.accepts(usize::from(server), last_zxid)
+                    } else {
+                        may_commit
+                    };
+                    if possible {
+                        actions.push(Action::Reconnect { client, server });
+                    }
+                }
                 if !c.session.outgoing.is_empty() {
                     actions.push(Action::ReconnectFails(client));
                 }
             }
             ConnectionState::Expired => {}
         }
-        if alive && budget.allows(FaultKind::Expiry) {
-            actions.push(Action::Expire(client));
+        if alive && may_commit && budget.allows(FaultKind::Expiry) {
+            for order in 0..self.deletion_orders(state, client) {
+                actions.push(Action::Expire { client, order });
+            }
         }
         if budget.allows(FaultKind::Reorder) {
             push_reorders(c, client, actions);
         }
     }
 
+    /// How many orders the ephemerals of `client`'s session may be deleted
+    /// in when it expires (1 unless enumerated).
+    fn deletion_orders(&self, state: &ModelState<R>, client: ClientId) -> u16 {
+        if self.child_order == ChildOrderMode::Sorted {
+            return 1;
+        }
+        let ephemerals = state
+            .server
+            .ephemerals_of(state.clients[client].session_id)
+            .len();
+        (1..=ephemerals.min(MAX_ENUMERATED_CHILDREN)).product::<usize>() as u16
+    }
+
     /// How many orders a request's result may come in (1 unless enumerated).
-    fn child_orders(&self, state: &ModelState<R>, request: &Request) -> u16 {
+    fn child_orders(&self, state: &ModelState<R>, client: ClientId, request: &Request) -> u16 {
         let path = match (self.child_order, request) {
             (
                 ChildOrderMode::AllOrders,
@@ -484,8 +591,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
             ) => path,
             _ => return 1,
         };
-        let children = state
-            .server
+        // The client's own server answers (with an ensemble, from what it
+        // has applied).
+        let server = match state.server.ensemble() {
+            Some(ensemble) => ensemble.server(self.server_of(state, client)),
+            None => state.server.committed(),
+        };
+        let children = server
             .paths()
             .iter()
             .filter(|p| p.parent().as_ref() == Some(path))
@@ -618,8 +730,15 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
             }
             self.push_actions(state, client, actions);
         }
-        if can_reap(&state.server) {
+        if can_reap(&state.server) && self.may_commit(state) {
             actions.push(Action::Reap);
+        }
+        for server in 1..self.servers {
+            if state.server.lag(server) > 0 {
+                actions.push(Action::Apply {
+                    server: server as u8,
+                });
+            }
         }
     }
 

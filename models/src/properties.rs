@@ -258,7 +258,7 @@ pub fn leaked_nodes<R: ModelRecipe>(model: &RecipeModel<R>, state: &ModelState<R
     }
     // Reap on a scratch copy until nothing more goes (a parent container
     // becomes empty once its child containers are reaped).
-    let mut scratch = (*state.server).clone();
+    let mut scratch = state.server.committed().clone();
     let mut remaining = extra(&scratch);
     loop {
         scratch.reap();

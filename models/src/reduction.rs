@@ -19,7 +19,8 @@
 //!   the tail of its inbox, behind the head being handled. The server's
 //!   `Reap` is independent too: it depends on the server alone, which the
 //!   delivery leaves as it is (C2), and reaches `c` only through its inbox
-//!   tail.
+//!   tail. So does a follower's `Apply` (`--servers 2`): it changes the
+//!   servers and appends replies and events to inbox tails.
 //! - **Invisibility (C2).** The step must leave every fact a property reads
 //!   unchanged: the server, the fault budget, the fencing token, the queue
 //!   tallies, the violations seen, and `c`'s application view (pending call,

@@ -21,6 +21,12 @@
 //! `stale_holder_overlap` example therefore replays as a simulator
 //! mutual-exclusion violation.
 //!
+//! A schedule of a model with an ensemble (`servers = 2`) replays on the
+//! stepper's ensemble mode: client `c` starts on server `c % servers` (every
+//! follower caught up, as in the model's initial state), `apply` steps move
+//! a follower, `reconnect` and `learn_expiry` go to the server they name;
+//! healing first lets every follower catch up and reconnects to the leader.
+//!
 //! Every violation the replay reports carries a diagnosis, computed as the
 //! simulated world computes it: from the stepper's history and the stepper
 //! as it is at the moment of the violation (one millisecond of history
@@ -204,8 +210,18 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         let mut stepper = Stepper::with_sorted_children();
         *stepper.server_mut() = model.setup_server();
         let initial_paths = stepper.server().paths().into_iter().collect();
+        if model.servers > 1 {
+            stepper.use_ensemble(model.servers);
+        }
         for (client, spec) in model.clients.iter().enumerate() {
-            stepper.add_client(spec.recipe.clone(), model.session_id(client, 0).0);
+            stepper.add_client_on(
+                spec.recipe.clone(),
+                model.session_id(client, 0).0,
+                client % model.servers,
+            );
+        }
+        for follower in 1..model.servers {
+            while stepper.apply(follower) {}
         }
         let mut replay = Replay {
             model,
@@ -226,9 +242,17 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
     }
 
     fn apply(&mut self, step: &ScheduleStep) -> Result<(), String> {
+        let server = usize::from(step.server.unwrap_or(0));
+        if server >= self.model.servers {
+            return Err(format!(
+                "no server {server}: the model has {} server(s)",
+                self.model.servers
+            ));
+        }
         let Some(c) = step.client else {
             return match step.op.as_str() {
                 "reap" => self.reap(),
+                "apply" => self.apply_log(server),
                 other => Err(format!("op {:?} needs a client", clip(other))),
             };
         };
@@ -245,13 +269,13 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .fire_next_timer(c)
                 .then_some(())
                 .ok_or_else(|| "no timer pending".to_string()),
-            "reconnect" => self.reconnect(c, step.session),
+            "reconnect" => self.reconnect(c, step.session, server),
             "reconnect_fails" => self
                 .stepper
                 .fail_reconnect_attempt(c)
                 .then_some(())
                 .ok_or_else(|| "no request queued on a disconnected client".to_string()),
-            "learn_expiry" => self.learn_expiry(c, step.session),
+            "learn_expiry" => self.learn_expiry(c, step.session, server),
             "disconnect" => {
                 self.stepper.disconnect(c);
                 Ok(())
@@ -268,9 +292,10 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .lose_request(c)
                 .then_some(())
                 .ok_or_else(|| "nothing to send".to_string()),
-            "expire" => self.expire(c),
+            "expire" => self.expire(c, step.order.unwrap_or(0)),
             "spurious_watch" => self.spurious(c, usize::from(step.watch.unwrap_or(0))),
             "reap" => Err("the server reaps, no client: a reap step names none".to_string()),
+            "apply" => Err("a follower applies, no client: an apply step names none".to_string()),
             other => Err(format!("unknown op {other:?}")),
         }
     }
@@ -350,7 +375,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
 
     /// A disconnected client reconnects into its session, or learns that
     /// it expired (then `session` is the new one's id).
-    fn reconnect(&mut self, c: usize, session: Option<i64>) -> Result<(), String> {
+    fn reconnect(&mut self, c: usize, session: Option<i64>, server: usize) -> Result<(), String> {
         let state = self.stepper.state(c);
         if state != ConnectionState::Disconnected {
             return Err(format!("the client is {state:?}, not disconnected"));
@@ -360,19 +385,27 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             .server()
             .is_session_alive(self.stepper.session_id(c));
         if session.is_some() || !alive {
-            return self.learn_expiry(c, session);
+            return self.learn_expiry(c, session, server);
         }
-        self.stepper.reconnect(c);
-        Ok(())
+        self.stepper
+            .reconnect_to(c, server)
+            .map_err(|refused| format!("refused: {refused}"))
     }
 
-    fn learn_expiry(&mut self, c: usize, session: Option<i64>) -> Result<(), String> {
-        if self
-            .stepper
-            .server()
-            .is_session_alive(self.stepper.session_id(c))
-        {
+    fn learn_expiry(
+        &mut self,
+        c: usize,
+        session: Option<i64>,
+        server: usize,
+    ) -> Result<(), String> {
+        let sid = self.stepper.session_id(c);
+        if self.stepper.server().is_session_alive(sid) {
             return Err("the session is still alive on the server".to_string());
+        }
+        if let Some(at) = self.stepper.ensemble().and_then(|e| e.server_of(sid)) {
+            return Err(format!(
+                "server {at}, the client's, has not applied the session's expiry yet"
+            ));
         }
         if self.apps[c].generation == u8::MAX {
             return Err(format!(
@@ -392,11 +425,22 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 "expected new session {next}, the schedule says {session:?}"
             ));
         }
-        self.stepper.new_session(c, next);
+        self.stepper.new_session_on(c, next, server);
         Ok(())
     }
 
-    fn expire(&mut self, c: usize) -> Result<(), String> {
+    /// Follower `server` applies its next committed transaction.
+    fn apply_log(&mut self, server: usize) -> Result<(), String> {
+        if server == 0 {
+            return Err("server 0 leads: it applies each transaction as it commits".to_string());
+        }
+        self.stepper
+            .apply(server)
+            .then_some(())
+            .ok_or_else(|| format!("server {server} has applied every committed transaction"))
+    }
+
+    fn expire(&mut self, c: usize, order: u16) -> Result<(), String> {
         if !self
             .stepper
             .server()
@@ -404,7 +448,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         {
             return Err("the session already expired".to_string());
         }
-        self.stepper.expire_on_server(c);
+        self.stepper.expire_on_server_in_order(c, order);
         self.seen(c, Seen::SessionEnded);
         Ok(())
     }
@@ -502,6 +546,11 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
     fn heal(&mut self) {
         for _ in 0..HEAL_ROUNDS_MAX {
             let mut moved = false;
+            for follower in 1..self.model.servers {
+                while self.stepper.apply(follower) {
+                    moved = true;
+                }
+            }
             for c in 0..self.apps.len() {
                 moved |= self.heal_client(c);
                 self.observe_outcomes();
@@ -523,7 +572,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 true
             }
             ConnectionState::Expired => false,
-            _ if !alive => self.learn_expiry(c, None).is_ok(),
+            _ if !alive => self.learn_expiry(c, None, 0).is_ok(),
             _ => {
                 self.send(c, 0).is_ok()
                     || self.deliver(c, 0).is_ok()

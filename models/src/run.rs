@@ -106,6 +106,10 @@ pub struct CheckReport {
     pub clients: usize,
     /// Acquire/release cycles per client (hold workloads).
     pub cycles: usize,
+    /// Servers (1: the plain server; 2: a leader and a follower).
+    pub servers: usize,
+    /// With an ensemble: the most transactions a follower may lag.
+    pub lag: usize,
     pub faults: FaultBudget,
     pub options: RunOptions,
     /// States generated, repeats included.
@@ -144,6 +148,7 @@ impl CheckReport {
             variant: variant.to_string(),
             clients: self.clients,
             cycles: self.cycles,
+            servers: self.servers,
             faults: self.faults.to_string(),
             property: property.name.to_string(),
             expect: if property.verdict == Verdict::Violated {
@@ -161,12 +166,16 @@ impl CheckReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "model {}: {} client(s){}, faults {}, {} with {} thread(s){}",
+            "model {}: {} client(s){}{}, faults {}, {} with {} thread(s){}",
             self.model,
             self.clients,
             match self.cycles {
                 1 => String::new(),
                 n => format!(" x {n} cycles"),
+            },
+            match self.servers {
+                1 => String::new(),
+                n => format!(", {n} servers (lag <= {})", self.lag),
             },
             self.faults,
             self.options.strategy.name(),
@@ -236,6 +245,7 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     let name = model.name.clone();
     let clients = model.clients.len();
     let cycles = model.cycles;
+    let (servers, lag) = (model.servers, model.max_lag);
     let faults = model.faults;
     let stop = Arc::clone(&model.stop);
     let mut builder = model.checker().threads(options.threads.max(1));
@@ -276,6 +286,8 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         model: name,
         clients,
         cycles,
+        servers,
+        lag,
         faults,
         options: *options,
         states,

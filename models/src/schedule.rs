@@ -13,17 +13,20 @@
 //! | `send` | the server applies the next request | `send` | `order` |
 //! | `deliver` | the client handles its inbox head | `deliver` | |
 //! | `fire_timer` | the earliest timer fires | `fire_next_timer` | |
-//! | `reconnect` | reconnect into the session (or learn it expired) | `reconnect` | `session` |
+//! | `reconnect` | reconnect into the session (or learn it expired) at `server` (default 0) | `reconnect` / `reconnect_to` | `session`, `server` |
 //! | `reconnect_fails` | a reconnect attempt fails: queued requests fail with ConnectionLoss | `fail_reconnect_attempt` | |
-//! | `learn_expiry` | the client learns its session expired, opens `session` | `expire` client side + `new_session` | `session` |
+//! | `learn_expiry` | the client learns its session expired, opens `session` at `server` (default 0) | `expire` client side + `new_session` / `new_session_on` | `session`, `server` |
 //! | `disconnect` | the connection drops | `disconnect` | |
 //! | `lose_reply` | the next request is applied, its reply lost | `apply_then_disconnect` | |
 //! | `lose_request` | the next request is lost before the server | `lose_request` | |
-//! | `expire` | the server expires the session; the client does not know | `expire_on_server` | |
+//! | `expire` | the server expires the session, its ephemerals deleted in the `order`-th permutation of path order; the client does not know | `expire_on_server_in_order` | `order` |
 //! | `deliver_event_early` | the event at inbox `index` overtakes replies | `deliver_at` | `index` (required) |
 //! | `spurious_watch` | the `watch`-th armed watch fires for nothing | `fire_armed_watch` | `watch` (required) |
 //! | `reap` | the server reaps its empty containers (no `client`) | `reap` | |
+//! | `apply` | follower `server` applies its next committed transaction (no `client`; `servers` > 1) | `apply` | `server` (required) |
 //!
+//! A schedule of a model with an ensemble (`check --servers 2`) says
+//! `servers = 2` in its header; client `c` starts on server `c % servers`.
 //! Every step has `op`, and every step but `reap` the `client` it concerns.
 //! Session ids are `256 * (generation + 1) + client + 1` (with the model's
 //! default first session id, 257); getChildren results are sorted unless a
@@ -38,7 +41,7 @@ use crate::action::Action;
 use crate::faults::FaultBudget;
 use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
-use crate::setup::MAX_CYCLES;
+use crate::setup::{MAX_CYCLES, MAX_SERVERS};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 pub use zk_sim::scenario::clip;
@@ -62,16 +65,18 @@ pub enum StepField {
     Index,
     Watch,
     Session,
+    Server,
 }
 
 impl StepField {
-    pub const ALL: [StepField; 6] = [
+    pub const ALL: [StepField; 7] = [
         StepField::Client,
         StepField::Call,
         StepField::Order,
         StepField::Index,
         StepField::Watch,
         StepField::Session,
+        StepField::Server,
     ];
 
     /// The field's key in a `[[step]]`.
@@ -83,6 +88,7 @@ impl StepField {
             StepField::Index => "index",
             StepField::Watch => "watch",
             StepField::Session => "session",
+            StepField::Server => "server",
         }
     }
 
@@ -94,6 +100,7 @@ impl StepField {
             StepField::Index => step.index.is_some(),
             StepField::Watch => step.watch.is_some(),
             StepField::Session => step.session.is_some(),
+            StepField::Server => step.server.is_some(),
         }
     }
 }
@@ -124,7 +131,7 @@ impl OpSpec {
     }
 }
 
-use StepField::{Call, Client, Index, Order, Session, Watch};
+use StepField::{Call, Client, Index, Order, Server, Session, Watch};
 
 /// Every operation (`Action::op_name` writes them, `crate::replay` applies
 /// them), with what each reads.
@@ -133,16 +140,17 @@ pub const OPS: &[OpSpec] = &[
     OpSpec::new("send", &[Client], &[Order]),
     OpSpec::new("deliver", &[Client], &[]),
     OpSpec::new("fire_timer", &[Client], &[]),
-    OpSpec::new("reconnect", &[Client], &[Session]),
+    OpSpec::new("reconnect", &[Client], &[Session, Server]),
     OpSpec::new("reconnect_fails", &[Client], &[]),
-    OpSpec::new("learn_expiry", &[Client], &[Session]),
+    OpSpec::new("learn_expiry", &[Client], &[Session, Server]),
     OpSpec::new("disconnect", &[Client], &[]),
     OpSpec::new("lose_reply", &[Client], &[]),
     OpSpec::new("lose_request", &[Client], &[]),
-    OpSpec::new("expire", &[Client], &[]),
+    OpSpec::new("expire", &[Client], &[Order]),
     OpSpec::new("deliver_event_early", &[Client, Index], &[]),
     OpSpec::new("spurious_watch", &[Client, Watch], &[]),
     OpSpec::new("reap", &[], &[]),
+    OpSpec::new("apply", &[Server], &[]),
 ];
 
 /// The operation named `op`.
@@ -160,6 +168,9 @@ pub struct Schedule {
     /// Acquire/release cycles per client of a hold workload (default 1).
     #[serde(default = "one_cycle", skip_serializing_if = "is_one_cycle")]
     pub cycles: usize,
+    /// Servers of the model (default 1; 2: a leader and a follower).
+    #[serde(default = "one_cycle", skip_serializing_if = "is_one_cycle")]
+    pub servers: usize,
     /// The fault budget the model ran with (`KIND=BUDGET,...`).
     pub faults: String,
     /// The property the schedule violates (or exemplifies).
@@ -189,7 +200,8 @@ pub struct ScheduleStep {
     /// For `call`: the call, as the recipe's call type prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
-    /// For `send`: the getChildren order (0 or absent: sorted).
+    /// For `send`: the getChildren order; for `expire`: the order the
+    /// session's ephemerals are deleted in (0 or absent: sorted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<u16>,
     /// For `deliver_event_early`: the inbox index of the event.
@@ -202,6 +214,10 @@ pub struct ScheduleStep {
     /// expired): the new session's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<i64>,
+    /// For `apply`: the follower; for `reconnect` and `learn_expiry`: the
+    /// server the client connects to (absent: 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<u8>,
 }
 
 impl ScheduleStep {
@@ -213,7 +229,13 @@ impl ScheduleStep {
             ..Default::default()
         };
         match action {
-            Action::Send { order, .. } if order > 0 => step.order = Some(order),
+            Action::Send { order, .. } | Action::Expire { order, .. } if order > 0 => {
+                step.order = Some(order)
+            }
+            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. } if server > 0 => {
+                step.server = Some(server)
+            }
+            Action::Apply { server } => step.server = Some(server),
             Action::Reorder { index, .. } => step.index = Some(index),
             Action::Spurious { watch, .. } => step.watch = Some(watch),
             _ => {}
@@ -301,6 +323,12 @@ impl Schedule {
                 format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
             );
         }
+        if !(1..=MAX_SERVERS).contains(&self.servers) {
+            return at(
+                "servers",
+                format!("must be in 1..={MAX_SERVERS}, got {}", self.servers),
+            );
+        }
         if let Err(error) = self.faults.parse::<FaultBudget>() {
             return at(
                 "faults",
@@ -351,6 +379,23 @@ impl Schedule {
                     ),
                 );
             }
+            if let Some(server) = step.server {
+                if usize::from(server) >= self.servers {
+                    return at(
+                        &key("server"),
+                        format!(
+                            "no server {server} in a schedule of {} server(s) (servers count from 0)",
+                            self.servers
+                        ),
+                    );
+                }
+                if server == 0 && step.op == "apply" {
+                    return at(
+                        &key("server"),
+                        "server 0 leads: it applies each transaction as it commits; apply names a follower (1..)".to_string(),
+                    );
+                }
+            }
             for field in StepField::ALL {
                 let set = field.is_set(step);
                 if set && !spec.takes(field) {
@@ -382,6 +427,7 @@ mod tests {
             variant: "original".into(),
             clients: 2,
             cycles: 2,
+            servers: 1,
             faults: "none".into(),
             property: "mutual_exclusion".into(),
             expect: "violation".into(),

@@ -31,7 +31,23 @@ pub struct Setup {
     pub cycles: usize,
     /// The server the clients start from, beyond the recipe's own setup.
     pub initial: InitialState,
+    /// Servers of the ensemble: 1 (the default, the plain server) or more
+    /// (a leader and followers applying the log at the checker's pace).
+    pub servers: usize,
+    /// With more than one server: how many committed transactions a
+    /// follower may lag behind; while one lags this much, nothing commits
+    /// until it applies.
+    pub lag: usize,
 }
+
+/// Most servers a model may have (`check --servers`).
+pub const MAX_SERVERS: usize = 2;
+
+/// The default lag budget of a follower (`check --lag`).
+pub const DEFAULT_LAG: usize = 2;
+
+/// The largest lag budget `check --lag` takes.
+pub const MAX_LAG: usize = 16;
 
 /// The server state before the clients start, on top of the nodes the
 /// recipe model creates itself (the lock's `/locks`, ...).
@@ -100,7 +116,21 @@ impl Setup {
             reduction: true,
             cycles: 1,
             initial: InitialState::default(),
+            servers: 1,
+            lag: DEFAULT_LAG,
         }
+    }
+
+    /// `servers` servers (a leader and followers when more than one).
+    pub fn with_servers(mut self, servers: usize) -> Setup {
+        self.servers = servers;
+        self
+    }
+
+    /// A follower lags at most `lag` committed transactions.
+    pub fn with_lag(mut self, lag: usize) -> Setup {
+        self.lag = lag;
+        self
     }
 
     pub fn with_faults(mut self, faults: FaultBudget) -> Setup {

@@ -7,11 +7,11 @@
 
 use crate::cached::Cached;
 use crate::faults::FaultBudget;
+use crate::server::ModelServer;
 use std::collections::{BTreeMap, VecDeque};
 use zk_recipes::zk::{SessionId, WatchedEvent, ZkResult, Zxid};
 use zk_recipes::{FencingToken, Hold, Recipe};
 use zk_sim::client::ClientSession;
-use zk_sim::server::ZkServer;
 
 /// Index of a client in the model.
 pub type ClientId = usize;
@@ -125,7 +125,8 @@ impl Violations {
 /// The whole model state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelState<R: Recipe> {
-    pub server: Cached<ZkServer>,
+    /// The one server, or the ensemble (dereferences to the committed state).
+    pub server: Cached<ModelServer>,
     pub clients: Vec<Cached<ClientState<R>>>,
     pub budget: FaultBudget,
     /// The highest fencing token of an exclusive acquisition so far.

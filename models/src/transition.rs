@@ -12,10 +12,13 @@ use crate::action::Action;
 use crate::app;
 use crate::model::{self, ModelRecipe, RecipeModel, MODEL_SESSION_TIMEOUT_MS};
 use crate::narrate::{self, Narration};
+use crate::server::ModelServer;
 use crate::state::{ClientId, Inbound, ModelState, Violations};
 use std::collections::BTreeMap;
+use zk_recipes::zk::SessionId;
 use zk_recipes::zk::{EventType, MultiOp, Request};
 use zk_sim::client::ConnectionState;
+use zk_sim::ensemble::{DeletionOrder, EnsembleEvent};
 use zk_sim::oracles::{CallObservation, ObserveCall};
 use zk_sim::server::{Notification, PermutedOrder, SortedOrder};
 
@@ -30,8 +33,12 @@ pub(crate) fn apply<R: ModelRecipe>(
         state.budget.spend(kind);
     }
     let Some(c) = action.client() else {
-        // The server's reaper: no client acts, so no outcome to settle.
-        return reap(model, state, log);
+        // The server's reaper or a follower: no client acts, so no outcome
+        // to settle here (a follower's answers wait in inboxes).
+        return match action {
+            Action::Apply { server } => apply_log(model, state, usize::from(server), log),
+            _ => reap(model, state, log),
+        };
     };
     match action {
         Action::Call(_) => call(model, state, c, log),
@@ -39,14 +46,16 @@ pub(crate) fn apply<R: ModelRecipe>(
         Action::Deliver(_) => deliver(state, c, 0, log),
         Action::Reorder { index, .. } => deliver(state, c, usize::from(index), log),
         Action::FireTimer(_) => fire_timer(state, c, log),
-        Action::Reconnect(_) => reconnect(model, state, c, log),
+        Action::Reconnect { server, .. } => reconnect(model, state, c, usize::from(server), log),
         Action::ReconnectFails(_) => reconnect_fails(state, c, log),
-        Action::LearnExpiry(_) => learn_expiry(model, state, c, log),
+        Action::LearnExpiry { server, .. } => {
+            learn_expiry(model, state, c, usize::from(server), log)
+        }
         Action::Disconnect(_) => disconnect(model, state, c, log),
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
-        Action::Expire(_) => expire(model, state, c, log),
+        Action::Expire { order, .. } => expire(model, state, c, order, log),
         Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
-        Action::Reap => unreachable!("the reaper is no client's action"),
+        Action::Reap | Action::Apply { .. } => unreachable!("no client's action"),
     }
     settle(model, state, c, log);
 }
@@ -103,17 +112,27 @@ fn send<R: ModelRecipe>(
         .session
         .next_to_send()
         .expect("send needs a request and a connection");
-    let applied = if order == 0 {
-        state
-            .server
-            .make_mut()
-            .apply(sid, &request, &mut SortedOrder)
-    } else {
-        state
-            .server
-            .make_mut()
-            .apply(sid, &request, &mut PermutedOrder(order))
+    let mut server = state.server.make_mut();
+    let Some(one) = server.one_mut() else {
+        let ensemble = server.ensemble_mut().expect("an ensemble");
+        let at = ensemble.server_of(sid).unwrap_or(0);
+        let events = ensemble.submit(sid, request.clone(), &mut PermutedOrder(order));
+        drop(server);
+        drop(client);
+        log.note(|| {
+            format!(
+                "c{c}: {} [{tag:?}] reaches server {at}",
+                narrate::request(&request)
+            )
+        });
+        return dispatch(model, state, events, deletes(&request), log);
     };
+    let applied = if order == 0 {
+        one.apply(sid, &request, &mut SortedOrder)
+    } else {
+        one.apply(sid, &request, &mut PermutedOrder(order))
+    };
+    drop(server);
     log.note(|| {
         format!(
             "c{c}: server applies {} [{tag:?}] -> {}",
@@ -187,22 +206,35 @@ fn reconnect<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     c: ClientId,
+    server: usize,
     log: &mut Narration,
 ) {
     if !state.is_alive(c) {
-        learn_expiry(model, state, c, log);
+        learn_expiry(model, state, c, server, log);
         return;
     }
     let sid = state.clients[c].session_id;
     let (watches, zxid) = state.clients[c].make_mut().session.reconnected();
     log.note(|| {
+        let to = match model.servers {
+            1 => String::new(),
+            _ => format!(" at server {server}"),
+        };
         format!(
-            "c{c}: reconnects into session {}, re-registers {} watch(es)",
+            "c{c}: reconnects into session {}{to}, re-registers {} watch(es)",
             sid.0,
             watches.data.len() + watches.exist.len() + watches.child.len()
         )
     });
-    let notifications = state.server.make_mut().set_watches(sid, zxid, &watches);
+    let notifications = match &mut *state.server.make_mut() {
+        ModelServer::One(one) => one.set_watches(sid, zxid, &watches),
+        ModelServer::Ensemble(ensemble) => {
+            ensemble
+                .connect(server, sid, zxid)
+                .expect("reconnect goes to a server not behind the client");
+            ensemble.set_watches(sid, zxid, &watches)
+        }
+    };
     settle(model, state, c, log);
     route(model, state, notifications, false, log);
 }
@@ -231,6 +263,7 @@ fn learn_expiry<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     c: ClientId,
+    server: usize,
     log: &mut Narration,
 ) {
     let old = state.clients[c].session_id;
@@ -244,17 +277,29 @@ fn learn_expiry<R: ModelRecipe>(
     }
     settle(model, state, c, log);
     log.note(|| {
+        let at = match model.servers {
+            1 => String::new(),
+            _ => format!(" at server {server}"),
+        };
         format!(
-            "c{c}: learns session {} expired; opens session {}",
+            "c{c}: learns session {} expired; opens session {}{at}",
             old.0, new.0
         )
     });
-    state
-        .server
-        .make_mut()
-        .open_session(new, MODEL_SESSION_TIMEOUT_MS)
-        .expect("fresh session id");
+    let events = match &mut *state.server.make_mut() {
+        ModelServer::One(one) => {
+            one.open_session(new, MODEL_SESSION_TIMEOUT_MS)
+                .expect("fresh session id");
+            Vec::new()
+        }
+        // The client sends at once; the server answers after the opening
+        // (a follower, once it applied it).
+        ModelServer::Ensemble(ensemble) => ensemble
+            .open_session(server, new, MODEL_SESSION_TIMEOUT_MS, &mut PermutedOrder(0))
+            .expect("fresh session id"),
+    };
     state.clients[c].make_mut().session.connected(new);
+    dispatch(model, state, events, false, log);
 }
 
 fn disconnect<R: ModelRecipe>(
@@ -265,7 +310,10 @@ fn disconnect<R: ModelRecipe>(
 ) {
     let sid = state.clients[c].session_id;
     log.note(|| format!("c{c}: FAULT connection drops (queued replies and events lost)"));
-    state.server.make_mut().disconnect(sid);
+    match &mut *state.server.make_mut() {
+        ModelServer::One(one) => one.disconnect(sid),
+        ModelServer::Ensemble(ensemble) => ensemble.disconnect(sid),
+    }
     let client = &mut *state.clients[c].make_mut();
     client.inbox.clear();
     client.session.disconnected();
@@ -302,21 +350,66 @@ fn expire<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
     c: ClientId,
+    order: u16,
     log: &mut Narration,
 ) {
     let sid = state.clients[c].session_id;
     log.note(|| {
+        let arranged = match order {
+            0 => String::new(),
+            n => format!(", its ephemerals deleted in order #{n}"),
+        };
         format!(
-            "c{c}: FAULT server expires session {} (the client does not know yet)",
+            "c{c}: FAULT server expires session {} (the client does not know yet){arranged}",
             sid.0
         )
     });
-    let notifications = state
+    let mut server = state.server.make_mut();
+    let notifications = match &mut *server {
+        ModelServer::One(one) if order == 0 => one.close_session(sid, &mut SortedOrder),
+        ModelServer::One(one) => one.close_session(sid, &mut PermutedOrder(order)),
+        ModelServer::Ensemble(ensemble) => {
+            let events = ensemble
+                .close_session(sid, DeletionOrder::Permuted(order), &mut PermutedOrder(0))
+                .expect("expire needs a live session");
+            drop(server);
+            return dispatch(model, state, events, true, log);
+        }
+    }
+    .expect("expire needs a live session");
+    drop(server);
+    route(model, state, notifications, true, log);
+}
+
+/// A follower applies its next committed transaction: the watches it
+/// fires and the answers that became ready there go to their clients.
+/// Deletions it applies count as a release for the herd bound (at this
+/// server: each server's watchers are counted as that server applies).
+fn apply_log<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    server: usize,
+    log: &mut Narration,
+) {
+    log.note(|| {
+        format!(
+            "server {server}: applies the next committed transaction (lag {} -> {})",
+            state.server.lag(server),
+            state.server.lag(server) - 1
+        )
+    });
+    let events = state
         .server
         .make_mut()
-        .close_session(sid, &mut SortedOrder)
-        .expect("expire needs a live session");
-    route(model, state, notifications, true, log);
+        .ensemble_mut()
+        .expect("apply needs an ensemble")
+        .apply_next(server, &mut PermutedOrder(0));
+    let release = events.iter().any(|event| {
+        matches!(event, EnsembleEvent::Notify(n) if n.event.event_type == EventType::NodeDeleted)
+    });
+    dispatch(model, state, events, release, log);
+    // Answers that became ready may complete calls: hand their outcomes on
+    // when the clients handle them (Deliver), as with any reply.
 }
 
 fn spurious<R: ModelRecipe>(
@@ -357,7 +450,20 @@ fn reap<R: ModelRecipe>(model: &RecipeModel<R>, state: &mut ModelState<R>, log: 
         )
     });
     let before = state.server.paths().len();
-    let notifications = state.server.make_mut().reap();
+    let mut server = state.server.make_mut();
+    let notifications = match &mut *server {
+        ModelServer::One(one) => one.reap(),
+        ModelServer::Ensemble(ensemble) => {
+            let events = ensemble.reap(&mut PermutedOrder(0));
+            drop(server);
+            assert!(
+                state.server.paths().len() < before,
+                "reap needs a reapable container"
+            );
+            return dispatch(model, state, events, false, log);
+        }
+    };
+    drop(server);
     assert!(
         state.server.paths().len() < before,
         "reap needs a reapable container"
@@ -376,30 +482,61 @@ fn route<R: ModelRecipe>(
     release: bool,
     log: &mut Narration,
 ) {
-    let mut per_change: BTreeMap<(EventType, Option<&str>), usize> = BTreeMap::new();
+    let mut per_change = PerChange::new();
     for notification in &notifications {
-        let target = (0..state.clients.len()).find(|&k| {
-            state.clients[k].session_id == notification.session
-                && state.clients[k].session.state == ConnectionState::Connected
-        });
-        let Some(k) = target else { continue };
-        log.note(|| {
-            format!(
-                "  -> watch event {} queued for c{k}",
-                narrate::event(&notification.event)
-            )
-        });
-        let event = &notification.event;
-        // An expired session's own notifications wake no live contender.
-        let live = state.server.is_session_alive(notification.session);
-        *per_change
-            .entry((event.event_type, event.path.as_ref().map(|p| p.as_str())))
-            .or_default() += usize::from(live);
-        state.clients[k]
-            .make_mut()
-            .inbox
-            .push_back(Inbound::Event(notification.event.clone()));
+        queue_event(state, notification, &mut per_change, log);
     }
+    check_herd(model, state, &per_change, release, log);
+}
+
+/// Clients notified per change (event type, path).
+type PerChange<'a> = BTreeMap<(EventType, Option<&'a str>), usize>;
+
+/// Queues a watch event for the client whose connected session it is for.
+fn queue_event<'a, R: ModelRecipe>(
+    state: &mut ModelState<R>,
+    notification: &'a Notification,
+    per_change: &mut PerChange<'a>,
+    log: &mut Narration,
+) {
+    let Some(k) = connected_client(state, notification.session) else {
+        return;
+    };
+    log.note(|| {
+        format!(
+            "  -> watch event {} queued for c{k}",
+            narrate::event(&notification.event)
+        )
+    });
+    let event = &notification.event;
+    // An expired session's own notifications wake no live contender.
+    let live = state.server.is_session_alive(notification.session);
+    *per_change
+        .entry((event.event_type, event.path.as_ref().map(|p| p.as_str())))
+        .or_default() += usize::from(live);
+    state.clients[k]
+        .make_mut()
+        .inbox
+        .push_back(Inbound::Event(notification.event.clone()));
+}
+
+/// The client whose current session is `session`, if it is connected.
+fn connected_client<R: ModelRecipe>(state: &ModelState<R>, session: SessionId) -> Option<ClientId> {
+    (0..state.clients.len()).find(|&k| {
+        state.clients[k].session_id == session
+            && state.clients[k].session.state == ConnectionState::Connected
+    })
+}
+
+/// With `release`, flags a change that notified more clients than the
+/// herd bound.
+fn check_herd<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    per_change: &PerChange<'_>,
+    release: bool,
+    log: &mut Narration,
+) {
     let Some(bound) = model.oracles.herd_bound.filter(|_| release) else {
         return;
     };
@@ -407,6 +544,49 @@ fn route<R: ModelRecipe>(
         log.note(|| format!("  !! one release notified more than {bound} client(s) of one change"));
         state.violations.insert(Violations::HERD);
     }
+}
+
+/// Hands what the ensemble did to the clients, in order: watch events and
+/// replies join the inboxes of connected clients (a reply to a request the
+/// client sent, answered at its server); openings and closes need no
+/// message (the client sent at once; it learns a close with `LearnExpiry`).
+fn dispatch<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    events: Vec<EnsembleEvent>,
+    release: bool,
+    log: &mut Narration,
+) {
+    let mut per_change = PerChange::new();
+    for event in &events {
+        match event {
+            EnsembleEvent::Notify(notification) => {
+                queue_event(state, notification, &mut per_change, log)
+            }
+            EnsembleEvent::Reply { session, applied } => {
+                let Some(k) = connected_client(state, *session) else {
+                    continue;
+                };
+                log.note(|| {
+                    format!(
+                        "  -> reply {} queued for c{k}",
+                        narrate::result(&applied.result)
+                    )
+                });
+                state.clients[k].make_mut().inbox.push_back(Inbound::Reply {
+                    result: applied.result.clone(),
+                    zxid: applied.zxid,
+                });
+            }
+            EnsembleEvent::Opened { .. } => {}
+            EnsembleEvent::Closed { session } => {
+                if let Some(k) = connected_client(state, *session) {
+                    log.note(|| format!("  -> c{k}'s server closes its expired session"));
+                }
+            }
+        }
+    }
+    check_herd(model, state, &per_change, release, log);
 }
 
 /// The request deletes nodes (a release, for the herd bound).
@@ -425,7 +605,11 @@ mod tests {
     #[test]
     fn fault_kinds_match_actions() {
         assert_eq!(
-            Action::Expire(0).fault(),
+            Action::Expire {
+                client: 0,
+                order: 0
+            }
+            .fault(),
             Some(crate::faults::FaultKind::Expiry)
         );
         assert!(Action::Deliver(0).is_progress());

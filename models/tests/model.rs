@@ -79,7 +79,10 @@ fn a_lost_request_is_applied_or_not_and_the_client_sees_connection_loss_either_w
     for state in [&applied, &not_applied] {
         assert_eq!(state.budget.connection_loss, 0);
         assert!(state.clients[0].inbox.is_empty(), "the reply is lost");
-        assert!(enabled(&model, state).contains(&Action::Reconnect(0)));
+        assert!(enabled(&model, state).contains(&Action::Reconnect {
+            client: 0,
+            server: 0
+        }));
         assert!(
             !enabled(&model, state).iter().any(|a| a.fault().is_some()),
             "the budget is spent"
@@ -101,18 +104,38 @@ fn an_expired_client_keeps_acting_until_it_learns_then_gets_a_new_session() {
     );
     let delivered = step(&model, &sent, Action::Deliver(0));
     assert_eq!(lock_nodes(&delivered).len(), 1);
-    let expired = step(&model, &delivered, Action::Expire(0));
+    let expired = step(
+        &model,
+        &delivered,
+        Action::Expire {
+            client: 0,
+            order: 0,
+        },
+    );
     assert!(
         lock_nodes(&expired).is_empty(),
         "the server deleted the session's ephemeral"
     );
     let actions = enabled(&model, &expired);
-    assert!(actions.contains(&Action::LearnExpiry(0)), "{actions:?}");
+    assert!(
+        actions.contains(&Action::LearnExpiry {
+            client: 0,
+            server: 0
+        }),
+        "{actions:?}"
+    );
     assert!(
         !actions.iter().any(|a| matches!(a, Action::Send { .. })),
         "a dead connection sends nothing: {actions:?}"
     );
-    let learned = step(&model, &expired, Action::LearnExpiry(0));
+    let learned = step(
+        &model,
+        &expired,
+        Action::LearnExpiry {
+            client: 0,
+            server: 0,
+        },
+    );
     assert_eq!(learned.clients[0].generation, 1);
     assert!(learned.is_alive(0), "the client runs a new session");
 }

@@ -180,7 +180,12 @@ fn an_op_takes_exactly_its_fields() {
             }
             step.push_str(&format!("{} = {value}\n", field.name()));
             let step = step.replace("call = 1", "call = \"Lock\"");
-            let text = edited("client = 0\nop = \"deliver\"\n", &step);
+            // Two servers, so that `server = 1` names one.
+            let text = edited("client = 0\nop = \"deliver\"\n", &step).replacen(
+                "clients = 2\n",
+                "clients = 2\nservers = 2\n",
+                1,
+            );
             let takes = spec.required.contains(&field) || spec.optional.contains(&field);
             assert_eq!(
                 parse(&text).is_ok(),
@@ -207,8 +212,14 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
         },
         Action::Deliver(1),
         Action::FireTimer(1),
-        Action::Reconnect(1),
-        Action::LearnExpiry(1),
+        Action::Reconnect {
+            client: 1,
+            server: 0,
+        },
+        Action::LearnExpiry {
+            client: 1,
+            server: 0,
+        },
         Action::Disconnect(1),
         Action::LoseRequest {
             client: 1,
@@ -218,7 +229,10 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
             client: 1,
             applied: false,
         },
-        Action::Expire(1),
+        Action::Expire {
+            client: 1,
+            order: 0,
+        },
         Action::Reorder {
             client: 1,
             index: 2,
@@ -236,7 +250,7 @@ fn every_op_the_model_writes_is_known_and_its_step_checks() {
         if let Action::Call(_) = action {
             step.call = Some("Lock".into());
         }
-        if let Action::LearnExpiry(_) | Action::Reconnect(_) = action {
+        if let Action::LearnExpiry { .. } | Action::Reconnect { .. } = action {
             step.session = Some(514);
         }
         schedule.steps = vec![step];
@@ -403,10 +417,14 @@ fn expiring_again_and_again_ends_in_an_error_not_a_panic() {
     schedule.faults = "expiry=255".into();
     schedule.steps.clear();
     for _ in 0..300 {
-        schedule.steps.push(ScheduleStep::of(Action::Expire(0)));
-        schedule
-            .steps
-            .push(ScheduleStep::of(Action::LearnExpiry(0)));
+        schedule.steps.push(ScheduleStep::of(Action::Expire {
+            client: 0,
+            order: 0,
+        }));
+        schedule.steps.push(ScheduleStep::of(Action::LearnExpiry {
+            client: 0,
+            server: 0,
+        }));
     }
     let error = entry.replay(&schedule).unwrap_err();
     assert!(
@@ -475,9 +493,13 @@ fn random_step_orders_replay_or_fail_without_panicking() {
             schedule.recipe = recipe.into();
             schedule.variant = variant.into();
             schedule.clients = clients;
+            schedule.servers = 1 + next(2) as usize;
             schedule.steps.clear();
             for _ in 0..60 {
                 let spec = &OPS[next(OPS.len() as u64) as usize];
+                if spec.name == "apply" && schedule.servers == 1 {
+                    continue;
+                }
                 let client = next(clients as u64) as usize;
                 let mut step = ScheduleStep {
                     op: spec.name.into(),
@@ -497,6 +519,11 @@ fn random_step_orders_replay_or_fail_without_panicking() {
                             step.session = Some(0x100 * (next(3) as i64 + 2) + client as i64 + 1)
                         }
                         StepField::Session => {}
+                        StepField::Server if spec.name == "apply" => step.server = Some(1),
+                        StepField::Server if next(2) == 0 => {
+                            step.server = Some(next(schedule.servers as u64) as u8)
+                        }
+                        StepField::Server => {}
                     }
                 }
                 schedule.steps.push(step);
@@ -521,4 +548,51 @@ fn random_step_orders_replay_or_fail_without_panicking() {
             variant
         );
     }
+}
+
+#[test]
+fn servers_and_server_fields_are_checked_with_their_lines() {
+    let shown = refused(
+        &edited("clients = 2", "clients = 2\nservers = 3"),
+        4,
+        "servers",
+    );
+    assert!(shown.contains("must be in 1..=2, got 3"), "{shown}");
+    // A server the schedule's model does not have.
+    let text = edited("op = \"deliver\"\n", "op = \"reconnect\"\nserver = 1\n");
+    let shown = refused(&text, 21, "step[2].server");
+    assert!(
+        shown.contains("no server 1 in a schedule of 1 server(s)"),
+        "{shown}"
+    );
+    // The leader applies as it commits: `apply` names a follower.
+    let two = |step: &str| {
+        edited("client = 0\nop = \"deliver\"\n", step).replacen(
+            "clients = 2\n",
+            "clients = 2\nservers = 2\n",
+            1,
+        )
+    };
+    let shown = refused(&two("op = \"apply\"\nserver = 0\n"), 21, "step[2].server");
+    assert!(shown.contains("server 0 leads"), "{shown}");
+    let shown = refused(&two("op = \"apply\"\n"), 20, "step[2].op");
+    assert!(shown.contains("op apply needs `server`"), "{shown}");
+    let shown = refused(
+        &two("op = \"apply\"\nserver = 1\nclient = 0\n"),
+        22,
+        "step[2].client",
+    );
+    assert!(shown.contains("op apply takes no `client`"), "{shown}");
+    let schedule = parse(&two("op = \"apply\"\nserver = 1\n")).unwrap();
+    assert_eq!((schedule.servers, schedule.steps[2].server), (2, Some(1)));
+    assert!(schedule.to_toml().contains("servers = 2"));
+    // A follower with nothing to apply: the replay names the step.
+    let entry = Registry::builtin().model("lock", "original").unwrap();
+    let error = entry.replay(&schedule).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("server 1 has applied every committed transaction"),
+        "{error}"
+    );
 }

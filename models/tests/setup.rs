@@ -230,6 +230,7 @@ fn a_client_finds_its_reaped_parent_gone_and_creates_it_again() {
         variant: "fixed".into(),
         clients: 1,
         cycles: 2,
+        servers: 1,
         faults: "none".into(),
         property: "workload_can_complete".into(),
         expect: "example".into(),

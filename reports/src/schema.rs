@@ -221,6 +221,10 @@ pub struct Check {
     pub recipe: String,
     pub variant: String,
     pub clients: usize,
+    /// Servers of the model: 1 (absent), or an ensemble of a leader and
+    /// followers (`check --servers 2`).
+    #[serde(default = "one_server", skip_serializing_if = "is_one_server")]
+    pub servers: usize,
     /// The fault budget, as given (`connection-loss=1,expiry=1`).
     pub faults: String,
     pub strategy: String,
@@ -303,4 +307,12 @@ pub struct FixedFinding {
     /// Unique states of the fixed variant's model check (None: no model).
     pub model_states: Option<u64>,
     pub model_holds: Option<bool>,
+}
+
+fn one_server() -> usize {
+    1
+}
+
+fn is_one_server(servers: &usize) -> bool {
+    *servers == 1
 }

@@ -20,12 +20,23 @@
 //! ([`Stepper::set_time_ns`], e.g. one millisecond per step) and builds
 //! the [`Scene`] a violation is diagnosed in ([`Stepper::scene`]).
 //!
+//! **Ensemble mode** ([`Stepper::use_ensemble`]): the server becomes an
+//! [`Ensemble`] of a leader (server 0) and followers that apply the
+//! committed log only when the driver says ([`Stepper::apply`]). A client
+//! is connected to one server ([`Stepper::add_client_on`],
+//! [`Stepper::reconnect_to`], [`Stepper::new_session_on`]); its reads are
+//! answered from that server's applied state behind its own writes, and
+//! the reply to a write waits until its server applied it. Oracles judge
+//! the committed state ([`Stepper::server`]). This is how model checker
+//! counterexamples of `check --servers 2` replay.
+//!
 //! A request "goes on the wire" (the world's `sent`) when the recipe emits
 //! it while connected, or when its connection comes back: the simulated
 //! world sends at once what the stepper keeps queued until `send`.
 
 use crate::client::{ClientSession, ConnectionState};
 use crate::diagnosis::{ClientScene, History, Scene};
+use crate::ensemble::{ConnectError, DeletionOrder, Ensemble, EnsembleEvent, ServerIndex};
 use crate::oracles::SimNanos;
 use crate::server::{
     ChildOrder, Notification, PermutedOrder, ServerConfig, ShuffledOrder, ZkServer,
@@ -73,6 +84,8 @@ struct SteppedClient<R: Recipe> {
 /// Steps recipe machines of one type against one in-memory server.
 pub struct Stepper<R: Recipe> {
     server: ZkServer,
+    /// Ensemble mode: the servers (then `server` is unused).
+    ensemble: Option<Ensemble>,
     clients: Vec<SteppedClient<R>>,
     child_order: SmallRng,
     /// getChildren results in sorted order instead of shuffled.
@@ -103,6 +116,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     pub fn with_child_order_seed(seed: u64) -> Self {
         Stepper {
             server: ZkServer::new(ServerConfig::default()),
+            ensemble: None,
             clients: Vec::new(),
             child_order: SmallRng::seed_from_u64(seed),
             sorted_children: false,
@@ -124,31 +138,67 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     }
 
     /// The server, e.g. to create parent nodes or set a sequence counter
-    /// before the test starts.
+    /// before the test starts (before [`Stepper::use_ensemble`]).
     pub fn server_mut(&mut self) -> &mut ZkServer {
+        assert!(
+            self.ensemble.is_none(),
+            "set the server up before use_ensemble"
+        );
         &mut self.server
     }
 
+    /// The server, or the committed state of the ensemble (the leader's).
     pub fn server(&self) -> &ZkServer {
-        &self.server
+        match &self.ensemble {
+            Some(ensemble) => ensemble.committed(),
+            None => &self.server,
+        }
+    }
+
+    /// Ensemble mode: `servers` replicas of the server as it is now (set
+    /// up, no session open), server 0 leading. Call before adding clients.
+    pub fn use_ensemble(&mut self, servers: usize) {
+        assert!(
+            self.clients.is_empty() && self.ensemble.is_none(),
+            "use_ensemble before adding clients, once"
+        );
+        self.ensemble = Some(Ensemble::from_server(self.server.clone(), servers));
+    }
+
+    /// The ensemble, in ensemble mode.
+    pub fn ensemble(&self) -> Option<&Ensemble> {
+        self.ensemble.as_ref()
     }
 
     /// Applies a request on the server for a helper session outside any
     /// recipe (setup and inspection); notifications go to the clients.
     pub fn admin(&mut self, request: &Request) -> ZkResult {
         const ADMIN: SessionId = SessionId(0x7fff_ffff_ffff_fff0);
+        assert!(
+            self.ensemble.is_none(),
+            "admin requests go to the server before use_ensemble"
+        );
         if !self.server.is_session_alive(ADMIN) {
             self.server
                 .open_session(ADMIN, u64::MAX / 4)
                 .expect("admin session");
         }
-        let applied = self.apply(ADMIN, request);
+        let applied = self.apply_here(ADMIN, request);
         self.route(applied.notifications);
         applied.result
     }
 
-    /// Adds a client, opens its session with the given id and delivers Connected.
+    /// Adds a client, opens its session with the given id and delivers
+    /// Connected (in ensemble mode: at server `client % servers`).
     pub fn add_client(&mut self, recipe: R, session_id: i64) -> ClientId {
+        let server = self.clients.len() % self.ensemble.as_ref().map_or(1, Ensemble::servers);
+        self.add_client_on(recipe, session_id, server)
+    }
+
+    /// As [`Stepper::add_client`], connected to `server` (ensemble mode;
+    /// 0 otherwise). The client sends at once; a follower answers once it
+    /// applied the session's opening.
+    pub fn add_client_on(&mut self, recipe: R, session_id: i64, server: ServerIndex) -> ClientId {
         let id = self.clients.len();
         self.clients.push(SteppedClient {
             session: ClientSession::new(recipe),
@@ -157,18 +207,23 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
             outcomes_recorded: 0,
         });
         self.history.clients.push(Default::default());
-        self.open_session(id, SessionId(session_id));
+        self.open_session(id, SessionId(session_id), server);
         id
     }
 
     /// After an expiry: the client gets a new handle with a new session id.
     pub fn new_session(&mut self, client: ClientId, session_id: i64) {
+        self.new_session_on(client, session_id, 0);
+    }
+
+    /// As [`Stepper::new_session`], at `server` (ensemble mode).
+    pub fn new_session_on(&mut self, client: ClientId, session_id: i64, server: ServerIndex) {
         assert_eq!(
             self.state(client),
             ConnectionState::Expired,
             "new_session after expiry only"
         );
-        self.open_session(client, SessionId(session_id));
+        self.open_session(client, SessionId(session_id), server);
     }
 
     /// Delivers an application call.
@@ -192,8 +247,12 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
             return false;
         };
         let session = self.session_id(client);
+        if self.ensemble.is_some() {
+            self.submit(client, session, tag, request, order);
+            return true;
+        }
         let applied = if order == 0 {
-            self.apply(session, &request)
+            self.apply_here(session, &request)
         } else {
             self.server
                 .apply(session, &request, &mut PermutedOrder(order))
@@ -210,6 +269,94 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         });
         self.route(applied.notifications);
         true
+    }
+
+    /// Ensemble mode: the request reaches the client's server; the history
+    /// records it with the result the leader computes for a write (the
+    /// client's server's for a read) at once, as the one server's does.
+    fn submit(
+        &mut self,
+        client: ClientId,
+        session: SessionId,
+        tag: zk_recipes::Tag,
+        request: Request,
+        order: u16,
+    ) {
+        let ensemble = self.ensemble.as_ref().expect("ensemble mode");
+        let at = ensemble.server_of(session).unwrap_or(0);
+        let mut scratch = if request.is_write() {
+            ensemble.committed().clone()
+        } else {
+            ensemble.server(at).clone()
+        };
+        let result = scratch
+            .apply(session, &request, &mut PermutedOrder(order))
+            .result;
+        self.log(
+            client,
+            &format!("send {tag:?} {request:?} to server {at} -> {result:?}"),
+        );
+        self.history
+            .applied(client, self.history_ns, session, &request, &result);
+        let events = if self.sorted_children || order > 0 {
+            self.ensemble_mut()
+                .submit(session, request, &mut PermutedOrder(order))
+        } else {
+            let ensemble = self.ensemble.as_mut().expect("ensemble mode");
+            ensemble.submit(session, request, &mut ShuffledOrder(&mut self.child_order))
+        };
+        self.dispatch(events);
+    }
+
+    /// Ensemble mode: follower `server` applies its next committed
+    /// transaction; the watches it fires and the answers that become ready
+    /// reach their clients. False if it had nothing to apply.
+    pub fn apply(&mut self, server: ServerIndex) -> bool {
+        let Some(ensemble) = self.ensemble.as_mut() else {
+            return false;
+        };
+        if ensemble.lag(server) == 0 {
+            return false;
+        }
+        let events = if self.sorted_children {
+            ensemble.apply_next(server, &mut PermutedOrder(0))
+        } else {
+            ensemble.apply_next(server, &mut ShuffledOrder(&mut self.child_order))
+        };
+        let _ = writeln!(
+            self.trace,
+            "[{:>6} ms] server {server}: applies the next transaction",
+            self.now_ms
+        );
+        self.dispatch(events);
+        true
+    }
+
+    fn ensemble_mut(&mut self) -> &mut Ensemble {
+        self.ensemble.as_mut().expect("ensemble mode")
+    }
+
+    /// Hands what the ensemble did to the clients: replies and watch
+    /// events join the inboxes of connected clients.
+    fn dispatch(&mut self, events: Vec<EnsembleEvent>) {
+        for event in events {
+            match event {
+                EnsembleEvent::Notify(notification) => self.route(vec![notification]),
+                EnsembleEvent::Reply { session, applied } => {
+                    let target = self.clients.iter_mut().find(|c| {
+                        c.session.session_id == Some(session)
+                            && c.session.state == ConnectionState::Connected
+                    });
+                    if let Some(target) = target {
+                        target.inbox.push_back(Inbound::Reply {
+                            result: applied.result,
+                            zxid: applied.zxid,
+                        });
+                    }
+                }
+                EnsembleEvent::Opened { .. } | EnsembleEvent::Closed { .. } => {}
+            }
+        }
     }
 
     /// The client handles the head of its inbox. False if it was empty.
@@ -305,7 +452,10 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         let session = self.session_id(client);
         self.record_connection_loss(client);
         self.clients[client].inbox.clear();
-        self.server.disconnect(session);
+        match &mut self.ensemble {
+            Some(ensemble) => ensemble.disconnect(session),
+            None => self.server.disconnect(session),
+        }
         self.input(client, ClientSession::disconnected);
     }
 
@@ -322,13 +472,38 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         self.clients[client].session.reconnect_failed() > 0
     }
 
-    /// Reconnects into the same session and re-registers its watches.
+    /// Reconnects into the same session and re-registers its watches (in
+    /// ensemble mode at the leader, which is never behind).
     pub fn reconnect(&mut self, client: ClientId) {
-        self.log(client, "fault-heal: reconnect");
+        self.reconnect_to(client, 0)
+            .expect("the leader takes a live session");
+    }
+
+    /// Reconnects into the same session at `server` (ensemble mode; 0
+    /// otherwise) and re-registers its watches. A server behind what the
+    /// client has seen refuses it (the client stays disconnected).
+    pub fn reconnect_to(
+        &mut self,
+        client: ClientId,
+        server: ServerIndex,
+    ) -> Result<(), ConnectError> {
         let session = self.session_id(client);
+        if let Some(ensemble) = &mut self.ensemble {
+            let last_zxid = self.clients[client].session.last_zxid;
+            ensemble.connect(server, session, last_zxid)?;
+        }
+        let at = match self.ensemble {
+            Some(_) => format!(" to server {server}"),
+            None => String::new(),
+        };
+        self.log(client, &format!("fault-heal: reconnect{at}"));
         let (watches, last_zxid) = self.input(client, ClientSession::reconnected);
-        let notifications = self.server.set_watches(session, last_zxid, &watches);
+        let notifications = match &mut self.ensemble {
+            Some(ensemble) => ensemble.set_watches(session, last_zxid, &watches),
+            None => self.server.set_watches(session, last_zxid, &watches),
+        };
         self.route(notifications);
+        Ok(())
     }
 
     /// The server expires the session (its ephemerals go, watches fire) and
@@ -342,7 +517,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     /// (after `expire_on_server`: the pause is over, or the partition healed).
     pub fn notice_expiry(&mut self, client: ClientId) {
         assert!(
-            !self.server.is_session_alive(self.session_id(client)),
+            !self.server().is_session_alive(self.session_id(client)),
             "session still alive"
         );
         self.log(client, "client learns its session expired");
@@ -354,15 +529,35 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     /// The server expires the session but the client does not know yet (it
     /// is paused, or partitioned): it keeps acting on what it believes.
     pub fn expire_on_server(&mut self, client: ClientId) {
+        self.expire_on_server_in_order(client, 0);
+    }
+
+    /// As [`Stepper::expire_on_server`], the session's ephemerals deleted
+    /// in the `order`-th permutation of path order (see [`PermutedOrder`]).
+    pub fn expire_on_server_in_order(&mut self, client: ClientId, order: u16) {
         self.log(client, "fault: session expired on the server");
         let session = self.session_id(client);
-        let notifications = self
-            .server
-            .close_session(session, &mut PermutedOrder(0))
-            .expect("session alive");
         self.history
             .session_ended(client, self.history_ns, session, true);
-        self.route(notifications);
+        match &mut self.ensemble {
+            Some(ensemble) => {
+                let events = ensemble
+                    .close_session(
+                        session,
+                        DeletionOrder::Permuted(order),
+                        &mut PermutedOrder(0),
+                    )
+                    .expect("session alive");
+                self.dispatch(events);
+            }
+            None => {
+                let notifications = self
+                    .server
+                    .close_session(session, &mut PermutedOrder(order))
+                    .expect("session alive");
+                self.route(notifications);
+            }
+        }
     }
 
     /// A spurious watch event (beyond ZooKeeper's guarantees, to test
@@ -386,6 +581,13 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
 
     /// Runs the server's container / TTL reaper.
     pub fn reap(&mut self) {
+        if let Some(ensemble) = &mut self.ensemble {
+            let events = ensemble.reap(&mut PermutedOrder(0));
+            let server = ensemble.committed();
+            self.history
+                .reaped(self.history_ns, |path| server.node_kind(path).is_some());
+            return self.dispatch(events);
+        }
         let notifications = self.server.reap();
         let server = &self.server;
         self.history
@@ -461,7 +663,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
             })
             .collect();
         Scene {
-            server: &self.server,
+            server: self.server(),
             clients,
             owners: &self.owners,
             history: &self.history,
@@ -471,11 +673,28 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
 
     // ---- internals ----
 
-    fn open_session(&mut self, client: ClientId, session_id: SessionId) {
-        self.server
-            .open_session(session_id, STEPPER_SESSION_TIMEOUT_MS)
-            .expect("stepper session ids must be unique");
-        self.log(client, &format!("session {session_id:?} opened"));
+    fn open_session(&mut self, client: ClientId, session_id: SessionId, server: ServerIndex) {
+        if let Some(ensemble) = &mut self.ensemble {
+            let events = ensemble
+                .open_session(
+                    server,
+                    session_id,
+                    STEPPER_SESSION_TIMEOUT_MS,
+                    &mut PermutedOrder(0),
+                )
+                .expect("stepper session ids must be unique");
+            self.dispatch(events);
+            self.log(
+                client,
+                &format!("session {session_id:?} opened at server {server}"),
+            );
+        } else {
+            assert_eq!(server, 0, "one server: server 0");
+            self.server
+                .open_session(session_id, STEPPER_SESSION_TIMEOUT_MS)
+                .expect("stepper session ids must be unique");
+            self.log(client, &format!("session {session_id:?} opened"));
+        }
         self.owners.insert(session_id, client);
         self.input(client, |session| session.connected(session_id));
     }
@@ -543,7 +762,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         }
     }
 
-    fn apply(&mut self, session: SessionId, request: &Request) -> crate::server::Applied {
+    fn apply_here(&mut self, session: SessionId, request: &Request) -> crate::server::Applied {
         if self.sorted_children {
             return self.server.apply(session, request, &mut PermutedOrder(0));
         }
@@ -567,7 +786,10 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     }
 
     fn sync_clocks(&mut self) {
-        self.server.set_time_ms(self.now_ms as i64);
+        match &mut self.ensemble {
+            Some(ensemble) => ensemble.set_time_ms(self.now_ms as i64),
+            None => self.server.set_time_ms(self.now_ms as i64),
+        }
         for client in &mut self.clients {
             client.session.now_ms = self.now_ms;
         }
@@ -690,6 +912,52 @@ mod tests {
             removed,
             &Some((6 * MS, Removal::SessionEnded { client: a }))
         );
+    }
+
+    #[test]
+    fn in_ensemble_mode_a_follower_answers_once_it_applied_and_refuses_a_client_ahead_of_it() {
+        let mut s = stepper();
+        s.use_ensemble(2);
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        let b = s.add_client(FixedLock::new(locks(), 2), 0x20);
+        while s.apply(1) {}
+        let until_create = |s: &mut Stepper<FixedLock>, c| {
+            while !matches!(
+                s.client(c).outgoing.front(),
+                Some((_, Request::Create { .. }, _))
+            ) {
+                assert!(s.step(c));
+            }
+        };
+        s.call(a, LockCall::Lock);
+        until_create(&mut s, a);
+        assert!(s.send(a));
+        assert!(s.deliver(a), "the leader answers at once");
+        assert_eq!(s.ensemble().unwrap().lag(1), 1);
+        s.call(b, LockCall::Lock);
+        until_create(&mut s, b);
+        assert!(s.send(b));
+        assert!(!s.deliver(b), "server 1 has not applied b's create");
+        assert!(s.apply(1), "a's create");
+        assert!(!s.deliver(b));
+        assert!(s.apply(1), "b's create");
+        assert!(s.deliver(b));
+        assert!(!s.apply(1), "caught up");
+
+        // a releases at the leader and sees its delete; server 1, behind
+        // that, refuses a until it applied it.
+        s.run_client(a);
+        s.call(a, LockCall::Unlock);
+        s.run_client(a);
+        assert!(s.ensemble().unwrap().lag(1) > 0);
+        s.disconnect(a);
+        assert!(matches!(
+            s.reconnect_to(a, 1),
+            Err(ConnectError::Behind { server: 1, .. })
+        ));
+        while s.apply(1) {}
+        s.reconnect_to(a, 1).expect("server 1 caught up");
+        assert_eq!(s.ensemble().unwrap().server_of(SessionId(0x10)), Some(1));
     }
 
     #[test]

@@ -200,6 +200,8 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
         symmetry: false,
         all_orders: model.all_orders,
         no_reduction: false,
+        servers: model.servers,
+        lag: model.lag,
     }
 }
 

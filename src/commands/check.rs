@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
-use zk_models::setup::MAX_CYCLES;
+use zk_models::setup::{DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS};
 use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
 
 /// Most checker threads (each keeps its own search stack).
@@ -58,6 +58,14 @@ pub struct ModelArgs {
     /// (same verdicts, more states; for measuring what it saves).
     #[arg(long)]
     pub no_reduction: bool,
+    /// Servers: 1 (the plain server) or 2 (a leader and a follower that
+    /// applies the committed log when the checker chooses: stale reads).
+    #[arg(long, default_value_t = 1)]
+    pub servers: usize,
+    /// With --servers 2: the most committed transactions the follower may
+    /// lag; at that lag nothing commits until it applies.
+    #[arg(long, default_value_t = DEFAULT_LAG)]
+    pub lag: usize,
 }
 
 #[derive(clap::Args)]
@@ -134,6 +142,21 @@ impl ModelArgs {
             .faults
             .parse()
             .map_err(|error| flag_error("--faults", error))?;
+        if !(1..=MAX_SERVERS).contains(&self.servers) {
+            return Err(flag_error(
+                "--servers",
+                format!(
+                    "must be 1 (one server) or {MAX_SERVERS} (a leader and a follower), got {}",
+                    self.servers
+                ),
+            ));
+        }
+        if !(1..=MAX_LAG).contains(&self.lag) {
+            return Err(flag_error(
+                "--lag",
+                format!("must be in 1..={MAX_LAG}, got {}", self.lag),
+            ));
+        }
         let order = if self.all_orders {
             ChildOrderMode::AllOrders
         } else {
@@ -144,7 +167,9 @@ impl ModelArgs {
             .with_child_order(order)
             .with_symmetry(self.symmetry)
             .with_reduction(!self.no_reduction)
-            .with_cycles(self.cycles);
+            .with_cycles(self.cycles)
+            .with_servers(self.servers)
+            .with_lag(self.lag);
         Ok((model, setup))
     }
 }

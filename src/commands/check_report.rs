@@ -23,6 +23,7 @@ pub fn check_record(report: &CheckReport, faults: &str, strategy: &str) -> schem
         recipe: recipe.to_string(),
         variant: variant.to_string(),
         clients: report.clients,
+        servers: report.servers,
         faults: faults.to_string(),
         strategy: strategy.to_string(),
         unique_states: report.unique_states as u64,

@@ -311,7 +311,9 @@ impl ModelVariant {
     /// Replays a schedule of this model on the simulator's stepper, judged
     /// by the simulator's oracles (see [`crate::replay`]).
     pub fn replay(&self, schedule: &Schedule) -> Result<ReplayReport, ReplayError> {
-        let setup = Setup::new(schedule.clients).with_cycles(schedule.cycles);
+        let setup = Setup::new(schedule.clients)
+            .with_cycles(schedule.cycles)
+            .with_servers(schedule.servers);
         self.0.replay(&setup, schedule)
     }
 

@@ -627,6 +627,7 @@ pub fn check_report() -> Report {
         recipe: "lock".to_string(),
         variant: "original".to_string(),
         clients: 2,
+        servers: 1,
         faults: "connection-loss=1,expiry=1".to_string(),
         strategy: "bfs".to_string(),
         unique_states: 48_213,

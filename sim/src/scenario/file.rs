@@ -150,6 +150,19 @@ pub struct CatalogModel {
     pub faults: String,
     #[serde(default)]
     pub all_orders: bool,
+    /// Servers of the model (`check --servers`): 1, or 2 for a leader and
+    /// a lagging follower.
+    #[serde(
+        default = "default_model_servers",
+        skip_serializing_if = "is_default_model_servers"
+    )]
+    pub servers: usize,
+    /// The follower's lag budget (`check --lag`).
+    #[serde(
+        default = "default_model_lag",
+        skip_serializing_if = "is_default_model_lag"
+    )]
+    pub lag: usize,
     /// The model's variant, when it is not the scenario's (a sim variant
     /// with a setting, such as the barrier's shared host, can be a model
     /// variant of its own).
@@ -159,6 +172,22 @@ pub struct CatalogModel {
 
 fn default_model_clients() -> usize {
     2
+}
+
+fn default_model_servers() -> usize {
+    1
+}
+
+fn default_model_lag() -> usize {
+    2
+}
+
+fn is_default_model_servers(servers: &usize) -> bool {
+    *servers == default_model_servers()
+}
+
+fn is_default_model_lag(lag: &usize) -> bool {
+    *lag == default_model_lag()
 }
 
 fn default_model_faults() -> String {
