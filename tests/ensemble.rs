@@ -26,7 +26,10 @@ fn replies(scenario: &str, seed: u64) -> Vec<(u64, Option<usize>)> {
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()
+        // A write's commit by the leader is not a reply: its session's
+        // server answers it later (a line with that server).
         .filter(|line| line.contains(" apply ") && line.contains("(zxid "))
+        .filter(|line| !line.contains("committed by leader"))
         .map(|line| {
             let tail = line.rsplit("(zxid ").next().unwrap().trim_end_matches(')');
             let (zxid, server) = match tail.split_once(", server ") {

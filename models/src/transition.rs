@@ -578,7 +578,8 @@ fn dispatch<R: ModelRecipe>(
                     zxid: applied.zxid,
                 });
             }
-            EnsembleEvent::Opened { .. } => {}
+            // The reply to the write comes with `Reply`.
+            EnsembleEvent::Opened { .. } | EnsembleEvent::Committed { .. } => {}
             EnsembleEvent::Closed { session } => {
                 if let Some(k) = connected_client(state, *session) {
                     log.note(|| format!("  -> c{k}'s server closes its expired session"));

@@ -136,6 +136,7 @@ pub enum EnsembleEvent {
     /// session's own server has applied it too (at once on the leader).
     Committed {
         session: SessionId,
+        request: Request,
         applied: Applied,
     },
     /// The answer to the session's oldest unanswered request.
@@ -646,6 +647,11 @@ impl Ensemble {
                 .expect("the leader opened it"),
             Change::Request { session, request } => {
                 let applied = core.apply(session, &request, &mut PermutedOrder(0));
+                let committed = (server == self.leader).then(|| EnsembleEvent::Committed {
+                    session,
+                    request,
+                    applied: applied.clone(),
+                });
                 events.extend(
                     applied
                         .notifications
@@ -653,12 +659,7 @@ impl Ensemble {
                         .cloned()
                         .map(EnsembleEvent::Notify),
                 );
-                if server == self.leader {
-                    events.push(EnsembleEvent::Committed {
-                        session,
-                        applied: applied.clone(),
-                    });
-                }
+                events.extend(committed);
                 self.record_write(server, session, index, applied);
             }
             Change::Close { session, order } => {

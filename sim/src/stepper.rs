@@ -271,9 +271,10 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         true
     }
 
-    /// Ensemble mode: the request reaches the client's server; the history
-    /// records it with the result the leader computes for a write (the
-    /// client's server's for a read) at once, as the one server's does.
+    /// Ensemble mode: the request reaches the client's server. The history
+    /// records a write when the leader commits it (its result), a read at
+    /// once with the answer its server gives now (a read queued behind the
+    /// session's own write is answered later, from a state at least as new).
     fn submit(
         &mut self,
         client: ClientId,
@@ -284,20 +285,21 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
     ) {
         let ensemble = self.ensemble.as_ref().expect("ensemble mode");
         let at = ensemble.server_of(session).unwrap_or(0);
-        let mut scratch = if request.is_write() {
-            ensemble.committed().clone()
+        if request.is_write() {
+            self.log(client, &format!("send {tag:?} {request:?} to server {at}"));
         } else {
-            ensemble.server(at).clone()
-        };
-        let result = scratch
-            .apply(session, &request, &mut PermutedOrder(order))
-            .result;
-        self.log(
-            client,
-            &format!("send {tag:?} {request:?} to server {at} -> {result:?}"),
-        );
-        self.history
-            .applied(client, self.history_ns, session, &request, &result);
+            let result = ensemble
+                .server(at)
+                .clone()
+                .serve_read(session, &request, &mut PermutedOrder(order))
+                .result;
+            self.log(
+                client,
+                &format!("send {tag:?} {request:?} to server {at} -> {result:?}"),
+            );
+            self.history
+                .applied(client, self.history_ns, session, &request, &result);
+        }
         let events = if self.sorted_children || order > 0 {
             self.ensemble_mut()
                 .submit(session, request, &mut PermutedOrder(order))
@@ -352,6 +354,29 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
                             result: applied.result,
                             zxid: applied.zxid,
                         });
+                    }
+                }
+                EnsembleEvent::Committed {
+                    session,
+                    request,
+                    applied,
+                } => {
+                    let client = self
+                        .clients
+                        .iter()
+                        .position(|c| c.session.session_id == Some(session));
+                    if let Some(client) = client {
+                        self.log(
+                            client,
+                            &format!("committed {request:?} -> {:?}", applied.result),
+                        );
+                        self.history.applied(
+                            client,
+                            self.history_ns,
+                            session,
+                            &request,
+                            &applied.result,
+                        );
                     }
                 }
                 EnsembleEvent::Opened { .. } | EnsembleEvent::Closed { .. } => {}

@@ -221,7 +221,7 @@ fn a_server_behind_the_clients_last_zxid_refuses_it() {
     open(&mut ensemble, LEADER, A);
     let events = ensemble.submit(A, create("/x", CreateMode::Persistent), &mut SortedOrder);
     let seen: Zxid = match &events[..] {
-        [EnsembleEvent::Reply { applied, .. }] => applied.zxid,
+        [EnsembleEvent::Committed { .. }, EnsembleEvent::Reply { applied, .. }] => applied.zxid,
         other => panic!("{other:?}"),
     };
     ensemble.disconnect(A);
@@ -304,8 +304,8 @@ fn writes_wait_for_a_new_leader_which_restarts_the_session_timers() {
     let events = ensemble.elect(2, &mut SortedOrder);
     assert_eq!(ensemble.leader(), 2);
     assert!(
-        events.is_empty(),
-        "A's server has not applied it yet: {events:?}"
+        matches!(&events[..], [EnsembleEvent::Committed { session: A, .. }]),
+        "committed, but A's server has not applied it yet: {events:?}"
     );
     assert!(ensemble.committed().paths().contains(&p("/x")));
     let events = catch_up(&mut ensemble, 1);

@@ -105,10 +105,13 @@ struct Applied {
     request: String,
 }
 
+/// Requests answered by a server (a write's commit by the leader, traced
+/// when it happens, is not an answer: its reply comes from the session's
+/// server, traced as a read's answer is).
 fn applied(lines: &[TraceLine]) -> Vec<Applied> {
     lines
         .iter()
-        .filter(|line| line.kind == TraceKind::Apply)
+        .filter(|line| line.kind == TraceKind::Apply && line.text.contains(", server "))
         .map(|line| {
             let tail = line.text.rsplit("(zxid ").next().unwrap();
             let (zxid, server) = tail.trim_end_matches(')').split_once(", server ").unwrap();

@@ -884,6 +884,13 @@ fn sequence_counter_exhausted_offers_fail_until_consumed() {
 // ---------------------------------------------------------------- fixed: writes not applied
 
 /// The next request `client` will send, if any.
+/// The sync a fixed queue sends before it looks for a receipt.
+fn sync_receipts() -> Request {
+    Request::Sync {
+        path: Path::new("/q-receipts").unwrap(),
+    }
+}
+
 fn next_request<R: Variant>(st: &Stepper<R>, client: ClientId) -> Option<Request> {
     st.client(client)
         .outgoing
@@ -922,6 +929,10 @@ fn fixed_offer_not_applied_is_written_again() {
     );
     st.disconnect(c[0]);
     assert!(queued(&st).is_empty(), "not applied");
+    // Its server may be behind the write: sync, then look for the receipt.
+    assert_eq!(next_request(&st, c[0]), Some(sync_receipts()));
+    st.reconnect(c[0]);
+    round_trip(&mut st, c[0]);
     assert_eq!(
         next_request(&st, c[0]),
         Some(Request::Exists {
@@ -929,7 +940,6 @@ fn fixed_offer_not_applied_is_written_again() {
             watch: false
         })
     );
-    st.reconnect(c[0]);
     round_trip(&mut st, c[0]);
     assert_eq!(
         next_request(&st, c[0]),
@@ -986,6 +996,13 @@ fn fixed_claim_not_applied_is_claimed_again_and_lost_race_moves_on() {
     let claim = next_request(&st, c[1]).unwrap();
     st.disconnect(c[1]);
     assert_eq!(queued(&st), vec![item("one"), item("two")], "not applied");
+    assert_eq!(next_request(&st, c[1]), Some(sync_receipts()));
+    // Meanwhile another consumer takes it.
+    st.call(c[2], QueueCall::Poll);
+    st.run_client(c[2]);
+    assert_eq!(st.outcomes(c[2]), &[got("one")], "{}", st.trace());
+    st.reconnect(c[1]);
+    round_trip(&mut st, c[1]);
     assert_eq!(
         next_request(&st, c[1]),
         Some(Request::Exists {
@@ -993,11 +1010,6 @@ fn fixed_claim_not_applied_is_claimed_again_and_lost_race_moves_on() {
             watch: false
         })
     );
-    // Meanwhile another consumer takes it.
-    st.call(c[2], QueueCall::Poll);
-    st.run_client(c[2]);
-    assert_eq!(st.outcomes(c[2]), &[got("one")], "{}", st.trace());
-    st.reconnect(c[1]);
     round_trip(&mut st, c[1]);
     assert_eq!(
         next_request(&st, c[1]),

@@ -231,7 +231,9 @@ impl<R: SimRecipe> Shared<R> {
         for event in events {
             match event {
                 EnsembleEvent::Notify(notification) => self.route(vec![notification]),
-                EnsembleEvent::Committed { session, applied } => self.committed(session, applied),
+                EnsembleEvent::Committed {
+                    session, applied, ..
+                } => self.committed(session, applied),
                 EnsembleEvent::Reply { session, applied } => self.reply(session, applied),
                 EnsembleEvent::Opened { session } => self.opened(session),
                 EnsembleEvent::Closed { session } => self.closed_under(session),
@@ -306,12 +308,23 @@ impl<R: SimRecipe> Shared<R> {
         };
         let now = self.now_ns();
         let number = awaited.number;
+        let at = match self.ensemble.servers() {
+            1 => String::new(),
+            _ => format!(", server {}", self.clients[client].link.server),
+        };
         if !awaited.committed {
-            let at = match self.ensemble.servers() {
-                1 => String::new(),
-                _ => format!(", server {}", self.clients[client].link.server),
-            };
             self.trace_applied(client, session, &awaited, &applied, &at);
+        } else if !at.is_empty() {
+            // The session's server applied the committed write: it answers.
+            trace!(
+                self,
+                Some(client),
+                Apply,
+                "#{number} {:?} -> {:?} (zxid {}{at})",
+                awaited.request,
+                applied.result,
+                applied.zxid
+            );
         }
         if let Some(down_ms) = awaited.lose_reply_down_ms {
             trace!(
