@@ -5,7 +5,7 @@
 //! name = "lock-fixed-contention"     # default: the file's stem
 //! description = "five clients contend for the lock under faults"
 //! recipe = "lock"                    # lock, curator_lock, shared_lock, semaphore, election, queue, barrier
-//! variant = "fixed"                  # original, fixed (queue also: tutorial_original)
+//! variant = "fixed"                  # original, fixed (queue also: tutorial_original; lock also: unsynced)
 //! clients = 5
 //! seeds = "0..1000"                  # what `sweep` runs without --seeds
 //! duration_ms = 20000                # the fault phase
