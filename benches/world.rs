@@ -9,6 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use zk_sim::scenario::{Runner, Scenario};
 
+/// The allocator the `zkcheck` binary uses (src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Figures {
     seeds: u64,
     requests: u64,

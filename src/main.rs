@@ -4,6 +4,12 @@
 
 use std::process::ExitCode;
 
+/// mimalloc: model states and simulated worlds allocate heavily (about 2x
+/// faster than the system allocator on the model checker's hot path; see
+/// BENCHMARKS.md). The benchmarks use the same allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     zkcheck::main_with(zkcheck::Registry::builtin())
 }
