@@ -277,23 +277,27 @@ fn pair_model(order: ChildOrderMode) -> RecipeModel<pair::Pair> {
     .with_properties(vec![properties::workload_can_complete()])
 }
 
-/// Both clients made their call and sent everything: client 0's nodes
-/// exist, client 1's watches are set.
-fn both_sent(model: &RecipeModel<pair::Pair>) -> zk_models::ModelState<pair::Pair> {
+/// The steps after which both clients made their call and sent everything.
+fn both_sent_steps() -> Vec<Action> {
     let send = |c| Action::Send {
         client: c,
         order: 0,
     };
-    let steps = [
+    vec![
         Action::Call(0),
         send(0),
         send(0),
         Action::Call(1),
         send(1),
         send(1),
-    ];
+    ]
+}
+
+/// Both clients made their call and sent everything: client 0's nodes
+/// exist, client 1's watches are set.
+fn both_sent(model: &RecipeModel<pair::Pair>) -> zk_models::ModelState<pair::Pair> {
     let mut state = model.init_states().remove(0);
-    for action in steps {
+    for action in both_sent_steps() {
         state = model.next_state(&state, action).expect("a successor");
     }
     state
@@ -379,22 +383,11 @@ const ALL: usize = 538;
 #[test]
 fn a_schedule_names_the_deletion_order_and_replays_it() {
     let all = pair_model(ChildOrderMode::AllOrders);
-    let send = |c| Action::Send {
-        client: c,
-        order: 0,
-    };
-    let actions = [
-        Action::Call(0),
-        send(0),
-        send(0),
-        Action::Call(1),
-        send(1),
-        send(1),
-        Action::Expire {
-            client: 0,
-            order: 1,
-        },
-    ];
+    let mut actions = both_sent_steps();
+    actions.push(Action::Expire {
+        client: 0,
+        order: 1,
+    });
     let mut path = Vec::new();
     let mut state = all.init_states().remove(0);
     for action in actions {

@@ -272,20 +272,14 @@ impl<R: SimRecipe> Shared<R> {
             1 => String::new(),
             _ => format!(", committed by leader {}", self.ensemble.leader()),
         };
-        self.trace_applied(client, session, &awaited, &applied, &at);
-    }
-
-    fn trace_applied(
-        &mut self,
-        client: usize,
-        session: SessionId,
-        awaited: &Awaited,
-        applied: &Applied,
-        at: &str,
-    ) {
         let now = self.now_ns();
         self.history
             .applied(client, now, session, &awaited.request, &applied.result);
+        self.trace_apply(client, &awaited, &applied, &at);
+    }
+
+    /// The trace line of a request applied (`at`: where, on an ensemble).
+    fn trace_apply(&mut self, client: usize, awaited: &Awaited, applied: &Applied, at: &str) {
         trace!(
             self,
             Some(client),
@@ -313,18 +307,13 @@ impl<R: SimRecipe> Shared<R> {
             _ => format!(", server {}", self.clients[client].link.server),
         };
         if !awaited.committed {
-            self.trace_applied(client, session, &awaited, &applied, &at);
-        } else if !at.is_empty() {
-            // The session's server applied the committed write: it answers.
-            trace!(
-                self,
-                Some(client),
-                Apply,
-                "#{number} {:?} -> {:?} (zxid {}{at})",
-                awaited.request,
-                applied.result,
-                applied.zxid
-            );
+            self.history
+                .applied(client, now, session, &awaited.request, &applied.result);
+        }
+        // A committed write was traced at its commit; on an ensemble its
+        // session's server answering it is a line of its own.
+        if !awaited.committed || !at.is_empty() {
+            self.trace_apply(client, &awaited, &applied, &at);
         }
         if let Some(down_ms) = awaited.lose_reply_down_ms {
             trace!(
