@@ -20,6 +20,7 @@
 pub mod action;
 mod app;
 pub mod cached;
+pub mod canonical;
 pub mod faults;
 pub mod model;
 pub mod narrate;

@@ -24,6 +24,7 @@ use crate::setup::Setup;
 use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::lock::{FixedLock, LockCall, OriginalLock};
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The lock directory.
@@ -71,7 +72,7 @@ pub fn lock_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeMode
     list
 }
 
-fn build<R: ModelRecipe<Call = LockCall>>(
+fn build<R: ModelRecipe<Call = LockCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -85,6 +86,7 @@ fn build<R: ModelRecipe<Call = LockCall>>(
         oracles(),
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(lock_properties(setup))
 }
 

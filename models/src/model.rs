@@ -5,6 +5,7 @@
 
 use crate::action::Action;
 use crate::cached::Cached;
+use crate::canonical::{Canonical, Renamable};
 use crate::faults::{FaultBudget, FaultKind};
 use crate::narrate::Narration;
 use crate::server::ModelServer;
@@ -121,9 +122,11 @@ pub struct RecipeModel<R: ModelRecipe> {
     pub faults: FaultBudget,
     pub child_order: ChildOrderMode,
     pub oracles: Oracles,
-    /// Clients with the same workload are interchangeable: explore only the
-    /// executions in which they leave their initial state in index order.
-    pub symmetry: bool,
+    /// The canonical form explored: client symmetry and rank abstraction
+    /// (see [`crate::canonical`]); both need the recipe's renaming.
+    pub canonical: Canonical,
+    /// The recipe's renaming, if it declares one ([`Self::with_renaming`]).
+    renamable: Option<Renamable<R>>,
     /// Explore one order of independent, invisible client steps instead of
     /// all of them (see [`crate::reduction`]).
     pub reduction: bool,
@@ -185,7 +188,8 @@ impl<R: ModelRecipe> RecipeModel<R> {
             faults,
             child_order: ChildOrderMode::Sorted,
             oracles,
-            symmetry: false,
+            canonical: Canonical::default(),
+            renamable: None,
             reduction: false,
             cycles: 1,
             servers: 1,
@@ -262,7 +266,10 @@ impl<R: ModelRecipe> RecipeModel<R> {
         self.servers = setup.servers;
         self.max_lag = setup.lag;
         self.with_child_order(setup.child_order)
-            .with_symmetry(setup.symmetry)
+            .with_canonical(Canonical {
+                symmetry: setup.symmetry,
+                ranks: setup.ranks,
+            })
             .with_reduction(setup.reduction)
             .with_initial_state(setup.initial.clone())
     }
@@ -272,9 +279,94 @@ impl<R: ModelRecipe> RecipeModel<R> {
         self
     }
 
-    pub fn with_symmetry(mut self, symmetry: bool) -> Self {
-        self.symmetry = symmetry;
+    /// Explores canonical states: client symmetry, rank abstraction or both
+    /// (see [`Self::canonical_error`] for when it cannot).
+    pub fn with_canonical(mut self, canonical: Canonical) -> Self {
+        self.canonical = canonical;
         self
+    }
+
+    /// Records the recipe's renaming, so the model can explore canonical
+    /// states (builder style; every built-in recipe declares one).
+    pub fn with_renaming(mut self) -> Self
+    where
+        R: zk_recipes::rename::RenameRecipe,
+    {
+        self.renamable = Some(Renamable::of());
+        self
+    }
+
+    /// Why the requested canonical form cannot be explored, if it cannot.
+    pub fn canonical_error(&self) -> Option<String> {
+        if self.canonical.is_identity() {
+            return None;
+        }
+        let Some(renamable) = &self.renamable else {
+            return Some(format!(
+                "{} declares no renaming (implement zk_recipes::rename::RenameRecipe and build \
+                 the model with `with_renaming`)",
+                self.name
+            ));
+        };
+        if self.canonical.symmetry && !renamable.symmetric {
+            return Some(format!(
+                "{} is not symmetric: it orders or chooses clients by their ids \
+                 (RenameRecipe::SYMMETRIC is false); --ranks still applies",
+                self.name
+            ));
+        }
+        if self.servers > 1 {
+            return Some("symmetry and ranks are not implemented on an ensemble yet".into());
+        }
+        if self.canonical.ranks && !self.start.sequence_starts.is_empty() {
+            return Some(
+                "ranks renumber sequence numbers from 0: not with an initial sequence counter"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// True when the model explores canonical states.
+    pub fn is_canonical(&self) -> bool {
+        !self.canonical.is_identity()
+    }
+
+    /// The canonical form of `state` (the state itself when none is asked).
+    pub fn canonical_of(&self, state: &ModelState<R>) -> ModelState<R> {
+        match &self.renamable {
+            Some(renamable) if self.is_canonical() => {
+                assert!(
+                    self.canonical_error().is_none(),
+                    "{}",
+                    self.canonical_error().unwrap_or_default()
+                );
+                renamable.apply(self, state, self.canonical)
+            }
+            _ => state.clone(),
+        }
+    }
+
+    /// The same model exploring concrete states (no canonical form).
+    pub fn raw(&self) -> Self {
+        self.clone().with_canonical(Canonical::default())
+    }
+
+    /// The concrete initial state (before any canonical form).
+    pub fn initial(&self) -> ModelState<R> {
+        self.init.clone()
+    }
+
+    /// Every action enabled in `state`, the partial-order reduction off.
+    pub fn all_actions(&self, state: &ModelState<R>, actions: &mut Vec<Action>) {
+        self.push_all_actions(state, actions);
+    }
+
+    /// The concrete successor of `state` by `action`.
+    pub fn step(&self, state: &ModelState<R>, action: Action) -> ModelState<R> {
+        let mut next = state.clone();
+        transition::apply(self, &mut next, action, &mut Narration::off());
+        next
     }
 
     pub fn with_child_order(mut self, mode: ChildOrderMode) -> Self {
@@ -423,24 +515,6 @@ impl<R: ModelRecipe> RecipeModel<R> {
             transition::settle(self, &mut state, client, &mut Narration::off());
         }
         state
-    }
-
-    /// Symmetry: of clients with the same workload that are still exactly
-    /// as they started, only the first may act. Renaming the clients maps
-    /// every other order onto this one, provided their recipes differ only
-    /// in ids that they compare for equality (the caller's promise).
-    fn waits_for_an_earlier_twin(&self, state: &ModelState<R>, client: ClientId) -> bool {
-        self.is_pristine(state, client)
-            && (0..client).any(|earlier| {
-                self.clients[earlier].workload == self.clients[client].workload
-                    && self.is_pristine(state, earlier)
-                    && self.server_of(state, earlier) == self.server_of(state, client)
-            })
-    }
-
-    /// The client is exactly as it started: nothing happened to it yet.
-    fn is_pristine(&self, state: &ModelState<R>, client: ClientId) -> bool {
-        state.clients[client] == self.init.clients[client]
     }
 
     /// The client is done, idle, holds nothing and owns no node or watch:
@@ -606,6 +680,24 @@ impl<R: ModelRecipe> RecipeModel<R> {
     }
 }
 
+impl<R: ModelRecipe> RecipeModel<R> {
+    fn push_all_actions(&self, state: &ModelState<R>, actions: &mut Vec<Action>) {
+        for client in 0..state.clients.len() {
+            self.push_actions(state, client, actions);
+        }
+        if can_reap(&state.server) && self.may_commit(state) {
+            actions.push(Action::Reap);
+        }
+        for server in 1..self.servers {
+            if state.server.lag(server) > 0 {
+                actions.push(Action::Apply {
+                    server: server as u8,
+                });
+            }
+        }
+    }
+}
+
 /// Reorders: a watch event behind at least one reply may jump ahead, if a
 /// watch for it is armed already (an event that overtook the reply arming
 /// its watch would reach no watcher: a lost event, not a reordered one).
@@ -711,7 +803,7 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
     type Action = Action;
 
     fn init_states(&self) -> Vec<Self::State> {
-        vec![self.init.clone()]
+        vec![self.canonical_of(&self.init)]
     }
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
@@ -724,33 +816,20 @@ impl<R: ModelRecipe> Model for RecipeModel<R> {
                 return;
             }
         }
-        for client in 0..state.clients.len() {
-            if self.symmetry && self.waits_for_an_earlier_twin(state, client) {
-                continue;
-            }
-            self.push_actions(state, client, actions);
-        }
-        if can_reap(&state.server) && self.may_commit(state) {
-            actions.push(Action::Reap);
-        }
-        for server in 1..self.servers {
-            if state.server.lag(server) > 0 {
-                actions.push(Action::Apply {
-                    server: server as u8,
-                });
-            }
-        }
+        self.push_all_actions(state, actions);
     }
 
     fn next_state(&self, last_state: &Self::State, action: Self::Action) -> Option<Self::State> {
         if self.reduction {
             if let Some(next) = crate::reduction::take_successor(last_state, action) {
-                return Some(next);
+                return Some(self.canonical_of(&next));
             }
         }
-        let mut next = last_state.clone();
-        transition::apply(self, &mut next, action, &mut Narration::off());
-        Some(next)
+        let next = self.step(last_state, action);
+        Some(match self.is_canonical() {
+            true => self.canonical_of(&next),
+            false => next,
+        })
     }
 
     fn format_action(&self, action: &Self::Action) -> String {

@@ -381,8 +381,15 @@ fn collect<R: ModelRecipe>(
             if property.expectation == Expectation::Eventually {
                 path = path.map(|path| eventually_counterexample(model, &property, path, options));
             }
-            let path = path.map(|path| shorten::shorten(model, &property, path));
-            let trace = path.map(|path| trace(model, path));
+            // A path of canonical states becomes the concrete run it stands
+            // for; the rest works on concrete states.
+            let raw = model.raw();
+            let path = path.map(|path| {
+                crate::canonical::concretize(model, path)
+                    .unwrap_or_else(|error| panic!("{}: {error}", model.name))
+            });
+            let path = path.map(|path| shorten::shorten(&raw, &property, path));
+            let trace = path.map(|path| trace(&raw, path));
             let verdict = match (&property.expectation, trace.is_some()) {
                 (Expectation::Sometimes, true) => Verdict::Found,
                 (Expectation::Sometimes, false) => Verdict::NotFound,

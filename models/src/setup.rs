@@ -21,8 +21,12 @@ pub struct Setup {
     pub clients: usize,
     pub faults: FaultBudget,
     pub child_order: ChildOrderMode,
-    /// Treat clients as interchangeable (see `RecipeModel::symmetry`).
+    /// Explore one representative of states that differ only by a renaming
+    /// of interchangeable clients (see [`crate::canonical`]).
     pub symmetry: bool,
+    /// Replace zxids and sequence numbers by their ranks (see
+    /// [`crate::canonical`]).
+    pub ranks: bool,
     /// Partial-order reduction (see `crate::reduction`): on by default.
     pub reduction: bool,
     /// How many times each client of a hold workload (lock, Curator lock,
@@ -113,6 +117,7 @@ impl Setup {
             faults: FaultBudget::NONE,
             child_order: ChildOrderMode::Sorted,
             symmetry: false,
+            ranks: false,
             reduction: true,
             cycles: 1,
             initial: InitialState::default(),
@@ -140,6 +145,11 @@ impl Setup {
 
     pub fn with_symmetry(mut self, symmetry: bool) -> Setup {
         self.symmetry = symmetry;
+        self
+    }
+
+    pub fn with_ranks(mut self, ranks: bool) -> Setup {
+        self.ranks = ranks;
         self
     }
 

@@ -7,6 +7,7 @@
 
 pub mod observe;
 pub mod recipe;
+pub mod rename;
 pub mod sequence;
 pub mod zk;
 

@@ -438,3 +438,30 @@ fn input_for<C>(watcher: Watcher, event: WatchedEvent) -> Input<C> {
         Watcher::Id(watcher) => Input::WatcherEvent { watcher, event },
     }
 }
+
+impl<R: zk_recipes::rename::RenameRecipe> zk_recipes::rename::Rename for ClientSession<R> {
+    /// Renames the recipe and what the session layer holds for it; the
+    /// outcomes must have been handed on (the model does after every step).
+    fn rename(&mut self, r: &mut zk_recipes::rename::Renaming) {
+        assert!(
+            self.outcomes.is_empty(),
+            "outcomes are handed on before a rename"
+        );
+        self.recipe.rename(r);
+        self.session_id.rename(r);
+        self.last_zxid = r.zxid(self.last_zxid);
+        for (_, request, _) in self.outgoing.iter_mut().chain(self.in_flight.iter_mut()) {
+            request.rename(r);
+        }
+        for table in [
+            &mut self.watches.data,
+            &mut self.watches.exist,
+            &mut self.watches.child,
+        ] {
+            *table = std::mem::take(table)
+                .into_iter()
+                .map(|(path, watchers)| (r.path(&path), watchers))
+                .collect();
+        }
+    }
+}

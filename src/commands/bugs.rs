@@ -198,6 +198,7 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
         cycles: 1,
         faults: model.faults.clone(),
         symmetry: false,
+        ranks: false,
         all_orders: model.all_orders,
         no_reduction: false,
         servers: model.servers,

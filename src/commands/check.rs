@@ -48,9 +48,16 @@ pub struct ModelArgs {
     /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious).
     #[arg(long, default_value = "none")]
     pub faults: String,
-    /// Treat clients as interchangeable: they leave their initial state in index order.
+    /// Client symmetry: explore one state of each set of states that differ
+    /// only by a renaming of interchangeable clients (same workload; the
+    /// recipe declares its renaming and that it is symmetric).
     #[arg(long)]
     pub symmetry: bool,
+    /// Rank abstraction: replace zxids and sequence numbers by their ranks,
+    /// so a protocol that loops revisits states (the recipe declares its
+    /// renaming; it must compare these numbers by order only).
+    #[arg(long)]
+    pub ranks: bool,
     /// Explore every order of getChildren results instead of sorted order.
     #[arg(long)]
     pub all_orders: bool,
@@ -166,10 +173,15 @@ impl ModelArgs {
             .with_faults(faults)
             .with_child_order(order)
             .with_symmetry(self.symmetry)
+            .with_ranks(self.ranks)
             .with_reduction(!self.no_reduction)
             .with_cycles(self.cycles)
             .with_servers(self.servers)
             .with_lag(self.lag);
+        if let Some(error) = model.canonical_error(&setup) {
+            let flag = if self.symmetry { "--symmetry" } else { "--ranks" };
+            return Err(flag_error(flag, error));
+        }
         Ok((model, setup))
     }
 }

@@ -256,6 +256,7 @@ impl std::fmt::Debug for ModelVariant {
 trait ErasedModel: Send + Sync {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport;
     fn property_names(&self, setup: &Setup) -> Vec<&'static str>;
+    fn canonical_error(&self, setup: &Setup) -> Option<String>;
     fn explore(&self, setup: &Setup, address: &str);
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError>;
 }
@@ -279,6 +280,10 @@ where
             .iter()
             .map(|property| property.name)
             .collect()
+    }
+
+    fn canonical_error(&self, setup: &Setup) -> Option<String> {
+        (self.0)(setup).canonical_error()
     }
 
     fn explore(&self, setup: &Setup, address: &str) {
@@ -306,6 +311,12 @@ impl ModelVariant {
     /// The names of the properties the model checks for `setup`.
     pub fn property_names(&self, setup: &Setup) -> Vec<&'static str> {
         self.0.property_names(setup)
+    }
+
+    /// Why the setup's canonical form (symmetry, ranks) cannot be explored
+    /// for this model, if it cannot.
+    pub fn canonical_error(&self, setup: &Setup) -> Option<String> {
+        self.0.canonical_error(setup)
     }
 
     /// Replays a schedule of this model on the simulator's stepper, judged

@@ -33,6 +33,7 @@
 use super::names::{node_prefix, parse_lock_node, predecessor};
 use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
+use crate::rename::RenameRecipe;
 use crate::sequence::{serial_order, STUCK_SEQUENCE};
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
@@ -634,5 +635,46 @@ impl Recipe for FixedLock {
             // This variant sets no timers.
             Input::Timer(_) => {}
         }
+    }
+}
+
+impl crate::rename::Rename for FixedLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.uid = r.unique_id(self.uid);
+        self.session.rename(r);
+        if let Some(token) = self.held {
+            self.held = Some(self.rename_token(r, token));
+        }
+        if let OwnNode::Known {
+            name,
+            sequence,
+            czxid,
+        } = &mut self.own
+        {
+            *name = r.name(&self.dir, name);
+            *sequence = r.sequence(&self.dir, *sequence);
+            if let Some(czxid) = czxid {
+                *czxid = r.zxid(*czxid);
+            }
+        }
+        self.watching.rename(r);
+        if let Some(scan) = &mut self.tie_scan {
+            scan.own_czxid = r.zxid(scan.own_czxid);
+            scan.unchecked = scan.unchecked.iter().map(|n| r.name(&self.dir, n)).collect();
+            if let Some((czxid, name)) = &mut scan.closest_before {
+                *czxid = r.zxid(*czxid);
+                *name = r.name(&self.dir, name);
+            }
+            if let Some(name) = &mut scan.older_predecessor {
+                *name = r.name(&self.dir, name);
+            }
+        }
+    }
+}
+
+impl RenameRecipe for FixedLock {
+    /// `x-<uid>-<sequence>`: the unique id follows its client.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        super::names::rename_lock_node(r, parent, name, |r, id| r.unique_id(id))
     }
 }

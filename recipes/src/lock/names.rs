@@ -6,11 +6,42 @@
 //! its session id there, so both parse). `<sequence>` is ZooKeeper's `%010d`
 //! of the parent's signed 32-bit counter, `-2147483648` after it wraps.
 
+use crate::rename::Renaming;
 use crate::sequence::{last_before, parse_sequence};
+use crate::zk::Path;
 
 /// The prefix a contender with `id` gives its node; the server appends the sequence.
 pub fn node_prefix(id: u64) -> String {
     format!("x-{id}-")
+}
+
+/// A lock node name (or a create's prefix `x-<id>-`) under `parent` with
+/// its id renamed by `id` and its sequence ranked; other names are kept.
+pub fn rename_lock_node(
+    r: &mut Renaming,
+    parent: &Path,
+    name: &str,
+    id: impl Fn(&Renaming, u64) -> u64,
+) -> String {
+    let Some((owner, sequence)) = name
+        .strip_prefix("x-")
+        .and_then(|rest| rest.split_once('-'))
+    else {
+        return name.to_owned();
+    };
+    let Some(owner) = owner
+        .parse::<u64>()
+        .ok()
+        .filter(|_| owner.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return name.to_owned();
+    };
+    let prefix = node_prefix(id(r, owner));
+    if sequence.is_empty() {
+        return prefix;
+    }
+    let renamed = format!("{prefix}{sequence}");
+    r.sequence_suffix(parent, &renamed, prefix.len())
 }
 
 /// A parsed lock node name.

@@ -644,3 +644,42 @@ impl Recipe for OriginalLock {
         }
     }
 }
+
+impl crate::rename::Rename for OriginalLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.session_id.rename(r);
+        // `id` is a full path, or a bare name after a recovery (bug 3).
+        let dir = self.dir.clone();
+        let node = |r: &mut crate::rename::Renaming, id: &mut String| match Path::new(&*id) {
+            Ok(path) => *id = r.path(&path).as_str().to_owned(),
+            Err(_) => *id = r.name(&dir, id),
+        };
+        if let Some(id) = &mut self.id {
+            node(r, id);
+        }
+        if let Some(owner) = &mut self.owner_id {
+            node(r, owner);
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalLock {
+    /// Seed 000 orders contenders by name, session id first (bug 1).
+    const SYMMETRIC: bool = false;
+
+    /// `x-<session id>-<sequence>`: the session id follows its client.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        super::names::rename_lock_node(r, parent, name, |r, id| {
+            r.session_raw(id as i64) as u64
+        })
+    }
+
+    /// The token is the node's sequence number.
+    fn rename_token(
+        &self,
+        r: &mut crate::rename::Renaming,
+        token: FencingToken,
+    ) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.dir, token.0 as i32)))
+    }
+}

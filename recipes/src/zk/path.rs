@@ -43,6 +43,12 @@ impl Path {
         Ok(Path(path))
     }
 
+    /// A path built from the components of a valid one (renaming keeps
+    /// every component valid).
+    pub(crate) fn new_unchecked(path: String) -> Path {
+        Path(path)
+    }
+
     /// The path given to a sequential create, which may end with `/`.
     pub fn sequential_prefix(path: impl Into<String>) -> Result<Path, PathError> {
         let path = path.into();

@@ -27,6 +27,7 @@
 mod multi;
 mod node;
 mod reaper;
+mod rename;
 mod requests;
 mod sessions;
 mod tree;

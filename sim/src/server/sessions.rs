@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use zk_recipes::zk::{Path, SessionId};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Session {
+pub(super) struct Session {
     timeout_ms: u64,
     last_heard_ms: i64,
 }
@@ -22,7 +22,7 @@ impl Session {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct SessionTable {
-    live: BTreeMap<SessionId, Session>,
+    pub(super) live: BTreeMap<SessionId, Session>,
 }
 
 impl SessionTable {

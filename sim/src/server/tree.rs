@@ -36,10 +36,10 @@ pub(crate) enum Change {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct DataTree {
-    nodes: BTreeMap<Path, Node>,
-    ephemerals: BTreeMap<SessionId, BTreeSet<Path>>,
+    pub(super) nodes: BTreeMap<Path, Node>,
+    pub(super) ephemerals: BTreeMap<SessionId, BTreeSet<Path>>,
     /// Containers and TTL nodes: the reaper's candidates.
-    reapable: BTreeSet<Path>,
+    pub(super) reapable: BTreeSet<Path>,
 }
 
 impl DataTree {

@@ -10,8 +10,8 @@ use zk_recipes::zk::{EventType, Path, SessionId, WatchedEvent, Zxid};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct WatchTable {
-    data: BTreeMap<Path, BTreeSet<SessionId>>,
-    child: BTreeMap<Path, BTreeSet<SessionId>>,
+    pub(super) data: BTreeMap<Path, BTreeSet<SessionId>>,
+    pub(super) child: BTreeMap<Path, BTreeSet<SessionId>>,
 }
 
 impl WatchTable {

@@ -1,0 +1,483 @@
+//! Renaming the identities in a state, consistently everywhere they occur:
+//! what the model checker's client symmetry and rank abstraction are made of.
+//!
+//! Two kinds of identity are renamed:
+//! - **clients**: client `c` becomes client `π(c)`. Its session ids
+//!   (`first + 256 * generation + c`, the model's numbering), its unique id
+//!   (`c + 1`, the one `ClientContext::unique_id` hands a recipe) and
+//!   whatever the recipe derives from them (node names, node data) follow.
+//! - **ranks**: zxids, and the sequence numbers of each parent's children,
+//!   are replaced by their rank among the values the state holds (zxid 0
+//!   stays 0), so that two states that differ only in how far the counters
+//!   have run are one state. This is exact for a recipe that only compares
+//!   these numbers by order and equality.
+//!
+//! A [`Renaming`] is used twice on a state: first *collecting* (every
+//! number it is shown is recorded and returned unchanged), then, after
+//! [`Renaming::rank`], *applying*. Every type that holds an identity
+//! implements [`Rename`] by passing each such field through the
+//! renaming's methods; a recipe machine also says how its node names,
+//! node data and fencing tokens are built ([`RenameRecipe`]).
+//!
+//! The renaming is a promise a recipe makes; the model checker tests it
+//! (the canonical successors of a state commute with renaming): a recipe
+//! that orders contenders by session id or name is not symmetric, and the
+//! test says so.
+
+use crate::recipe::{FencingToken, Recipe};
+use crate::sequence::parse_sequence;
+use crate::zk::{
+    MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, WatchedEvent,
+    ZkResult, Zxid,
+};
+use std::collections::BTreeMap;
+
+/// Renames a node name (one path component) created under `parent`.
+pub type NodeNames = fn(&mut Renaming, parent: &Path, name: &str) -> String;
+
+/// Renames the data of the node at `path`.
+pub type NodeData = fn(&mut Renaming, path: &Path, data: &[u8]) -> Vec<u8>;
+
+/// Sessions per client in the model's numbering (`first + 256 * g + c`).
+const SESSION_STRIDE: i64 = 0x100;
+
+/// A consistent renaming of clients, zxids and sequence numbers.
+#[derive(Clone, Debug)]
+pub struct Renaming {
+    collecting: bool,
+    /// Client `c` becomes `clients[c]`.
+    clients: Vec<usize>,
+    first_session: i64,
+    /// Replace zxids and sequence numbers by their ranks.
+    ranks: bool,
+    /// Zxid -> rank (while collecting: the zxids seen, mapped to 0).
+    zxids: BTreeMap<Zxid, Zxid>,
+    /// Parent -> sequence number -> rank.
+    sequences: BTreeMap<Path, BTreeMap<i32, i32>>,
+    /// Children lists come sorted (the model's default child order): sort
+    /// them again after renaming.
+    sort_children: bool,
+    names: NodeNames,
+    data: NodeData,
+}
+
+/// A value that holds identities a [`Renaming`] renames.
+pub trait Rename {
+    fn rename(&mut self, r: &mut Renaming);
+}
+
+/// A recipe machine that declares its renaming: its own state (through
+/// [`Rename`]), how its node names and data carry identities, and what its
+/// fencing tokens are made of.
+pub trait RenameRecipe: Recipe + Rename {
+    /// Clients may be renamed for one another: the recipe treats client
+    /// ids, session ids and the names made of them as names only, never
+    /// ordering or choosing by them. A recipe that orders contenders by
+    /// session id says `false` (ranks still apply).
+    const SYMMETRIC: bool = true;
+
+    /// The name of a node this recipe creates under `parent`, renamed. The
+    /// default: a trailing ZooKeeper sequence suffix is ranked, the rest kept.
+    fn rename_node(r: &mut Renaming, parent: &Path, name: &str) -> String {
+        r.sequence_suffix(parent, name, name.len().saturating_sub(10))
+    }
+
+    /// A node's data, renamed. The default keeps it.
+    fn rename_data(_r: &mut Renaming, _path: &Path, data: &[u8]) -> Vec<u8> {
+        data.to_vec()
+    }
+
+    /// A fencing token this recipe granted, renamed. The default: a zxid.
+    fn rename_token(&self, r: &mut Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(r.zxid(token.0))
+    }
+}
+
+impl Renaming {
+    /// A renaming in its collecting phase: `clients[c]` is client `c`'s new
+    /// index (a permutation), `first_session` client 0's first session id;
+    /// `ranks` turns the rank abstraction on. Node names and data are
+    /// renamed as recipe `R` builds them.
+    pub fn new<R: RenameRecipe>(
+        clients: Vec<usize>,
+        first_session: SessionId,
+        ranks: bool,
+        sort_children: bool,
+    ) -> Renaming {
+        debug_assert!(is_permutation(&clients), "{clients:?} is not a permutation");
+        Renaming {
+            collecting: true,
+            clients,
+            first_session: first_session.0,
+            ranks,
+            zxids: BTreeMap::new(),
+            sequences: BTreeMap::new(),
+            sort_children,
+            names: R::rename_node,
+            data: R::rename_data,
+        }
+    }
+
+    /// The same renaming (in the same phase, with the same ranks) with
+    /// another client permutation.
+    pub fn with_clients(&self, clients: Vec<usize>) -> Renaming {
+        debug_assert!(is_permutation(&clients), "{clients:?} is not a permutation");
+        Renaming {
+            clients,
+            ..self.clone()
+        }
+    }
+
+    /// The same renaming with every client renamed to client 0: not a
+    /// permutation, only for keys that no permutation may change.
+    pub fn anonymous(&self) -> Renaming {
+        Renaming {
+            clients: vec![0; self.clients.len()],
+            ..self.clone()
+        }
+    }
+
+    /// True while numbers are only being collected.
+    pub fn is_collecting(&self) -> bool {
+        self.collecting
+    }
+
+    /// Ends the collecting phase: each zxid becomes its rank (0 stays 0),
+    /// each sequence number its rank among its parent's.
+    pub fn rank(&mut self) {
+        self.collecting = false;
+        if !self.ranks {
+            return;
+        }
+        self.zxids.insert(0, 0);
+        for ranks in self.sequences.values_mut() {
+            // A counter that moved stays above 0 (a container that had a
+            // child is reapable only then).
+            ranks.insert(0, 0);
+        }
+        let first_rank = if self.zxids.keys().next().is_some_and(|z| *z < 0) {
+            // Negative zxids do not occur in the model; keep order anyway.
+            -(self.zxids.range(..0).count() as i64)
+        } else {
+            0
+        };
+        for (rank, value) in self.zxids.values_mut().enumerate() {
+            *value = first_rank + rank as i64;
+        }
+        for ranks in self.sequences.values_mut() {
+            for (rank, value) in ranks.values_mut().enumerate() {
+                *value = rank as i32;
+            }
+        }
+    }
+
+    /// The new index of client `client`.
+    pub fn client(&self, client: usize) -> usize {
+        self.clients.get(client).copied().unwrap_or(client)
+    }
+
+    /// True when no client changes its index.
+    pub fn keeps_clients(&self) -> bool {
+        self.clients.iter().enumerate().all(|(c, new)| c == *new)
+    }
+
+    /// A session id, renamed with its client (ids outside the model's
+    /// numbering stay).
+    pub fn session(&self, session: SessionId) -> SessionId {
+        let offset = session.0.wrapping_sub(self.first_session);
+        if session.0 < self.first_session || offset / SESSION_STRIDE >= SESSION_STRIDE {
+            return session;
+        }
+        let (generation, client) = (offset / SESSION_STRIDE, offset % SESSION_STRIDE);
+        match self.clients.get(client as usize) {
+            Some(new) => SessionId(self.first_session + generation * SESSION_STRIDE + *new as i64),
+            None => session,
+        }
+    }
+
+    /// A raw session id (a `Stat`'s `ephemeral_owner`; 0 for none).
+    pub fn session_raw(&self, session: i64) -> i64 {
+        if session == 0 {
+            0
+        } else {
+            self.session(SessionId(session)).0
+        }
+    }
+
+    /// A unique id `c + 1` handed to client `c` at construction, renamed.
+    pub fn unique_id(&self, id: u64) -> u64 {
+        match id.checked_sub(1).and_then(|c| self.clients.get(c as usize)) {
+            Some(new) => *new as u64 + 1,
+            None => id,
+        }
+    }
+
+    /// A zxid, as its rank.
+    pub fn zxid(&mut self, zxid: Zxid) -> Zxid {
+        if !self.ranks {
+            return zxid;
+        }
+        if self.collecting {
+            self.zxids.insert(zxid, 0);
+            return zxid;
+        }
+        *self
+            .zxids
+            .get(&zxid)
+            .unwrap_or_else(|| panic!("zxid {zxid} was not collected"))
+    }
+
+    /// A sequence number of a child of `parent`, as its rank.
+    pub fn sequence(&mut self, parent: &Path, sequence: i32) -> i32 {
+        if !self.ranks {
+            return sequence;
+        }
+        if self.collecting {
+            self.sequences
+                .entry(parent.clone())
+                .or_default()
+                .insert(sequence, 0);
+            return sequence;
+        }
+        *self
+            .sequences
+            .get(parent)
+            .and_then(|ranks| ranks.get(&sequence))
+            .unwrap_or_else(|| panic!("sequence {sequence} of {parent} was not collected"))
+    }
+
+    /// `name` with the sequence suffix that starts at byte `at` ranked (the
+    /// name is kept if no sequence starts there).
+    pub fn sequence_suffix(&mut self, parent: &Path, name: &str, at: usize) -> String {
+        match name.get(at..).and_then(parse_sequence) {
+            Some(sequence) if name.is_char_boundary(at) => {
+                let ranked = self.sequence(parent, sequence);
+                format!("{}{ranked:010}", &name[..at])
+            }
+            _ => name.to_owned(),
+        }
+    }
+
+    /// A node name under `parent`, renamed as the recipe builds names.
+    pub fn name(&mut self, parent: &Path, name: &str) -> String {
+        (self.names)(self, parent, name)
+    }
+
+    /// A path, renamed component by component.
+    pub fn path(&mut self, path: &Path) -> Path {
+        let text = path.as_str();
+        let mut renamed = String::with_capacity(text.len());
+        let mut start = 1;
+        while start < text.len() {
+            let end = text[start..].find('/').map_or(text.len(), |at| start + at);
+            let parent = match start {
+                1 => Path::root(),
+                _ => Path::new_unchecked(text[..start - 1].to_owned()),
+            };
+            renamed.push('/');
+            renamed.push_str(&self.name(&parent, &text[start..end]));
+            start = end + 1;
+        }
+        if path.ends_with_slash() && !path.is_root() {
+            renamed.push('/');
+        }
+        if renamed.is_empty() {
+            return path.clone();
+        }
+        Path::new_unchecked(renamed)
+    }
+
+    /// The data of the node at `path`, renamed.
+    pub fn data(&mut self, path: &Path, data: &[u8]) -> Vec<u8> {
+        (self.data)(self, path, data)
+    }
+
+    /// Children of `parent` as a getChildren reply lists them.
+    pub fn children(&mut self, parent: &Path, children: &[String]) -> Vec<String> {
+        let mut renamed: Vec<String> = children.iter().map(|c| self.name(parent, c)).collect();
+        if self.sort_children && !self.collecting {
+            renamed.sort();
+        }
+        renamed
+    }
+}
+
+fn is_permutation(clients: &[usize]) -> bool {
+    let mut seen = vec![false; clients.len()];
+    clients
+        .iter()
+        .all(|c| *c < seen.len() && !std::mem::replace(&mut seen[*c], true))
+}
+
+impl Rename for Path {
+    fn rename(&mut self, r: &mut Renaming) {
+        *self = r.path(self);
+    }
+}
+
+impl Rename for SessionId {
+    fn rename(&mut self, r: &mut Renaming) {
+        *self = r.session(*self);
+    }
+}
+
+impl<T: Rename> Rename for Option<T> {
+    fn rename(&mut self, r: &mut Renaming) {
+        if let Some(value) = self {
+            value.rename(r);
+        }
+    }
+}
+
+impl Rename for Stat {
+    fn rename(&mut self, r: &mut Renaming) {
+        self.czxid = r.zxid(self.czxid);
+        self.mzxid = r.zxid(self.mzxid);
+        self.pzxid = r.zxid(self.pzxid);
+        self.ephemeral_owner = r.session_raw(self.ephemeral_owner);
+    }
+}
+
+impl Rename for Request {
+    fn rename(&mut self, r: &mut Renaming) {
+        match self {
+            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => {
+                *data = r.data(path, data);
+                path.rename(r);
+            }
+            Request::Delete { path, .. }
+            | Request::Exists { path, .. }
+            | Request::GetData { path, .. }
+            | Request::GetChildren { path, .. }
+            | Request::GetChildren2 { path, .. }
+            | Request::Check { path, .. }
+            | Request::Sync { path } => path.rename(r),
+            Request::Multi(ops) => ops.iter_mut().for_each(|op| op.rename(r)),
+        }
+    }
+}
+
+impl Rename for MultiOp {
+    fn rename(&mut self, r: &mut Renaming) {
+        match self {
+            MultiOp::Create { path, data, .. } | MultiOp::SetData { path, data, .. } => {
+                *data = r.data(path, data);
+                path.rename(r);
+            }
+            MultiOp::Delete { path, .. } | MultiOp::Check { path, .. } => path.rename(r),
+        }
+    }
+}
+
+/// A reply to `request` (children lists need the parent they list).
+pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming) {
+    match reply {
+        Reply::Created { path, stat } => {
+            path.rename(r);
+            stat.rename(r);
+        }
+        Reply::Exists(stat) => stat.rename(r),
+        Reply::Data { data, stat } => {
+            if let Some(path) = request {
+                *data = r.data(path, data);
+            }
+            stat.rename(r);
+        }
+        Reply::DataSet(stat) => stat.rename(r),
+        Reply::Children(children) => {
+            let parent = request.expect("a children reply answers a path");
+            *children = r.children(parent, children);
+        }
+        Reply::Children2 { children, stat } => {
+            let parent = request.expect("a children reply answers a path");
+            *children = r.children(parent, children);
+            stat.rename(r);
+        }
+        Reply::Multi(results) => results.iter_mut().for_each(|result| result.rename(r)),
+        Reply::Synced { path } => path.rename(r),
+        Reply::Deleted | Reply::Checked => {}
+    }
+}
+
+/// A result of a request to `path`.
+pub fn rename_result(result: &mut ZkResult, path: Option<&Path>, r: &mut Renaming) {
+    if let Ok(reply) = result {
+        rename_reply(reply, path, r);
+    }
+}
+
+impl Rename for OpResult {
+    fn rename(&mut self, r: &mut Renaming) {
+        match self {
+            OpResult::Created { path, stat } => {
+                path.rename(r);
+                stat.rename(r);
+            }
+            OpResult::DataSet(stat) => stat.rename(r),
+            OpResult::Deleted | OpResult::Checked => {}
+        }
+    }
+}
+
+impl Rename for WatchedEvent {
+    fn rename(&mut self, r: &mut Renaming) {
+        self.path.rename(r);
+    }
+}
+
+impl Rename for SessionEvent {
+    fn rename(&mut self, r: &mut Renaming) {
+        if let SessionEvent::Connected { session_id } = self {
+            session_id.rename(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    struct Plain;
+    impl Recipe for Plain {
+        type Call = ();
+        type Outcome = ();
+        fn handle(&mut self, _: crate::Input<()>, _: &mut crate::Outbox<()>) {}
+    }
+    impl Rename for Plain {
+        fn rename(&mut self, _: &mut Renaming) {}
+    }
+    impl RenameRecipe for Plain {}
+
+    fn path(p: &str) -> Path {
+        Path::new(p).unwrap()
+    }
+
+    #[test]
+    fn sessions_and_unique_ids_follow_their_client() {
+        let r = Renaming::new::<Plain>(vec![2, 0, 1], SessionId(257), false, true);
+        assert_eq!(r.session(SessionId(257)), SessionId(259));
+        assert_eq!(r.session(SessionId(257 + 256 + 1)), SessionId(257 + 256));
+        assert_eq!(r.session(SessionId(1)), SessionId(1));
+        assert_eq!(r.session(SessionId(260)), SessionId(260));
+        assert_eq!(r.unique_id(1), 3);
+        assert_eq!(r.unique_id(3), 2);
+        assert_eq!(r.unique_id(0), 0);
+    }
+
+    #[test]
+    fn zxids_and_sequences_become_ranks() {
+        let mut r = Renaming::new::<Plain>(vec![0], SessionId(257), true, true);
+        let dir = path("/locks");
+        for z in [9, 4, 12] {
+            r.zxid(z);
+        }
+        assert_eq!(r.path(&path("/locks/x-0000000007")), path("/locks/x-0000000007"));
+        r.sequence(&dir, 3);
+        r.rank();
+        assert_eq!((r.zxid(0), r.zxid(4), r.zxid(9), r.zxid(12)), (0, 1, 2, 3));
+        assert_eq!(r.path(&path("/locks/x-0000000007")), path("/locks/x-0000000001"));
+        assert_eq!(r.sequence(&dir, 3), 0);
+        assert_eq!(r.path(&path("/locks")), path("/locks"));
+    }
+}
