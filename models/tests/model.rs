@@ -245,16 +245,16 @@ fn all_orders_enumerates_every_getchildren_arrangement() {
 
 #[test]
 fn symmetry_saves_states_and_keeps_every_verdict() {
-    // Symmetry alone, without the partial-order reduction.
+    // Symmetry alone, without the partial-order reduction (see
+    // models/tests/symmetry.rs for both together, and for ranks).
     let setup = Setup::new(3)
         .with_faults("connection-loss=1".parse().unwrap())
         .with_reduction(false);
     let full = check_with("lock", "fixed", setup.clone(), None);
     let reduced = check_with("lock", "fixed", setup.with_symmetry(true), None);
-    assert!(reduced.unique_states < full.unique_states);
     assert_eq!(
         (full.unique_states, reduced.unique_states),
-        (251_746, 248_082)
+        (251_746, 42_002)
     );
     let verdicts = |r: &zk_models::run::CheckReport| {
         r.properties
@@ -263,11 +263,6 @@ fn symmetry_saves_states_and_keeps_every_verdict() {
             .collect::<Vec<_>>()
     };
     assert_eq!(verdicts(&full), verdicts(&reduced));
-    // The original lock breaks the same properties with symmetry on.
-    let original = check_with("lock", "original", Setup::new(2), None);
-    let original_reduced = check_with("lock", "original", Setup::new(2).with_symmetry(true), None);
-    assert!(original_reduced.unique_states < original.unique_states);
-    assert_eq!(verdicts(&original), verdicts(&original_reduced));
 }
 
 #[test]

@@ -27,8 +27,8 @@
 use crate::recipe::{FencingToken, Recipe};
 use crate::sequence::parse_sequence;
 use crate::zk::{
-    MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, WatchedEvent,
-    ZkResult, Zxid,
+    MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, WatchedEvent, ZkResult,
+    Zxid,
 };
 use std::collections::BTreeMap;
 
@@ -246,13 +246,27 @@ impl Renaming {
             .unwrap_or_else(|| panic!("sequence {sequence} of {parent} was not collected"))
     }
 
+    /// True when sequence numbers are replaced by ranks (in either phase).
+    pub fn ranks_sequences(&self) -> bool {
+        self.ranks
+    }
+
     /// `name` with the sequence suffix that starts at byte `at` ranked (the
     /// name is kept if no sequence starts there).
     pub fn sequence_suffix(&mut self, parent: &Path, name: &str, at: usize) -> String {
+        if !self.ranks {
+            return name.to_owned();
+        }
         match name.get(at..).and_then(parse_sequence) {
             Some(sequence) if name.is_char_boundary(at) => {
                 let ranked = self.sequence(parent, sequence);
-                format!("{}{ranked:010}", &name[..at])
+                if self.collecting || ranked == sequence {
+                    return name.to_owned();
+                }
+                let mut renamed = String::with_capacity(at + 10);
+                renamed.push_str(&name[..at]);
+                push_sequence(&mut renamed, ranked);
+                renamed
             }
             _ => name.to_owned(),
         }
@@ -299,6 +313,36 @@ impl Renaming {
             renamed.sort();
         }
         renamed
+    }
+}
+
+/// Appends `value` in decimal (what `format!("{value}")` writes).
+pub fn push_decimal(out: &mut String, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
+/// Appends a sequence number as ZooKeeper writes it (`%010d`).
+pub fn push_sequence(out: &mut String, sequence: i32) {
+    if sequence < 0 {
+        out.push_str(&format!("{sequence:010}"));
+        return;
+    }
+    let start = out.len();
+    push_decimal(out, sequence as u64);
+    let width = out.len() - start;
+    if width < 10 {
+        out.insert_str(start, &"0000000000"[..10 - width]);
     }
 }
 
@@ -466,18 +510,39 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_written_as_format_writes_them() {
+        for value in [0u64, 7, 10, 257, u64::MAX] {
+            let mut out = String::from("x");
+            push_decimal(&mut out, value);
+            assert_eq!(out, format!("x{value}"));
+        }
+        for sequence in [0, 3, 1234567890, i32::MAX, -1, i32::MIN] {
+            let mut out = String::new();
+            push_sequence(&mut out, sequence);
+            assert_eq!(out, format!("{sequence:010}"));
+        }
+    }
+
+    #[test]
     fn zxids_and_sequences_become_ranks() {
         let mut r = Renaming::new::<Plain>(vec![0], SessionId(257), true, true);
         let dir = path("/locks");
         for z in [9, 4, 12] {
             r.zxid(z);
         }
-        assert_eq!(r.path(&path("/locks/x-0000000007")), path("/locks/x-0000000007"));
+        assert_eq!(
+            r.path(&path("/locks/x-0000000007")),
+            path("/locks/x-0000000007")
+        );
         r.sequence(&dir, 3);
         r.rank();
         assert_eq!((r.zxid(0), r.zxid(4), r.zxid(9), r.zxid(12)), (0, 1, 2, 3));
-        assert_eq!(r.path(&path("/locks/x-0000000007")), path("/locks/x-0000000001"));
-        assert_eq!(r.sequence(&dir, 3), 0);
+        // Each parent's ranks count from 0, which stays 0.
+        assert_eq!(
+            r.path(&path("/locks/x-0000000007")),
+            path("/locks/x-0000000002")
+        );
+        assert_eq!(r.sequence(&dir, 3), 1);
         assert_eq!(r.path(&path("/locks")), path("/locks"));
     }
 }

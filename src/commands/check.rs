@@ -179,7 +179,11 @@ impl ModelArgs {
             .with_servers(self.servers)
             .with_lag(self.lag);
         if let Some(error) = model.canonical_error(&setup) {
-            let flag = if self.symmetry { "--symmetry" } else { "--ranks" };
+            let flag = if self.symmetry {
+                "--symmetry"
+            } else {
+                "--ranks"
+            };
             return Err(flag_error(flag, error));
         }
         Ok((model, setup))

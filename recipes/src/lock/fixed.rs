@@ -660,7 +660,11 @@ impl crate::rename::Rename for FixedLock {
         self.watching.rename(r);
         if let Some(scan) = &mut self.tie_scan {
             scan.own_czxid = r.zxid(scan.own_czxid);
-            scan.unchecked = scan.unchecked.iter().map(|n| r.name(&self.dir, n)).collect();
+            scan.unchecked = scan
+                .unchecked
+                .iter()
+                .map(|n| r.name(&self.dir, n))
+                .collect();
             if let Some((czxid, name)) = &mut scan.closest_before {
                 *czxid = r.zxid(*czxid);
                 *name = r.name(&self.dir, name);

@@ -36,12 +36,20 @@ pub fn rename_lock_node(
     else {
         return name.to_owned();
     };
-    let prefix = node_prefix(id(r, owner));
-    if sequence.is_empty() {
-        return prefix;
+    let renamed_owner = id(r, owner);
+    if renamed_owner == owner && !r.ranks_sequences() {
+        return name.to_owned();
     }
-    let renamed = format!("{prefix}{sequence}");
-    r.sequence_suffix(parent, &renamed, prefix.len())
+    let mut renamed = String::with_capacity(name.len() + 2);
+    renamed.push_str("x-");
+    crate::rename::push_decimal(&mut renamed, renamed_owner);
+    renamed.push('-');
+    let at = renamed.len();
+    renamed.push_str(sequence);
+    if sequence.is_empty() || !r.ranks_sequences() {
+        return renamed;
+    }
+    r.sequence_suffix(parent, &renamed, at)
 }
 
 /// A parsed lock node name.

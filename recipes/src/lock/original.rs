@@ -669,17 +669,11 @@ impl crate::rename::RenameRecipe for OriginalLock {
 
     /// `x-<session id>-<sequence>`: the session id follows its client.
     fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
-        super::names::rename_lock_node(r, parent, name, |r, id| {
-            r.session_raw(id as i64) as u64
-        })
+        super::names::rename_lock_node(r, parent, name, |r, id| r.session_raw(id as i64) as u64)
     }
 
     /// The token is the node's sequence number.
-    fn rename_token(
-        &self,
-        r: &mut crate::rename::Renaming,
-        token: FencingToken,
-    ) -> FencingToken {
+    fn rename_token(&self, r: &mut crate::rename::Renaming, token: FencingToken) -> FencingToken {
         FencingToken(i64::from(r.sequence(&self.dir, token.0 as i32)))
     }
 }
