@@ -194,7 +194,7 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
     ModelArgs {
         recipe: scenario.recipe.name.clone(),
         variant: variant.to_string(),
-        clients: model.clients,
+        clients: super::cutoff::Clients::One(model.clients),
         cycles: 1,
         faults: model.faults.clone(),
         symmetry: false,

@@ -7,6 +7,7 @@
 //! Exit status: 0 when every property holds, 1 on a violation (or a missing
 //! example in an exhaustive search), 2 on bad input.
 
+use super::cutoff::Clients;
 use super::Harness;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,9 +40,11 @@ pub struct ModelArgs {
     /// The variant: original, fixed (queue: also tutorial_original; barrier: also original_shared_host).
     #[arg(long, default_value = "fixed")]
     pub variant: String,
-    /// Number of clients.
-    #[arg(long, default_value_t = 2)]
-    pub clients: usize,
+    /// Number of clients; `check` also takes a range LO..HI (both ends
+    /// included): one check per count, and where adding a client stopped
+    /// changing the verdicts and diagnoses.
+    #[arg(long, default_value = "2", value_name = "N|LO..HI")]
+    pub clients: Clients,
     /// Acquire/release cycles per client (hold recipes: locks, elections, semaphores).
     #[arg(long, default_value_t = 1)]
     pub cycles: usize,
@@ -139,10 +142,22 @@ impl ModelArgs {
                 format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
             ));
         }
-        if !(1..=MAX_CLIENTS).contains(&self.clients) {
+        let clients = match self.clients {
+            Clients::One(clients) => clients,
+            Clients::Range { .. } => {
+                return Err(flag_error(
+                    "--clients",
+                    format!(
+                        "`{}` is a range, which only `check` takes; give one client count",
+                        self.clients
+                    ),
+                ))
+            }
+        };
+        if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(flag_error(
                 "--clients",
-                format!("must be in 1..={MAX_CLIENTS}, got {}", self.clients),
+                format!("must be in 1..={MAX_CLIENTS}, got {clients}"),
             ));
         }
         let faults: FaultBudget = self
@@ -169,7 +184,7 @@ impl ModelArgs {
         } else {
             ChildOrderMode::Sorted
         };
-        let setup = Setup::new(self.clients)
+        let setup = Setup::new(clients)
             .with_faults(faults)
             .with_child_order(order)
             .with_symmetry(self.symmetry)
@@ -191,7 +206,7 @@ impl ModelArgs {
 }
 
 impl CheckArgs {
-    fn options(&self) -> Result<RunOptions, InputError> {
+    pub(super) fn options(&self) -> Result<RunOptions, InputError> {
         if !(1..=MAX_THREADS).contains(&self.threads) {
             return Err(flag_error(
                 "--threads",
@@ -232,6 +247,9 @@ impl CheckArgs {
 }
 
 pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
+    if let Clients::Range { first, last } = args.model.clients {
+        return super::cutoff::run(harness, args, first, last);
+    }
     let resolved = args
         .model
         .resolve(harness)

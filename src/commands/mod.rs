@@ -5,6 +5,7 @@
 pub mod bugs;
 pub mod check;
 pub mod check_report;
+pub mod cutoff;
 pub mod explore;
 pub mod herd;
 pub mod recipes;
