@@ -11,7 +11,11 @@
 //!
 //! The cutoff is empirical: it holds over the counts checked, and only
 //! where their searches were exhaustive (the closing line names the rows
-//! that were not). After a count whose search timed out the larger counts
+//! that were not). In a search that was not exhaustive, "holds" and "no
+//! example" are no answer and never count as new; a violation or an
+//! example found is one. A signature is that of one counterexample per
+//! property (the shortest with `--strategy bfs`), so a new signature may be
+//! a different path to a known mechanism as well as a new one. After a count whose search timed out the larger counts
 //! are skipped (they would not finish either) and named.
 //!
 //! Each property's counterexample is named (its length) and written as a
@@ -174,7 +178,10 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
         let mut new = Vec::new();
         for property in &report.properties {
             let verdict = (property.name, property.verdict);
-            if !seen_verdicts.contains(&verdict) {
+            // Within bounds, no counterexample or example is no answer.
+            let inconclusive = !report.exhaustive
+                && matches!(property.verdict, Verdict::Holds | Verdict::NotFound);
+            if !inconclusive && !seen_verdicts.contains(&verdict) {
                 seen_verdicts.push(verdict);
                 let word = verdict_word(&report, property.verdict);
                 new.push(format!("{} {word}", property.name));
@@ -445,7 +452,7 @@ fn closing(rows: &[Row], skipped: Option<(usize, usize)>) -> String {
             format!("{from}..{to}")
         };
         out += &format!(
-            "; skipped {range} client(s): {last_count} timed out, a larger count would not finish either"
+            "; skipped {range} client(s): {last_count} clients timed out, a larger count would not finish either"
         );
     }
     out
