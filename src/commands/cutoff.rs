@@ -419,9 +419,8 @@ fn closing(rows: &[Row], skipped: Option<(usize, usize)>) -> String {
     let changed_at = rows
         .iter()
         .enumerate()
-        .filter(|(index, row)| *index == 0 || !row.new.is_empty())
+        .rfind(|(index, row)| *index == 0 || !row.new.is_empty())
         .map(|(_, row)| row.report.clients)
-        .last()
         .unwrap_or(first.report.clients);
     let mut out = if rows.len() == 1 {
         format!("one count checked ({last_count} client(s)): nothing to compare it with")
