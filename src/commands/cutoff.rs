@@ -234,6 +234,15 @@ fn header(args: &CheckArgs, first: usize, last: usize) -> String {
         format!("{:?}", args.strategy).to_lowercase(),
         args.threads
     );
+    let switches = [
+        (model.symmetry, "symmetry"),
+        (model.ranks, "ranks"),
+        (model.all_orders, "all orders"),
+        (model.no_reduction, "no reduction"),
+    ];
+    for (_, name) in switches.iter().filter(|(on, _)| *on) {
+        out += &format!(", {name}");
+    }
     if let Some(depth) = args.depth {
         out += &format!(", depth <= {depth}");
     }
