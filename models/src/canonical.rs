@@ -22,8 +22,8 @@
 use crate::cached::Cached;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::server::ModelServer;
+use crate::shorten::StatePath;
 use crate::state::{ClientState, Inbound, ItemTally, ModelState};
-use crate::Action;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 use zk_recipes::rename::{rename_result, Rename, RenameRecipe, Renaming};
@@ -35,9 +35,15 @@ use zk_recipes::FencingToken;
 pub struct Renamable<R: ModelRecipe> {
     /// The recipe may be renamed client for client (`RenameRecipe::SYMMETRIC`).
     pub symmetric: bool,
-    canonical: fn(&RecipeModel<R>, &ModelState<R>, &Canonical) -> ModelState<R>,
-    renamed: fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> ModelState<R>,
+    canonical: CanonicalFn<R>,
+    renamed: RenamedFn<R>,
 }
+
+/// [`canonical`] for one recipe type.
+type CanonicalFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &Canonical) -> ModelState<R>;
+
+/// [`renamed`] for one recipe type.
+type RenamedFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> ModelState<R>;
 
 impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
     pub fn of() -> Renamable<R> {
@@ -397,8 +403,8 @@ pub struct NotASymmetry {
 /// successor has the path's next canonical state.
 pub fn concretize<R: ModelRecipe>(
     model: &RecipeModel<R>,
-    path: Vec<(ModelState<R>, Option<Action>)>,
-) -> Result<Vec<(ModelState<R>, Option<Action>)>, NotASymmetry> {
+    path: StatePath<R>,
+) -> Result<StatePath<R>, NotASymmetry> {
     if !model.is_canonical() {
         return Ok(path);
     }
