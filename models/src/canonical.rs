@@ -31,10 +31,12 @@ use zk_recipes::FencingToken;
 
 /// What a recipe's renaming allows, recorded when a model is built for a
 /// recipe that declares one.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Renamable<R: ModelRecipe> {
     /// The recipe may be renamed client for client (`RenameRecipe::SYMMETRIC`).
     pub symmetric: bool,
+    /// Clients with the same workload share a class (see [`workload_classes`]).
+    classes: Vec<usize>,
     canonical: CanonicalFn<R>,
     renamed: RenamedFn<R>,
 }
@@ -46,9 +48,10 @@ type CanonicalFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &Canonical) -> ModelSt
 type RenamedFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> ModelState<R>;
 
 impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
-    pub fn of() -> Renamable<R> {
+    pub fn of(model: &RecipeModel<R>) -> Renamable<R> {
         Renamable {
             symmetric: R::SYMMETRIC,
+            classes: workload_classes(model),
             canonical: canonical::<R>,
             renamed: renamed::<R>,
         }
@@ -272,7 +275,7 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
     renaming: &Renaming,
     ranks: bool,
 ) -> Vec<Vec<usize>> {
-    let class = workload_classes(model);
+    let class = &model.renamable().expect("a renaming").classes;
     let keys: Vec<(usize, u64)> = state
         .clients
         .iter()
@@ -328,10 +331,27 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
         .collect()
 }
 
+/// Hashes a key that is a hash already.
+#[derive(Default)]
+struct HashIsKey(u64);
+
+impl std::hash::Hasher for HashIsKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+type KeyMap = std::collections::HashMap<u64, u64, std::hash::BuildHasherDefault<HashIsKey>>;
+
 thread_local! {
     /// Keys of clients already seen, by their hash (a checker thread's own).
-    static KEYS: std::cell::RefCell<std::collections::HashMap<u64, u64>> =
-        Default::default();
+    static KEYS: std::cell::RefCell<KeyMap> = Default::default();
 }
 
 /// Most keys a thread remembers before it starts afresh.

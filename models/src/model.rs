@@ -292,7 +292,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
     where
         R: zk_recipes::rename::RenameRecipe,
     {
-        self.renamable = Some(Renamable::of());
+        self.renamable = Some(Renamable::of(&self));
         self
     }
 

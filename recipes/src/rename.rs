@@ -33,7 +33,7 @@ use crate::zk::{
 use std::collections::BTreeMap;
 
 /// Renames a node name (one path component) created under `parent`.
-pub type NodeNames = fn(&mut Renaming, parent: &Path, name: &str) -> String;
+pub type NodeNames = fn(&mut Renaming, parent: &str, name: &str) -> String;
 
 /// Renames the data of the node at `path`.
 pub type NodeData = fn(&mut Renaming, path: &Path, data: &[u8]) -> Vec<u8>;
@@ -53,7 +53,7 @@ pub struct Renaming {
     /// Zxid -> rank (while collecting: the zxids seen, mapped to 0).
     zxids: BTreeMap<Zxid, Zxid>,
     /// Parent -> sequence number -> rank.
-    sequences: BTreeMap<Path, BTreeMap<i32, i32>>,
+    sequences: BTreeMap<String, BTreeMap<i32, i32>>,
     /// Children lists come sorted (the model's default child order): sort
     /// them again after renaming.
     sort_children: bool,
@@ -78,7 +78,7 @@ pub trait RenameRecipe: Recipe + Rename {
 
     /// The name of a node this recipe creates under `parent`, renamed. The
     /// default: a trailing ZooKeeper sequence suffix is ranked, the rest kept.
-    fn rename_node(r: &mut Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut Renaming, parent: &str, name: &str) -> String {
         r.sequence_suffix(parent, name, name.len().saturating_sub(10))
     }
 
@@ -228,13 +228,14 @@ impl Renaming {
     }
 
     /// A sequence number of a child of `parent`, as its rank.
-    pub fn sequence(&mut self, parent: &Path, sequence: i32) -> i32 {
+    pub fn sequence(&mut self, parent: &(impl AsRef<str> + ?Sized), sequence: i32) -> i32 {
+        let parent = parent.as_ref();
         if !self.ranks {
             return sequence;
         }
         if self.collecting {
             self.sequences
-                .entry(parent.clone())
+                .entry(parent.to_owned())
                 .or_default()
                 .insert(sequence, 0);
             return sequence;
@@ -253,7 +254,12 @@ impl Renaming {
 
     /// `name` with the sequence suffix that starts at byte `at` ranked (the
     /// name is kept if no sequence starts there).
-    pub fn sequence_suffix(&mut self, parent: &Path, name: &str, at: usize) -> String {
+    pub fn sequence_suffix(
+        &mut self,
+        parent: &(impl AsRef<str> + ?Sized),
+        name: &str,
+        at: usize,
+    ) -> String {
         if !self.ranks {
             return name.to_owned();
         }
@@ -273,8 +279,8 @@ impl Renaming {
     }
 
     /// A node name under `parent`, renamed as the recipe builds names.
-    pub fn name(&mut self, parent: &Path, name: &str) -> String {
-        (self.names)(self, parent, name)
+    pub fn name(&mut self, parent: &(impl AsRef<str> + ?Sized), name: &str) -> String {
+        (self.names)(self, parent.as_ref(), name)
     }
 
     /// A path, renamed component by component.
@@ -285,11 +291,11 @@ impl Renaming {
         while start < text.len() {
             let end = text[start..].find('/').map_or(text.len(), |at| start + at);
             let parent = match start {
-                1 => Path::root(),
-                _ => Path::new_unchecked(text[..start - 1].to_owned()),
+                1 => "/",
+                _ => &text[..start - 1],
             };
             renamed.push('/');
-            renamed.push_str(&self.name(&parent, &text[start..end]));
+            renamed.push_str(&self.name(parent, &text[start..end]));
             start = end + 1;
         }
         if path.ends_with_slash() && !path.is_root() {
@@ -308,6 +314,7 @@ impl Renaming {
 
     /// Children of `parent` as a getChildren reply lists them.
     pub fn children(&mut self, parent: &Path, children: &[String]) -> Vec<String> {
+        let parent = parent.as_str();
         let mut renamed: Vec<String> = children.iter().map(|c| self.name(parent, c)).collect();
         if self.sort_children && !self.collecting {
             renamed.sort();

@@ -678,7 +678,7 @@ impl crate::rename::Rename for FixedLock {
 
 impl RenameRecipe for FixedLock {
     /// `x-<uid>-<sequence>`: the unique id follows its client.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         super::names::rename_lock_node(r, parent, name, |r, id| r.unique_id(id))
     }
 }

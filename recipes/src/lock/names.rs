@@ -8,7 +8,6 @@
 
 use crate::rename::Renaming;
 use crate::sequence::{last_before, parse_sequence};
-use crate::zk::Path;
 
 /// The prefix a contender with `id` gives its node; the server appends the sequence.
 pub fn node_prefix(id: u64) -> String {
@@ -19,7 +18,7 @@ pub fn node_prefix(id: u64) -> String {
 /// its id renamed by `id` and its sequence ranked; other names are kept.
 pub fn rename_lock_node(
     r: &mut Renaming,
-    parent: &Path,
+    parent: &str,
     name: &str,
     id: impl Fn(&Renaming, u64) -> u64,
 ) -> String {

@@ -668,7 +668,7 @@ impl crate::rename::RenameRecipe for OriginalLock {
     const SYMMETRIC: bool = false;
 
     /// `x-<session id>-<sequence>`: the session id follows its client.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         super::names::rename_lock_node(r, parent, name, |r, id| r.session_raw(id as i64) as u64)
     }
 

@@ -30,6 +30,12 @@ pub enum PathError {
 #[serde(try_from = "String", into = "String")]
 pub struct Path(String);
 
+impl AsRef<str> for Path {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
 impl Path {
     /// The root znode `/`.
     pub fn root() -> Path {
