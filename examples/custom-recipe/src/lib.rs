@@ -10,7 +10,8 @@ use zkcheck::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Registry, Varia
 pub fn registry() -> Registry {
     let variant = |name: &str, about: &str, trust_server_order: bool| {
         let calls = HoldCalls::new(Call::Lock, Call::Unlock);
-        Variant::hold(name, about, calls, move |c: &ClientContext| {
+        // `hold_renamable`: the lock declares its renaming (`--symmetry`, `--ranks`).
+        Variant::hold_renamable(name, about, calls, move |c: &ClientContext| {
             SimpleLock::new(c.path.clone(), trust_server_order)
         })
         .needs_existing_path() // it does not create /simple

@@ -12,6 +12,7 @@
 //! `Failed` (this example checks no faults).
 
 use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
+use zkcheck::recipes::rename::{Rename, RenameRecipe, Renaming};
 use zkcheck::recipes::{FencingToken, Hold, Input, Observation, Observe, Outbox, Recipe, Tag};
 use zkcheck::sim::oracles::{CallObservation, ObserveCall};
 
@@ -175,5 +176,23 @@ impl ObserveCall for Call {
             Call::Lock => CallObservation::Acquire,
             Call::Unlock => CallObservation::Release,
         }
+    }
+}
+
+/// The renaming the model checker's symmetry and ranks use: the lock keeps
+/// a node name (its sequence suffix is ranked by the default
+/// `rename_node`) and grants the sequence number as its token. No client
+/// id appears anywhere, and clients are never ordered by one.
+impl Rename for SimpleLock {
+    fn rename(&mut self, r: &mut Renaming) {
+        if let Some(node) = &mut self.node {
+            *node = r.name(&self.dir, node);
+        }
+    }
+}
+
+impl RenameRecipe for SimpleLock {
+    fn rename_token(&self, r: &mut Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.dir, token.0 as i32)))
     }
 }

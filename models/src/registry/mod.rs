@@ -63,12 +63,41 @@ impl Variant {
     where
         R: ModelRecipe + SimRecipe,
     {
+        Variant::hold_finished(name, about, calls, make, |model| model)
+    }
+
+    /// As [`Variant::hold`] for a recipe that declares its renaming
+    /// (`zk_recipes::rename::RenameRecipe`): its model can also be checked
+    /// with client symmetry and rank abstraction (`check --symmetry`,
+    /// `--ranks`).
+    pub fn hold_renamable<R>(
+        name: &str,
+        about: &str,
+        calls: HoldCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe + zk_recipes::rename::RenameRecipe,
+    {
+        Variant::hold_finished(name, about, calls, make, RecipeModel::with_renaming)
+    }
+
+    fn hold_finished<R>(
+        name: &str,
+        about: &str,
+        calls: HoldCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+        finish: fn(RecipeModel<R>) -> RecipeModel<R>,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe,
+    {
         let make: Make<R> = Arc::new(make);
         let sim_make = make.clone();
         let sim = SimVariant::hold(name, about, calls.clone(), move |c| sim_make(c));
         let model: ModelSource = Arc::new(move |site: &ModelSite| {
             let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
-            ModelVariant::of(move |setup| hold::model(&site, setup, &calls, &make))
+            ModelVariant::of(move |setup| finish(hold::model(&site, setup, &calls, &make)))
         });
         Variant {
             sim,
