@@ -13,6 +13,7 @@
 mod builtin;
 mod hold;
 
+use crate::canonical::{self, Canonical, SelfCheck};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::replay::{self, ReplayError, ReplayReport};
 use crate::run::{self, CheckReport, RunOptions};
@@ -24,6 +25,12 @@ use zk_recipes::zk::Path;
 use zk_sim::scenario::{ClientContext, RecipeKind, RecipeSpec, SimRecipes, SimVariant};
 use zk_sim::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
 use zk_sim::world::SimRecipe;
+
+/// Random walks of [`ModelVariant::self_check`].
+pub const SELF_CHECK_WALKS: usize = 50;
+
+/// Steps per walk of [`ModelVariant::self_check`].
+pub const SELF_CHECK_DEPTH: usize = 40;
 
 /// A recipe constructor shared by its simulation and its model.
 type Make<R> = Arc<dyn Fn(&ClientContext) -> R + Send + Sync>;
@@ -286,6 +293,7 @@ trait ErasedModel: Send + Sync {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport;
     fn property_names(&self, setup: &Setup) -> Vec<&'static str>;
     fn canonical_error(&self, setup: &Setup) -> Option<String>;
+    fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String>;
     fn explore(&self, setup: &Setup, address: &str);
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError>;
 }
@@ -313,6 +321,21 @@ where
 
     fn canonical_error(&self, setup: &Setup) -> Option<String> {
         (self.0)(setup).canonical_error()
+    }
+
+    fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String> {
+        let model = (self.0)(setup);
+        if model.renamable().is_none() {
+            return Err(model.canonical_error().unwrap_or_else(|| {
+                format!("{} declares no renaming", model.name)
+            }));
+        }
+        let form = Canonical {
+            symmetry: setup.symmetry,
+            ranks: setup.ranks,
+        };
+        canonical::self_check(&model, form, SELF_CHECK_WALKS, SELF_CHECK_DEPTH, seed)
+            .map_err(|error| error.to_string())
     }
 
     fn explore(&self, setup: &Setup, address: &str) {
@@ -346,6 +369,13 @@ impl ModelVariant {
     /// for this model, if it cannot.
     pub fn canonical_error(&self, setup: &Setup) -> Option<String> {
         self.0.canonical_error(setup)
+    }
+
+    /// Runs the renaming self-check ([`canonical::self_check`]) on the
+    /// setup's canonical form (its `symmetry` and `ranks`):
+    /// [`SELF_CHECK_WALKS`] random walks of [`SELF_CHECK_DEPTH`] steps.
+    pub fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String> {
+        self.0.self_check(setup, seed)
     }
 
     /// Replays a schedule of this model on the simulator's stepper, judged
