@@ -13,6 +13,7 @@
 mod builtin;
 mod hold;
 
+use crate::lasso::{self, LassoOptions, LassoReport};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::replay::{self, ReplayError, ReplayReport};
 use crate::run::{self, CheckReport, RunOptions};
@@ -255,6 +256,7 @@ impl std::fmt::Debug for ModelVariant {
 /// What a [`ModelVariant`] does with the model its builder makes.
 trait ErasedModel: Send + Sync {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport;
+    fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport;
     fn property_names(&self, setup: &Setup) -> Vec<&'static str>;
     fn explore(&self, setup: &Setup, address: &str);
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError>;
@@ -270,6 +272,10 @@ where
 {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         run::check((self.0)(setup), options)
+    }
+
+    fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport {
+        lasso::search((self.0)(setup), options)
     }
 
     fn property_names(&self, setup: &Setup) -> Vec<&'static str> {
@@ -301,6 +307,11 @@ impl ModelVariant {
 
     pub fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         self.0.check(setup, options)
+    }
+
+    /// Searches the model for a livelock (a lasso, see [`crate::lasso`]).
+    pub fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport {
+        self.0.lasso(setup, options)
     }
 
     /// The names of the properties the model checks for `setup`.
