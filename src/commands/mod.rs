@@ -7,6 +7,7 @@ pub mod check;
 pub mod check_report;
 pub mod explore;
 pub mod herd;
+pub mod lasso;
 pub mod recipes;
 pub mod replay;
 pub mod report;
