@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return zkcheck::main_with(zkcheck::Registry::builtin().with(polling::entry()));
     }
     let out = std::env::temp_dir().join(format!("zkcheck-lasso-cli-{}", std::process::id()));
-    let checks: [(&str, fn(&Path)); 6] = [
+    let checks: [Check; 6] = [
         (
             "a livelock exits 1 with a lasso and its replay command",
             livelock,
@@ -45,6 +45,9 @@ fn main() -> ExitCode {
     println!("test result: ok. {} passed", checks.len());
     ExitCode::SUCCESS
 }
+
+/// A named check, given the output directory.
+type Check = (&'static str, fn(&Path));
 
 /// What a finished command did.
 struct Run {

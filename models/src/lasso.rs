@@ -69,6 +69,7 @@ use crate::faults::FaultBudget;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::run::{trace, TraceStep};
 use crate::schedule::Schedule;
+use crate::shorten::StatePath;
 use crate::state::{ClientId, ModelState};
 use stateright::Model;
 use std::collections::{HashMap, VecDeque};
@@ -551,11 +552,13 @@ fn explore<R: ModelRecipe>(
     let mut actions = Vec::new();
     while let Some(state) = queue.pop_front() {
         let current = graph.first_edge.len() as u32;
-        cut = limit_reached(&graph, options, started, current % 1024 == 0);
+        // The clock now and then: every 1024 states.
+        let clock = current & 0x3ff == 0;
+        cut = limit_reached(&graph, options, started, clock);
         if cut.is_some() {
             break;
         }
-        if current % 1024 == 0 {
+        if clock {
             report_progress(&graph, started, options, &mut next_progress);
         }
         graph.first_edge.push(graph.edges.len() as u32);
@@ -906,7 +909,7 @@ fn replay_choices<R: ModelRecipe>(
     model: &RecipeModel<R>,
     from: ModelState<R>,
     choices: &[u16],
-) -> (Vec<(ModelState<R>, Option<Action>)>, ModelState<R>) {
+) -> (StatePath<R>, ModelState<R>) {
     let mut path = Vec::new();
     let mut state = from;
     let mut actions = Vec::new();
