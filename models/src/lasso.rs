@@ -63,6 +63,19 @@
 //! A search cut by its state limit or timeout still reports a lasso it
 //! found among the states it expanded (their edges are complete); without
 //! one its answer is no verdict ([`LassoVerdict::Inconclusive`]).
+//!
+//! ## Canonical states
+//!
+//! The counts above are invariant under a renaming of clients, but the
+//! fairness units and the steps of a lasso name clients. If `next_state`
+//! canonicalizes through a client renaming, a cycle of canonical states is
+//! a concrete path from `s` to a renaming `p(s)`: the concrete cycle is it
+//! repeated (order of `p`) times, with the clients renamed along the way,
+//! and fairness must follow the renaming. Until the model reports the
+//! renaming it applied, run this search without client symmetry. An
+//! abstraction that renames no client (ranks of sequence numbers and
+//! zxids) needs none of this; the stepper's replay then compares concrete
+//! states, which differ in those numbers ([`crate::replay::LassoReplay`]).
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
@@ -904,6 +917,18 @@ fn fair_cycle(graph: &Graph, component: &[u32], part: u32, start: u32) -> Vec<Ho
     hops
 }
 
+/// The units enabled in every state of the cycle `hops` (from `start`)
+/// that none of its edges takes: empty for a fair cycle.
+fn starved_on(graph: &Graph, start: u32, hops: &[Hop]) -> Units {
+    let always = hops.iter().fold(graph.enabled[start as usize], |set, hop| {
+        set & graph.enabled[hop.1.to as usize]
+    });
+    let taken = hops
+        .iter()
+        .fold(0 as Units, |set, hop| set | 1 << hop.1.unit);
+    always & !taken
+}
+
 /// Replays the choices from an initial state: the states and actions.
 fn replay_choices<R: ModelRecipe>(
     model: &RecipeModel<R>,
@@ -945,14 +970,17 @@ fn build_lasso<R: ModelRecipe>(
     prefix_choices.reverse();
     let root = distinct_inits(model).swap_remove(v as usize);
     let (prefix, at_start) = replay_choices(model, root, &prefix_choices);
-    let cycle_choices: Vec<u16> = fair_cycle(graph, component, part, start)
-        .iter()
-        .map(|hop| hop.1.choice)
-        .collect();
+    let cycle_hops = fair_cycle(graph, component, part, start);
+    let cycle_choices: Vec<u16> = cycle_hops.iter().map(|hop| hop.1.choice).collect();
     let (cycle, back) = replay_choices(model, at_start.clone(), &cycle_choices);
     assert!(
         back == at_start,
         "the lasso's cycle must return to its first state (a fingerprint collision?)"
+    );
+    assert_eq!(
+        starved_on(graph, start, &cycle_hops),
+        0,
+        "the lasso's cycle must take every unit enabled all along it"
     );
     let waiting = (0..at_start.clients.len())
         .filter(|&c| at_start.clients[c].pending.is_some())
