@@ -443,31 +443,28 @@ fn clients_text(clients: &[ClientId]) -> String {
 }
 
 /// Renders a lasso: the numbered prefix steps, then the cycle's steps
-/// numbered on from there.
+/// numbered on from there (as [`crate::run::render_trace`] renders a path).
 pub fn render_lasso(lasso: &Lasso) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "to the cycle ({} steps):", lasso.prefix.len());
-    out.push_str(&crate::run::render_trace(&lasso.prefix));
+    render_steps(&mut out, &lasso.prefix, 1);
     let _ = writeln!(
         out,
         "the cycle ({} steps, repeated forever; back to the state after step {}):",
         lasso.cycle.len(),
         lasso.prefix.len()
     );
-    let rendered = crate::run::render_trace(&lasso.cycle);
-    for line in rendered.lines() {
-        // Renumber: the cycle's steps follow the prefix's.
-        match line.trim_start().split_once(". ") {
-            Some((number, rest)) if line.starts_with("  ") && number.parse::<usize>().is_ok() => {
-                let n = number.parse::<usize>().unwrap_or(0) + lasso.prefix.len();
-                let _ = writeln!(out, "  {n:>3}. {rest}");
-            }
-            _ => {
-                let _ = writeln!(out, "{line}");
-            }
+    render_steps(&mut out, &lasso.cycle, lasso.prefix.len() + 1);
+    out
+}
+
+fn render_steps(out: &mut String, steps: &[TraceStep], first: usize) {
+    for (number, step) in (first..).zip(steps) {
+        let _ = writeln!(out, "  {number:>3}. {}", step.action);
+        for line in &step.lines {
+            let _ = writeln!(out, "         {line}");
         }
     }
-    out
 }
 
 /// Searches `model` for a lasso.
