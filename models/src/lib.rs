@@ -16,12 +16,15 @@
 //!   registered variant builds its simulation (for scenario files) and its
 //!   model (for `check`, `explore` and schedule replay); a hold recipe gets
 //!   a generic model from its constructor and calls.
+//! - [`lasso`] searches for livelocks: reachable fair cycles in which a
+//!   call stays pending (liveness as cycles, reported as lassos).
 
 pub mod action;
 mod app;
 pub mod cached;
 pub mod canonical;
 pub mod faults;
+pub mod lasso;
 pub mod model;
 pub mod narrate;
 pub mod properties;

@@ -27,6 +27,12 @@
 //! a follower, `reconnect` and `learn_expiry` go to the server they name;
 //! healing first lets every follower catch up and reconnects to the leader.
 //!
+//! A lasso (a schedule with `cycle_start`, see [`crate::lasso`]) replays
+//! its prefix, then its cycle [`LASSO_ROUNDS`] times, checking after each
+//! round that the stepper is back where the cycle started and that no
+//! call was answered ([`LassoReplay`]); healing then finds the waiting
+//! calls still unanswered, which the liveness oracle reports.
+//!
 //! Every violation the replay reports carries a diagnosis, computed as the
 //! simulated world computes it: from the stepper's history and the stepper
 //! as it is at the moment of the violation (one millisecond of history
@@ -69,7 +75,32 @@ pub struct ReplayReport {
     pub violations: Vec<Violation>,
     /// One line per stepper action.
     pub trace: String,
+    /// For a lasso (`cycle_start` set): what running its cycle showed.
+    pub lasso: Option<LassoReplay>,
 }
+
+/// What replaying a lasso's cycle showed (see [`replay`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LassoReplay {
+    /// Steps before the cycle, and in it.
+    pub prefix: usize,
+    pub cycle: usize,
+    /// Times the cycle ran.
+    pub rounds: usize,
+    /// After every round the stepper was back in the state the cycle
+    /// started in: the server's tree (times aside), every client's session
+    /// and recipe (timers relative to its clock) and application view.
+    /// The stepper's inboxes are not visible and not compared.
+    pub returned: bool,
+    /// The clients with a pending call when the cycle started.
+    pub waiting: Vec<usize>,
+    /// Their calls stayed pending, and no other call was answered, through
+    /// every round.
+    pub pending_stayed: bool,
+}
+
+/// How many times a lasso's cycle is replayed.
+pub const LASSO_ROUNDS: usize = 2;
 
 impl ReplayReport {
     /// The oracle of the schedule's property reported a violation.
@@ -122,7 +153,7 @@ pub fn oracle_for(property: &str) -> Option<Property> {
         "fifo" => Property::Fifo,
         "herd" => Property::Herd,
         "no_leaks" => Property::NoLeaks,
-        "no_stuck_waiter" | "liveness" => Property::Liveness,
+        "no_stuck_waiter" | "liveness" | crate::lasso::PROGRESS => Property::Liveness,
         "exactly_once" => Property::ExactlyOnce,
         "barrier" => Property::Barrier,
         _ => return None,
@@ -131,7 +162,7 @@ pub fn oracle_for(property: &str) -> Option<Property> {
 
 /// What the application of one client believes (the model's `app` view,
 /// reduced to what replay needs).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct AppView {
     /// Next workload step that may be called.
     cursor: usize,
@@ -149,6 +180,8 @@ struct Replay<'m, R: ModelRecipe> {
     apps: Vec<AppView>,
     initial_paths: BTreeSet<zk_recipes::zk::Path>,
     now_ns: u64,
+    /// Schedule steps applied (a lasso's cycle counts once per round).
+    steps_run: usize,
 }
 
 /// Replays `schedule` on the stepper built from `model`.
@@ -163,16 +196,12 @@ pub fn replay<R: ModelRecipe>(
         });
     }
     let mut replay = Replay::new(model);
-    for (index, step) in schedule.steps.iter().enumerate() {
-        replay.set_time_ns((index as u64 + 1) * STEP_NS);
-        replay.apply(step).map_err(|message| ReplayError::Step {
-            step: index + 1,
-            client: step.client,
-            op: step.op.clone(),
-            message,
-        })?;
-        replay.observe_outcomes();
-    }
+    let prefix = schedule.cycle_start.unwrap_or(schedule.steps.len());
+    replay.run_steps(schedule, 0..prefix)?;
+    let lasso = match schedule.cycle_start {
+        Some(start) => Some(replay.run_cycle(schedule, start)?),
+        None => None,
+    };
     replay.set_time_ns(replay.now_ns + STEP_NS);
     replay.heal();
     replay.finish();
@@ -180,11 +209,30 @@ pub fn replay<R: ModelRecipe>(
         property: schedule.property.clone(),
         oracle: oracle_for(&schedule.property),
         expect: schedule.expect.clone(),
-        steps: schedule.steps.len(),
+        steps: replay.steps_run,
         violations: replay.oracles.violations().to_vec(),
         trace: replay.stepper.trace().to_string(),
+        lasso,
     })
 }
+
+/// What must come back after a lasso's cycle: the server's tree and
+/// counters without times, each client's session with its timers relative
+/// to its clock, each application's view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CycleView<R: ModelRecipe> {
+    last_zxid: zk_recipes::zk::Zxid,
+    nodes: Vec<NodeView>,
+    sessions: Vec<zk_sim::client::ClientSession<R>>,
+    apps: Vec<AppView>,
+}
+
+type NodeView = (
+    zk_recipes::zk::Path,
+    Option<Vec<u8>>,
+    Option<zk_recipes::zk::Stat>,
+    Option<i32>,
+);
 
 /// The simulator oracles matching the model's properties and oracle settings.
 fn oracle_config<R: ModelRecipe>(model: &RecipeModel<R>) -> OracleConfig {
@@ -230,9 +278,97 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             apps: vec![AppView::default(); model.clients.len()],
             initial_paths,
             now_ns: 0,
+            steps_run: 0,
         };
         replay.observe_outcomes();
         replay
+    }
+
+    /// Applies the schedule's steps `range`, one ms of history time each.
+    fn run_steps(
+        &mut self,
+        schedule: &Schedule,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), ReplayError> {
+        for index in range {
+            let step = &schedule.steps[index];
+            self.steps_run += 1;
+            self.set_time_ns(self.steps_run as u64 * STEP_NS);
+            self.apply(step).map_err(|message| ReplayError::Step {
+                step: index + 1,
+                client: step.client,
+                op: step.op.clone(),
+                message,
+            })?;
+            self.observe_outcomes();
+        }
+        Ok(())
+    }
+
+    /// Runs a lasso's cycle (steps `start..`) [`LASSO_ROUNDS`] times,
+    /// comparing the state after each round with the one before the first.
+    fn run_cycle(&mut self, schedule: &Schedule, start: usize) -> Result<LassoReplay, ReplayError> {
+        let before = self.cycle_view();
+        let waiting: Vec<usize> = (0..self.apps.len())
+            .filter(|&c| self.apps[c].pending.is_some())
+            .collect();
+        let (mut returned, mut pending_stayed) = (true, true);
+        for _ in 0..LASSO_ROUNDS {
+            for index in start..schedule.steps.len() {
+                self.run_steps(schedule, index..index + 1)?;
+                // No call answered: every application view keeps its call
+                // and its place in the workload.
+                pending_stayed &= (0..self.apps.len()).all(|c| {
+                    (self.apps[c].pending, self.apps[c].cursor)
+                        == (before.apps[c].pending, before.apps[c].cursor)
+                });
+            }
+            returned &= self.cycle_view() == before;
+        }
+        Ok(LassoReplay {
+            prefix: start,
+            cycle: schedule.steps.len() - start,
+            rounds: LASSO_ROUNDS,
+            returned,
+            waiting,
+            pending_stayed,
+        })
+    }
+
+    /// The stepper as a lasso's cycle must find it again (see [`CycleView`]).
+    fn cycle_view(&self) -> CycleView<R> {
+        let server = self.stepper.server();
+        let nodes = server
+            .paths()
+            .into_iter()
+            .map(|path| {
+                let stat = server.stat(&path).map(|stat| zk_recipes::zk::Stat {
+                    ctime_ms: 0,
+                    mtime_ms: 0,
+                    ..stat
+                });
+                let data = server.data(&path).map(<[u8]>::to_vec);
+                let counter = server.sequence_counter(&path);
+                (path, data, stat, counter)
+            })
+            .collect();
+        let sessions = (0..self.apps.len())
+            .map(|c| {
+                let mut session = self.stepper.client(c).clone();
+                let now = session.now_ms;
+                session.now_ms = 0;
+                for due in session.timers.values_mut() {
+                    *due = due.saturating_sub(now);
+                }
+                session
+            })
+            .collect();
+        CycleView {
+            last_zxid: server.last_zxid(),
+            nodes,
+            sessions,
+            apps: self.apps.clone(),
+        }
     }
 
     /// The time of the oracles and of the stepper's history.

@@ -157,6 +157,7 @@ impl CheckReport {
                 "example"
             }
             .to_string(),
+            cycle_start: None,
             steps: trace.iter().map(|step| step.schedule.clone()).collect(),
         })
     }

@@ -32,6 +32,11 @@
 //! default first session id, 257); getChildren results are sorted unless a
 //! step says `order` (the n-th permutation).
 //!
+//! A lasso (`check --liveness cycles`, [`crate::lasso`]) says
+//! `cycle_start = K` in its header: steps `K..` are a cycle that returns to
+//! the state step `K` starts in, the `K` steps before it lead there; its
+//! property is `progress` and `expect` is `violation`.
+//!
 //! Schedule files are user input: [`Schedule::parse`] refuses unknown keys
 //! and values the replay cannot use, with a [`ScheduleError`] naming the
 //! file, the line and the dotted key (`clients`, `step[2].op`: the index of
@@ -177,6 +182,11 @@ pub struct Schedule {
     pub property: String,
     /// Whether the schedule shows a violation or an example.
     pub expect: String,
+    /// A lasso (see [`crate::lasso`]): the steps from this index on are a
+    /// cycle that returns to the state it starts in; the prefix before it
+    /// leads there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_start: Option<usize>,
     #[serde(rename = "step")]
     pub steps: Vec<ScheduleStep>,
 }
@@ -295,6 +305,26 @@ impl Schedule {
         Ok(schedule)
     }
 
+    /// A lasso's cycle has at least one step, and a lasso is a violation.
+    fn check_cycle_start(&self) -> Result<(), String> {
+        let Some(start) = self.cycle_start else {
+            return Ok(());
+        };
+        if start >= self.steps.len() {
+            return Err(format!(
+                "the cycle starts at step index {start}, but the schedule has {} step(s): a cycle needs at least one (indices count from 0)",
+                self.steps.len()
+            ));
+        }
+        if self.expect != "violation" {
+            return Err(format!(
+                "a lasso shows a violation, but expect is `{}`",
+                clip(&self.expect)
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the values: the model exists in `registry` and is small
     /// enough, every step names a client of it and a known operation with
     /// the fields that operation takes. On error: the dotted key and the
@@ -356,6 +386,9 @@ impl Schedule {
                     self.steps.len()
                 ),
             );
+        }
+        if let Err(message) = self.check_cycle_start() {
+            return at("cycle_start", message);
         }
         for (n, step) in self.steps.iter().enumerate() {
             let key = |field: &str| format!("step[{n}].{field}");
@@ -431,6 +464,7 @@ mod tests {
             faults: "none".into(),
             property: "mutual_exclusion".into(),
             expect: "violation".into(),
+            cycle_start: None,
             steps: vec![
                 ScheduleStep {
                     call: Some("Lock".into()),

@@ -234,6 +234,7 @@ fn a_client_finds_its_reaped_parent_gone_and_creates_it_again() {
         faults: "none".into(),
         property: "workload_can_complete".into(),
         expect: "example".into(),
+        cycle_start: None,
         steps: trace.iter().map(|step| step.schedule.clone()).collect(),
     };
     assert!(schedule.to_toml().contains("op = \"reap\""));

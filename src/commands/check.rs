@@ -4,8 +4,12 @@
 //! verdict per property, each counterexample as numbered steps, and writes
 //! each as a schedule file (see `zk_models::schedule`).
 //!
+//! With `--liveness cycles` a lasso search follows (`super::lasso`): a
+//! livelock is reported as a lasso, like a counterexample.
+//!
 //! Exit status: 0 when every property holds, 1 on a violation (or a missing
-//! example in an exhaustive search), 2 on bad input.
+//! example in an exhaustive search, or a lasso), 2 on bad input (and on a
+//! lasso search stopped by its limits without a lasso: no verdict).
 
 use super::cutoff::Clients;
 use super::Harness;
@@ -13,6 +17,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+use zk_models::lasso::{LassoOptions, DEFAULT_MAX_STATES};
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
 use zk_models::setup::{DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS};
@@ -110,6 +115,15 @@ pub struct CheckArgs {
     /// the verdicts, and each counterexample with the pictures of a run.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// How liveness is judged: `terminal` (stateright's `eventually`, on
+    /// terminal paths), or `cycles`: also search for livelocks, fair cycles
+    /// in which a call stays pending (reported as lassos).
+    #[arg(long, value_enum, default_value = "terminal")]
+    pub liveness: super::lasso::LivenessArg,
+    /// With --liveness cycles: the most states the lasso search explores
+    /// (it keeps about 100 bytes per state) [default: 5000000].
+    #[arg(long, value_name = "N")]
+    pub lasso_states: Option<usize>,
 }
 
 /// Bad command-line input, naming the flag.
@@ -206,6 +220,25 @@ impl ModelArgs {
 }
 
 impl CheckArgs {
+    /// The lasso search's bounds, if `--liveness cycles` asks for it.
+    fn lasso_options(&self) -> Result<Option<LassoOptions>, InputError> {
+        use super::lasso::LivenessArg;
+        let max_states = self.lasso_states.unwrap_or(DEFAULT_MAX_STATES);
+        match (self.liveness, self.lasso_states) {
+            (LivenessArg::Terminal, Some(_)) => Err(flag_error(
+                "--lasso-states",
+                "bounds the lasso search: give it with --liveness cycles",
+            )),
+            (_, Some(0)) => Err(flag_error("--lasso-states", "must be at least 1")),
+            (LivenessArg::Terminal, None) => Ok(None),
+            (LivenessArg::Cycles, _) => Ok(Some(super::lasso::options(
+                max_states,
+                self.timeout.map(Duration::from_secs),
+                (self.progress > 0).then(|| Duration::from_secs(self.progress)),
+            ))),
+        }
+    }
+
     pub(super) fn options(&self) -> Result<RunOptions, InputError> {
         if !(1..=MAX_THREADS).contains(&self.threads) {
             return Err(flag_error(
@@ -253,8 +286,8 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let resolved = args
         .model
         .resolve(harness)
-        .and_then(|(model, setup)| Ok((model, setup, args.options()?)));
-    let (model, setup, options) = match resolved {
+        .and_then(|(model, setup)| Ok((model, setup, args.options()?, args.lasso_options()?)));
+    let (model, setup, options, lasso_options) = match resolved {
         Ok(resolved) => resolved,
         Err(error) => {
             eprintln!("error: {error}");
@@ -304,7 +337,15 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         Some(dir) => write_report(harness, &args, &model, &report, &written, dir).is_err(),
         None => false,
     };
-    super::sim::exit_status(!report.failures().is_empty(), output_failed)
+    drop(stdout);
+    let lasso = lasso_options
+        .map(|options| super::lasso::run(&harness.program, &model, &setup, &options, &args.out));
+    let livelock = lasso.is_some_and(|l| l.livelock);
+    let lasso_error = lasso.is_some_and(|l| l.no_verdict || l.output_failed);
+    super::sim::exit_status(
+        !report.failures().is_empty() || livelock,
+        output_failed || lasso_error,
+    )
 }
 
 /// `--report DIR`: the verdicts and each counterexample as a run.

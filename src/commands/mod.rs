@@ -8,6 +8,7 @@ pub mod check_report;
 pub mod cutoff;
 pub mod explore;
 pub mod herd;
+pub mod lasso;
 pub mod recipes;
 pub mod replay;
 pub mod report;

@@ -5,13 +5,15 @@
 //!
 //! Exit status as for a scenario: 1 when the simulator reports a
 //! violation, 0 when it reports none, 2 on a bad file. The output says
-//! whether the violation the model found is the one the simulator shows.
+//! whether the violation the model found is the one the simulator shows;
+//! for a lasso (`cycle_start`), also whether its cycle, run twice, came
+//! back to where it started with the waiting calls still pending.
 
 use super::sim::{EXIT_BAD_INPUT, EXIT_VIOLATION};
 use super::Harness;
 use std::path::Path;
 use std::process::ExitCode;
-use zk_models::replay::ReplayReport;
+use zk_models::replay::{LassoReplay, ReplayReport};
 use zk_models::schedule::{clip, Schedule, ScheduleError};
 
 /// The text holds a schedule (a top-level `step` array) rather than a
@@ -72,6 +74,25 @@ fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, Sc
         .map_err(|e| zk_models::schedule::replay_error(path, text, &e))
 }
 
+/// What replaying a lasso's cycle showed, in one line.
+fn lasso_line(lasso: &LassoReplay) -> String {
+    let returned = if lasso.returned {
+        "back in the state it started in after every round"
+    } else {
+        "NOT back in the state it started in"
+    };
+    let waiting: Vec<String> = lasso.waiting.iter().map(|c| format!("c{c}")).collect();
+    let pending = match (waiting.is_empty(), lasso.pending_stayed) {
+        (true, _) => "no call was pending".to_string(),
+        (false, true) => format!("the calls of {} stayed pending", waiting.join(", ")),
+        (false, false) => format!("a call was ANSWERED (pending: {})", waiting.join(", ")),
+    };
+    format!(
+        "lasso: {} step(s) to the cycle, then its {} step(s) run {} times: {returned}; {pending}",
+        lasso.prefix, lasso.cycle, lasso.rounds
+    )
+}
+
 fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
     if trace {
         print!("{}", report.trace);
@@ -81,6 +102,9 @@ fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
         report.steps,
         path.display()
     );
+    if let Some(lasso) = &report.lasso {
+        println!("{}", lasso_line(lasso));
+    }
     for violation in &report.violations {
         print!("VIOLATION of {}:\n  {violation}", violation.property);
     }

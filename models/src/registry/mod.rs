@@ -14,6 +14,7 @@ mod builtin;
 mod hold;
 
 use crate::canonical::{self, Canonical, SelfCheck};
+use crate::lasso::{self, LassoOptions, LassoReport};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::replay::{self, ReplayError, ReplayReport};
 use crate::run::{self, CheckReport, RunOptions};
@@ -291,6 +292,7 @@ impl std::fmt::Debug for ModelVariant {
 /// What a [`ModelVariant`] does with the model its builder makes.
 trait ErasedModel: Send + Sync {
     fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport;
+    fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport;
     fn property_names(&self, setup: &Setup) -> Vec<&'static str>;
     fn canonical_error(&self, setup: &Setup) -> Option<String>;
     fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String>;
@@ -310,6 +312,10 @@ where
         run::check((self.0)(setup), options)
     }
 
+    fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport {
+        lasso::search((self.0)(setup), options)
+    }
+
     fn property_names(&self, setup: &Setup) -> Vec<&'static str> {
         use stateright::Model as _;
         (self.0)(setup)
@@ -326,9 +332,9 @@ where
     fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String> {
         let model = (self.0)(setup);
         if model.renamable().is_none() {
-            return Err(model.canonical_error().unwrap_or_else(|| {
-                format!("{} declares no renaming", model.name)
-            }));
+            return Err(model
+                .canonical_error()
+                .unwrap_or_else(|| format!("{} declares no renaming", model.name)));
         }
         let form = Canonical {
             symmetry: setup.symmetry,
@@ -358,6 +364,11 @@ impl ModelVariant {
 
     pub fn check(&self, setup: &Setup, options: &RunOptions) -> CheckReport {
         self.0.check(setup, options)
+    }
+
+    /// Searches the model for a livelock (a lasso, see [`crate::lasso`]).
+    pub fn lasso(&self, setup: &Setup, options: &LassoOptions) -> LassoReport {
+        self.0.lasso(setup, options)
     }
 
     /// The names of the properties the model checks for `setup`.
