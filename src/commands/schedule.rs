@@ -79,7 +79,9 @@ fn lasso_line(lasso: &LassoReplay) -> String {
     let returned = if lasso.returned {
         "back in the state it started in after every round"
     } else {
-        "NOT back in the state it started in"
+        // A lasso found with `--ranks` comes back up to its zxids and
+        // sequence numbers, which the stepper's comparison counts.
+        "not back in the same concrete state (with --ranks: expected, zxids and sequence numbers grow)"
     };
     let waiting: Vec<String> = lasso.waiting.iter().map(|c| format!("c{c}")).collect();
     let pending = match (waiting.is_empty(), lasso.pending_stayed) {
