@@ -262,6 +262,37 @@ impl ModelCheck<'_> {
         self
     }
 
+    /// Client symmetry (`check --symmetry`; the recipe declares its renaming).
+    pub fn symmetry(mut self) -> Self {
+        self.setup.symmetry = true;
+        self
+    }
+
+    /// Rank abstraction (`check --ranks`; the recipe declares its renaming).
+    pub fn ranks(mut self) -> Self {
+        self.setup.ranks = true;
+        self
+    }
+
+    /// The recipe's renaming passes the self-check for the symmetry and
+    /// ranks asked (both when neither was): random reachable states renamed
+    /// keep every verdict and their canonical successors. Returns the
+    /// states checked.
+    pub fn renaming_is_sound(mut self) -> usize {
+        if !self.setup.symmetry && !self.setup.ranks {
+            self.setup.symmetry = true;
+            self.setup.ranks = true;
+        }
+        let model = self
+            .registry
+            .model(&self.recipe, &self.variant)
+            .unwrap_or_else(|error| panic!("{error}"));
+        match model.self_check(&self.setup, 0) {
+            Ok(seen) => seen.states,
+            Err(error) => panic!("{}: the renaming self-check failed: {error}", self.command()),
+        }
+    }
+
     /// Every property holds (and every example is found) over the whole
     /// state space; returns the unique state count, for pinning.
     pub fn holds(self) -> usize {
@@ -326,6 +357,12 @@ impl ModelCheck<'_> {
         }
         if self.setup.child_order == ChildOrderMode::AllOrders {
             command.push_str(" --all-orders");
+        }
+        if self.setup.symmetry {
+            command.push_str(" --symmetry");
+        }
+        if self.setup.ranks {
+            command.push_str(" --ranks");
         }
         if self.setup.servers != 1 {
             command.push_str(&format!(

@@ -40,3 +40,20 @@ fn the_model_checker_exhausts_the_fixed_lock() {
         .holds();
     assert_eq!(states, 19_856, "the state count changed");
 }
+
+#[test]
+fn the_lock_declares_a_sound_renaming_and_symmetry_saves_states() {
+    let registry = custom_recipe::registry();
+    let checked = testing::model(&registry, "simple_lock", "fixed")
+        .clients(3)
+        .all_orders()
+        .renaming_is_sound();
+    assert!(checked > 100, "the self-check saw only {checked} states");
+    let states = testing::model(&registry, "simple_lock", "fixed")
+        .clients(3)
+        .all_orders()
+        .symmetry()
+        .ranks()
+        .holds();
+    assert_eq!(states, 2_977, "the state count changed (19,856 without)");
+}
