@@ -26,7 +26,7 @@ use crate::state::{ClientState, Inbound, ItemTally, ModelState};
 use crate::Action;
 use std::collections::BTreeMap;
 use std::hash::Hash;
-use zk_recipes::rename::{rename_result, Rename, RenameRecipe, Renaming};
+use zk_recipes::rename::{rename_result_of, Rename, RenameRecipe, Renaming};
 use zk_recipes::FencingToken;
 
 /// What a recipe's renaming allows, recorded when a model is built for a
@@ -199,8 +199,7 @@ fn rename_client<R: ModelRecipe + RenameRecipe>(
     for inbound in client.inbox.iter_mut() {
         match inbound {
             Inbound::Reply { result, zxid } => {
-                let path = answered.next().and_then(|request| request.path());
-                rename_result(result, path, r);
+                rename_result_of(result, answered.next(), r);
                 *zxid = r.zxid(*zxid);
             }
             Inbound::Event(event) => event.rename(r),
