@@ -308,13 +308,18 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
             .collect();
         start = end;
     }
-    // `order[p]` is the client placed at p; a renaming maps client -> p.
+    // The p-th place of the sorted list is index `slots[p]`: each class
+    // keeps its own indices (its workload), also when classes interleave
+    // (the shared lock's writers 0 and 2, reader 1).
+    let mut slots: Vec<usize> = (0..keys.len()).collect();
+    slots.sort_by_key(|c| (class[*c], *c));
+    // `order[p]` is the client placed at p; a renaming maps client -> slots[p].
     orders
         .into_iter()
         .map(|placed| {
             let mut to = vec![0; placed.len()];
             for (p, c) in placed.into_iter().enumerate() {
-                to[c] = p;
+                to[c] = slots[p];
             }
             to
         })

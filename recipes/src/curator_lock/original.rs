@@ -490,6 +490,13 @@ impl crate::rename::Rename for OriginalCuratorLock {
 }
 
 impl crate::rename::RenameRecipe for OriginalCuratorLock {
+    /// Curator 2.x sorts by the text after `lock-` with a stable sort: once
+    /// the parent's counter sticks at `2147483647` nodes tie, and
+    /// getChildren's order (sorted by name, `_c_<id>_...` first) decides
+    /// who holds: the client with the smaller id. (Unreachable unless a
+    /// model starts the counter near its end; the self-check finds it then.)
+    const SYMMETRIC: bool = false;
+
     /// `_c_<unique id>_<creates>-lock-<sequence>`.
     fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
         super::protection::rename_protected_node(r, parent, name)

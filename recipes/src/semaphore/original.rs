@@ -617,6 +617,10 @@ impl crate::rename::Rename for OriginalSemaphore {
 }
 
 impl crate::rename::RenameRecipe for OriginalSemaphore {
+    /// Its mutex is Curator 2.x's ([`OriginalCuratorLock`]): tied nodes of
+    /// a stuck counter are ordered by name, that is by client id.
+    const SYMMETRIC: bool = false;
+
     /// `_c_<unique id>_<creates>-lease-<sequence>` (and the mutex's `-lock-`).
     fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
         crate::curator_lock::protection::rename_protected_node(r, parent, name)
