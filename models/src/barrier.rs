@@ -21,6 +21,7 @@ use crate::setup::Setup;
 use crate::workload::WorkStep;
 use stateright::Property;
 use zk_recipes::barrier::{BarrierCall, FixedBarrier, OriginalBarrier};
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The barrier root.
@@ -48,7 +49,7 @@ fn barrier_properties<R: ModelRecipe>() -> Vec<Property<RecipeModel<R>>> {
     ]
 }
 
-fn build<R: ModelRecipe<Call = BarrierCall>>(
+fn build<R: ModelRecipe<Call = BarrierCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -74,6 +75,7 @@ fn build<R: ModelRecipe<Call = BarrierCall>>(
         oracles,
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(barrier_properties())
 }
 

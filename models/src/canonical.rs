@@ -26,7 +26,7 @@ use crate::shorten::StatePath;
 use crate::state::{ClientState, Inbound, ItemTally, ModelState};
 use std::collections::BTreeMap;
 use std::hash::Hash;
-use zk_recipes::rename::{rename_result, Rename, RenameRecipe, Renaming};
+use zk_recipes::rename::{rename_result_of, Rename, RenameRecipe, Renaming};
 use zk_recipes::FencingToken;
 
 /// What a recipe's renaming allows, recorded when a model is built for a
@@ -208,8 +208,7 @@ fn rename_client<R: ModelRecipe + RenameRecipe>(
     for inbound in client.inbox.iter_mut() {
         match inbound {
             Inbound::Reply { result, zxid } => {
-                let path = answered.next().and_then(|request| request.path());
-                rename_result(result, path, r);
+                rename_result_of(result, answered.next(), r);
                 *zxid = r.zxid(*zxid);
             }
             Inbound::Event(event) => event.rename(r),
@@ -318,13 +317,18 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
             .collect();
         start = end;
     }
-    // `order[p]` is the client placed at p; a renaming maps client -> p.
+    // The p-th place of the sorted list is index `slots[p]`: each class
+    // keeps its own indices (its workload), also when classes interleave
+    // (the shared lock's writers 0 and 2, reader 1).
+    let mut slots: Vec<usize> = (0..keys.len()).collect();
+    slots.sort_by_key(|c| (class[*c], *c));
+    // `order[p]` is the client placed at p; a renaming maps client -> slots[p].
     orders
         .into_iter()
         .map(|placed| {
             let mut to = vec![0; placed.len()];
             for (p, c) in placed.into_iter().enumerate() {
-                to[c] = p;
+                to[c] = slots[p];
             }
             to
         })

@@ -21,6 +21,7 @@ use crate::model::{ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::setup::Setup;
 use crate::workload::{self, WorkStep};
 use zk_recipes::curator_lock::{FixedCuratorLock, LockCall, OriginalCuratorLock};
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::Path;
 
 /// The lock path (its parent `/locks` is created by the recipe too).
@@ -35,7 +36,7 @@ fn workload(cycles: usize) -> Vec<WorkStep<LockCall>> {
     workload::hold_cycles(acquire, LockCall::Release, cycles)
 }
 
-fn build<R: ModelRecipe<Call = LockCall>>(
+fn build<R: ModelRecipe<Call = LockCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -54,6 +55,7 @@ fn build<R: ModelRecipe<Call = LockCall>>(
         oracles,
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(lock_properties(setup))
 }
 

@@ -20,6 +20,7 @@ use crate::setup::Setup;
 use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::election::{ElectionCall, FixedElection, OriginalElection};
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The election parent.
@@ -49,7 +50,7 @@ fn election_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeMode
     list
 }
 
-fn build<R: ModelRecipe<Call = ElectionCall>>(
+fn build<R: ModelRecipe<Call = ElectionCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -73,6 +74,7 @@ fn build<R: ModelRecipe<Call = ElectionCall>>(
         oracles,
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(election_properties(setup))
 }
 

@@ -23,6 +23,7 @@ use crate::setup::Setup;
 use crate::workload::WorkStep;
 use stateright::Property;
 use zk_recipes::queue::{DistributedQueueOriginal, FixedQueue, QueueCall, TutorialQueueOriginal};
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The queue directory.
@@ -60,7 +61,7 @@ fn queue_properties<R: ModelRecipe>() -> Vec<Property<RecipeModel<R>>> {
     ]
 }
 
-fn build<R: ModelRecipe<Call = QueueCall>>(
+fn build<R: ModelRecipe<Call = QueueCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -83,6 +84,7 @@ fn build<R: ModelRecipe<Call = QueueCall>>(
         oracles,
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(queue_properties())
 }
 

@@ -21,6 +21,7 @@ use crate::properties::{self, names};
 use crate::setup::Setup;
 use crate::workload::{self, WorkStep};
 use stateright::Property;
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::semaphore::{FixedSemaphore, OriginalSemaphore, SemaphoreCall};
 use zk_recipes::zk::Path;
 
@@ -57,7 +58,7 @@ fn semaphore_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeMod
     list
 }
 
-fn build<R: ModelRecipe<Call = SemaphoreCall>>(
+fn build<R: ModelRecipe<Call = SemaphoreCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -75,6 +76,7 @@ fn build<R: ModelRecipe<Call = SemaphoreCall>>(
         oracles,
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(semaphore_properties(setup))
 }
 

@@ -20,6 +20,7 @@ use crate::properties::{self, names};
 use crate::setup::Setup;
 use crate::workload::{self, WorkStep};
 use stateright::Property;
+use zk_recipes::rename::RenameRecipe;
 use zk_recipes::shared_lock::{FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall};
 use zk_recipes::zk::{CreateMode, Path, Request};
 
@@ -71,7 +72,7 @@ fn shared_lock_properties<R: ModelRecipe>(setup: &Setup) -> Vec<Property<RecipeM
     list
 }
 
-fn build<R: ModelRecipe<Call = SharedLockCall>>(
+fn build<R: ModelRecipe<Call = SharedLockCall> + RenameRecipe>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
@@ -85,6 +86,7 @@ fn build<R: ModelRecipe<Call = SharedLockCall>>(
         Oracles::default(),
     )
     .with_setup(setup)
+    .with_renaming()
     .with_properties(shared_lock_properties(setup))
 }
 

@@ -424,17 +424,21 @@ impl Rename for MultiOp {
 pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming) {
     match reply {
         Reply::Created { path, stat } => {
+            rename_stat_of(stat, Some(path), r);
             path.rename(r);
-            stat.rename(r);
         }
-        Reply::Exists(stat) => stat.rename(r),
+        Reply::Exists(stat) => {
+            if let Some(stat) = stat {
+                rename_stat_of(stat, request, r);
+            }
+        }
         Reply::Data { data, stat } => {
             if let Some(path) = request {
                 *data = r.data(path, data);
             }
-            stat.rename(r);
+            rename_stat_of(stat, request, r);
         }
-        Reply::DataSet(stat) => stat.rename(r),
+        Reply::DataSet(stat) => rename_stat_of(stat, request, r),
         Reply::Children(children) => {
             let parent = request.expect("a children reply answers a path");
             *children = r.children(parent, children);
@@ -442,7 +446,7 @@ pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming)
         Reply::Children2 { children, stat } => {
             let parent = request.expect("a children reply answers a path");
             *children = r.children(parent, children);
-            stat.rename(r);
+            rename_stat_of(stat, request, r);
         }
         Reply::Multi(results) => results.iter_mut().for_each(|result| result.rename(r)),
         Reply::Synced { path } => path.rename(r),
@@ -450,10 +454,49 @@ pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming)
     }
 }
 
+/// The stat of the node at `path` (`None`: unknown), renamed. Its
+/// `cversion` is made of the node's sequence counter (`2 * counter -
+/// children`, as the server computes it), which ranks rename: the counter
+/// it was made of is ranked with the node's other sequence numbers, so a
+/// stat in flight agrees with the ones the renamed tree gives.
+pub fn rename_stat_of(stat: &mut Stat, path: Option<&Path>, r: &mut Renaming) {
+    stat.rename(r);
+    let Some(path) = path.filter(|_| r.ranks_sequences()) else {
+        return;
+    };
+    let doubled = i64::from(stat.cversion) + i64::from(stat.num_children);
+    if doubled <= 0 || doubled % 2 != 0 || doubled / 2 > i64::from(i32::MAX) {
+        return;
+    }
+    let counter = r.sequence(path, (doubled / 2) as i32);
+    stat.cversion = counter.wrapping_mul(2).wrapping_sub(stat.num_children);
+}
+
 /// A result of a request to `path`.
 pub fn rename_result(result: &mut ZkResult, path: Option<&Path>, r: &mut Renaming) {
     if let Ok(reply) = result {
         rename_reply(reply, path, r);
+    }
+}
+
+/// A result of `request` (`None`: unknown): as [`rename_result`], and the
+/// results of a multi each with the path of its op, so that a `setData`'s
+/// stat inside a multi is renamed as [`rename_stat_of`] renames it.
+pub fn rename_result_of(result: &mut ZkResult, request: Option<&Request>, r: &mut Renaming) {
+    let (Ok(Reply::Multi(results)), Some(Request::Multi(ops))) = (&mut *result, request) else {
+        return rename_result(result, request.and_then(Request::path), r);
+    };
+    for (result, op) in results.iter_mut().zip(ops) {
+        match (result, op) {
+            (OpResult::DataSet(stat), MultiOp::SetData { path, .. }) => {
+                rename_stat_of(stat, Some(path), r)
+            }
+            (OpResult::Created { path, stat }, _) => {
+                rename_stat_of(stat, Some(path), r);
+                path.rename(r);
+            }
+            (result, _) => result.rename(r),
+        }
     }
 }
 

@@ -620,6 +620,41 @@ impl Recipe for FixedBarrier {
     }
 }
 
+impl crate::rename::Rename for FixedBarrier {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.unique_id = r.unique_id(self.unique_id);
+        self.session.rename(r);
+        match &mut self.phase {
+            Phase::DeletingOwn {
+                then: AfterDelete::WaitFor(member),
+            }
+            | Phase::AwaitingMember { member } => member.rename(r),
+            _ => {}
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for FixedBarrier {
+    /// Leave orders the members by node name, `m-<unique id>`: the lowest
+    /// waits for the highest, the others for the lowest. Which client plays
+    /// which part follows from its id, so clients cannot be renamed for one
+    /// another (the self-check finds a successor that differs).
+    const SYMMETRIC: bool = false;
+
+    /// `m-<unique id, 16 hex digits>`.
+    fn rename_node(r: &mut crate::rename::Renaming, _parent: &Path, name: &str) -> String {
+        match name.strip_prefix("m-").filter(|id| id.len() == 16) {
+            Some(id) if id.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                match u64::from_str_radix(id, 16) {
+                    Ok(id) => member_name(r.unique_id(id)),
+                    Err(_) => name.to_owned(),
+                }
+            }
+            _ => name.to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

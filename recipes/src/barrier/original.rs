@@ -225,3 +225,36 @@ impl Recipe for OriginalBarrier {
         }
     }
 }
+
+impl crate::rename::Rename for OriginalBarrier {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.host_name = rename_host(r, &self.host_name);
+    }
+}
+
+/// A host name `host-<client index>` (the model's: one host per client)
+/// follows its client; any other name (`host`, shared by every member) is
+/// kept.
+fn rename_host(r: &crate::rename::Renaming, name: &str) -> String {
+    match name.strip_prefix("host-").map(str::parse::<usize>) {
+        Some(Ok(client)) if name == format!("host-{client}") => {
+            format!("host-{}", r.client(client))
+        }
+        _ => name.to_owned(),
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalBarrier {
+    /// The member node is named after the host; with the sequential create
+    /// ([`TutorialNodeMode::EphemeralSequential`]) a ranked sequence follows.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        let at = name.len().saturating_sub(10);
+        let (host, sequence) = match name.get(at..).and_then(crate::sequence::parse_sequence) {
+            Some(_) if name.is_char_boundary(at) && at > 0 => name.split_at(at),
+            _ => (name, ""),
+        };
+        let renamed = format!("{}{sequence}", rename_host(r, host));
+        let at = renamed.len() - sequence.len();
+        r.sequence_suffix(parent, &renamed, at)
+    }
+}

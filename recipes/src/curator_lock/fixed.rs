@@ -134,3 +134,16 @@ impl Recipe for FixedCuratorLock {
         }
     }
 }
+
+impl crate::rename::Rename for FixedCuratorLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.ticket.rename(r);
+    }
+}
+
+impl crate::rename::RenameRecipe for FixedCuratorLock {
+    /// `_c_<unique id>-lock-<sequence>`.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        super::protection::rename_protected_node(r, parent, name)
+    }
+}

@@ -462,3 +462,48 @@ impl Recipe for OriginalCuratorLock {
         }
     }
 }
+
+impl crate::rename::Rename for OriginalCuratorLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.protection.rename(r);
+        self.session.rename(r);
+        let path = self.lock_path.clone();
+        for mutex in &mut self.held {
+            mutex.node = r.name(&path, &mutex.node);
+            mutex.token = FencingToken(i64::from(r.sequence(&path, mutex.token.0 as i32)));
+        }
+        match &mut self.phase {
+            Phase::ReadingChildren { node }
+            | Phase::Waiting { node }
+            | Phase::DeletingOwn { node, .. }
+            | Phase::Releasing { node } => *node = r.name(&path, node),
+            Phase::WatchingPredecessor { node, predecessor } => {
+                *node = r.name(&path, node);
+                *predecessor = r.name(&path, predecessor);
+            }
+            Phase::Idle
+            | Phase::Creating
+            | Phase::MakingParents { .. }
+            | Phase::FindingProtected => {}
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalCuratorLock {
+    /// Curator 2.x sorts by the text after `lock-` with a stable sort: once
+    /// the parent's counter sticks at `2147483647` nodes tie, and
+    /// getChildren's order (sorted by name, `_c_<id>_...` first) decides
+    /// who holds: the client with the smaller id. (Unreachable unless a
+    /// model starts the counter near its end; the self-check finds it then.)
+    const SYMMETRIC: bool = false;
+
+    /// `_c_<unique id>_<creates>-lock-<sequence>`.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        super::protection::rename_protected_node(r, parent, name)
+    }
+
+    /// The token is the node's sequence number.
+    fn rename_token(&self, r: &mut crate::rename::Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.lock_path, token.0 as i32)))
+    }
+}

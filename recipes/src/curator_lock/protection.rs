@@ -4,6 +4,9 @@
 //! is retried after a connection loss, `findProtectedNodeInForeground`
 //! looks for a child with that prefix before creating again.
 
+use crate::rename::{push_decimal, Rename, Renaming};
+use crate::zk::Path;
+
 /// One client's protection ids. Curator's random UUIDs are stood in for by
 /// the client's unique id and the number of create builders so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +40,47 @@ impl Protection {
         children
             .into_iter()
             .find(|child| child.starts_with(&prefix))
+    }
+}
+
+/// A protected node name `_c_<unique id><rest>` (this module's
+/// `_c_<id>_<creates>-...` and the ticket's `_c_<id>-<label>`) under
+/// `parent`, renamed: the unique id follows its client and a trailing
+/// sequence suffix (after the label's `-`) is ranked. Other names, and a
+/// create's prefix without a sequence, keep what they have.
+pub(crate) fn rename_protected_node(r: &mut Renaming, parent: &Path, name: &str) -> String {
+    let Some(rest) = name.strip_prefix("_c_") else {
+        return name.to_owned();
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (id, tail) = rest.split_at(digits);
+    let Some(id) = id.parse::<u64>().ok() else {
+        return name.to_owned();
+    };
+    if !tail.starts_with(['-', '_']) {
+        return name.to_owned();
+    }
+    let mut renamed = String::with_capacity(name.len() + 2);
+    renamed.push_str("_c_");
+    push_decimal(&mut renamed, r.unique_id(id));
+    let id_end = renamed.len();
+    renamed.push_str(tail);
+    // `%010d` after the label's `-`; `--2147483648` once wrapped.
+    let Some(mut at) = renamed.len().checked_sub(10) else {
+        return renamed;
+    };
+    if at <= id_end || !renamed[at..].bytes().all(|b| b.is_ascii_digit()) {
+        return renamed;
+    }
+    if renamed[..at].ends_with("--") {
+        at -= 1;
+    }
+    r.sequence_suffix(parent, &renamed, at)
+}
+
+impl Rename for Protection {
+    fn rename(&mut self, r: &mut Renaming) {
+        self.unique_id = r.unique_id(self.unique_id);
     }
 }
 

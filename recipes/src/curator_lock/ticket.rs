@@ -34,6 +34,7 @@
 
 use super::parents;
 use crate::recipe::{FencingToken, Input, Outbox, Tag, TimerId};
+use crate::rename::{Rename, Renaming};
 use crate::sequence::{prefixed_sequence, STUCK_SEQUENCE};
 use crate::zk::{
     CreateMode, EventType, MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId,
@@ -714,6 +715,40 @@ pub fn forward<O>(inner: Outbox<TicketOutcome>, out: &mut Outbox<O>) -> Vec<Tick
     out.requests.extend(inner.requests);
     out.timers.extend(inner.timers);
     inner.outcomes
+}
+
+impl<R: Rule> Rename for Ticket<R> {
+    fn rename(&mut self, r: &mut Renaming) {
+        self.unique_id = r.unique_id(self.unique_id);
+        self.session.rename(r);
+        let parent = &self.parent;
+        let node = |r: &mut Renaming, node: &mut OwnNode| {
+            node.name = r.name(parent, &node.name);
+            node.token = FencingToken(r.zxid(node.token.0));
+        };
+        match &mut self.phase {
+            Phase::CheckingOwn { name }
+            | Phase::GivingUp { name, .. }
+            | Phase::Releasing { name, .. } => *name = r.name(parent, name),
+            Phase::Ranking { node: own } | Phase::Holding { node: own } => node(r, own),
+            Phase::WatchingNode { node: own, path }
+            | Phase::Waiting {
+                node: own,
+                on: WaitOn::Node(path),
+            } => {
+                node(r, own);
+                path.rename(r);
+            }
+            Phase::Waiting { node: own, .. } => node(r, own),
+            Phase::Idle
+            | Phase::Creating
+            | Phase::ProbingParents { .. }
+            | Phase::CreatingWithParents
+            | Phase::SyncingForOwn
+            | Phase::FindingOwn
+            | Phase::AwaitingSession => {}
+        }
+    }
 }
 
 #[cfg(test)]

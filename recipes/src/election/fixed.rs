@@ -507,6 +507,46 @@ impl Recipe for FixedElection {
     }
 }
 
+impl crate::rename::Rename for FixedElection {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.unique_id = r.unique_id(self.unique_id);
+        self.session.rename(r);
+        match &mut self.phase {
+            Phase::Ranking { node }
+            | Phase::Checking { node }
+            | Phase::Leading { node }
+            | Phase::Resigning { node, .. } => node.rename(r),
+            Phase::Waiting { node, predecessor } => {
+                node.rename(r);
+                predecessor.rename(r);
+            }
+            Phase::Idle
+            | Phase::Creating { .. }
+            | Phase::SyncingForOwn { .. }
+            | Phase::FindingOwn { .. }
+            | Phase::AwaitingSession => {}
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for FixedElection {
+    /// `n-<unique id, 16 hex digits>-<sequence>` (or the create's prefix).
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        let Some((id, tail)) = name
+            .strip_prefix("n-")
+            .and_then(|rest| Some((rest.get(..16)?, rest.get(16..)?)))
+        else {
+            return name.to_owned();
+        };
+        let hex = id.bytes().all(|b| b.is_ascii_hexdigit()) && tail.starts_with('-');
+        let Some(id) = u64::from_str_radix(id, 16).ok().filter(|_| hex) else {
+            return name.to_owned();
+        };
+        let renamed = format!("n-{:016x}{tail}", r.unique_id(id));
+        r.sequence_suffix(parent, &renamed, "n-".len() + 16 + 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -282,6 +282,27 @@ impl Recipe for OriginalElection {
     }
 }
 
+impl crate::rename::Rename for OriginalElection {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.node.rename(r);
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalElection {
+    /// `lock-<sequence>`: no id, the sequence ranked.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        match name.starts_with(NODE_PREFIX) {
+            true => r.sequence_suffix(parent, name, NODE_PREFIX.len()),
+            false => name.to_owned(),
+        }
+    }
+
+    /// The token is the node's sequence number.
+    fn rename_token(&self, r: &mut crate::rename::Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.parent, token.0 as i32)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

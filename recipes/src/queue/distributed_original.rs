@@ -374,3 +374,24 @@ impl Recipe for DistributedQueueOriginal {
         }
     }
 }
+
+impl crate::rename::Rename for DistributedQueueOriginal {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        let dir = &self.dir;
+        if let Step::Read { candidates, .. } | Step::Delete { candidates, .. } = &mut self.step {
+            for name in candidates.iter_mut() {
+                *name = r.name(dir, name);
+            }
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for DistributedQueueOriginal {
+    /// `qn-<sequence>`: no id, the sequence ranked.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        match name.starts_with(ITEM_PREFIX) {
+            true => r.sequence_suffix(parent, name, ITEM_PREFIX.len()),
+            false => name.to_owned(),
+        }
+    }
+}

@@ -630,3 +630,64 @@ fn delete(path: &Path) -> Request {
         version: ANY_VERSION,
     }
 }
+
+impl crate::rename::Rename for FixedQueue {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.producer_receipt.rename(r);
+        self.consumer_receipt.rename(r);
+        self.session.rename(r);
+        if let Phase::Read(cursor)
+        | Phase::Claim(cursor, _)
+        | Phase::ClaimSync(cursor, _)
+        | Phase::ClaimVerify(cursor, _) = &mut self.phase
+        {
+            cursor.items.iter_mut().for_each(|item| item.rename(r));
+        }
+    }
+}
+
+/// The suffix of the receipts directory [`FixedQueue::new`] puts beside
+/// the queue directory.
+const RECEIPTS_SUFFIX: &str = "-receipts";
+
+impl crate::rename::RenameRecipe for FixedQueue {
+    /// Items `qn-<sequence>` (ranked) and receipts `p-<unique id>`,
+    /// `c-<unique id>` (the id follows its client).
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        if name.starts_with(ITEM_PREFIX) {
+            return r.sequence_suffix(parent, name, ITEM_PREFIX.len());
+        }
+        let receipt = ["p-", "c-"]
+            .into_iter()
+            .find_map(|kind| Some((kind, name.strip_prefix(kind)?)));
+        match receipt {
+            Some((kind, id)) if parent.as_str().ends_with(RECEIPTS_SUFFIX) => {
+                match id.parse::<u64>() {
+                    Ok(id) if id.to_string().len() == name.len() - kind.len() => {
+                        format!("{kind}{}", r.unique_id(id))
+                    }
+                    _ => name.to_owned(),
+                }
+            }
+            _ => name.to_owned(),
+        }
+    }
+
+    /// A consumer receipt `<dir>-receipts/c-<id>` holds the name of the
+    /// item it claimed under `<dir>`: its sequence is ranked.
+    fn rename_data(r: &mut crate::rename::Renaming, path: &Path, data: &[u8]) -> Vec<u8> {
+        let dir = path.parent().and_then(|receipts| {
+            let dir = receipts.as_str().strip_suffix(RECEIPTS_SUFFIX)?;
+            Path::new(dir).ok()
+        });
+        match (dir, std::str::from_utf8(data)) {
+            (Some(dir), Ok(item))
+                if path.name().starts_with("c-") && item.starts_with(ITEM_PREFIX) =>
+            {
+                r.sequence_suffix(&dir, item, ITEM_PREFIX.len())
+                    .into_bytes()
+            }
+            _ => data.to_vec(),
+        }
+    }
+}

@@ -240,3 +240,21 @@ impl Recipe for TutorialQueueOriginal {
         }
     }
 }
+
+impl crate::rename::Rename for TutorialQueueOriginal {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        if let Step::Read { node } | Step::Delete { node, .. } = &mut self.step {
+            node.rename(r);
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for TutorialQueueOriginal {
+    /// `element<sequence>`: no id, the sequence ranked.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        match name.starts_with(ITEM_NAME) {
+            true => r.sequence_suffix(parent, name, ITEM_NAME.len()),
+            false => name.to_owned(),
+        }
+    }
+}

@@ -151,6 +151,19 @@ impl Recipe for FixedSemaphore {
     }
 }
 
+impl crate::rename::Rename for FixedSemaphore {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.ticket.rename(r);
+    }
+}
+
+impl crate::rename::RenameRecipe for FixedSemaphore {
+    /// `_c_<unique id>-<count>-lease-<sequence>`.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        crate::curator_lock::protection::rename_protected_node(r, parent, name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -597,3 +597,37 @@ impl Recipe for OriginalSemaphore {
         }
     }
 }
+
+impl crate::rename::Rename for OriginalSemaphore {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.protection.rename(r);
+        self.mutex.rename(r);
+        self.session.rename(r);
+        let path = self.leases_path.clone();
+        for lease in &mut self.leases {
+            lease.node = r.name(&path, &lease.node);
+            lease.token = FencingToken(i64::from(r.sequence(&path, lease.token.0 as i32)));
+        }
+        if let Phase::CountingLeases { node, .. } | Phase::WaitingForLeases { node, .. } =
+            &mut self.phase
+        {
+            *node = r.name(&path, node);
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalSemaphore {
+    /// Its mutex is Curator 2.x's ([`OriginalCuratorLock`]): tied nodes of
+    /// a stuck counter are ordered by name, that is by client id.
+    const SYMMETRIC: bool = false;
+
+    /// `_c_<unique id>_<creates>-lease-<sequence>` (and the mutex's `-lock-`).
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        crate::curator_lock::protection::rename_protected_node(r, parent, name)
+    }
+
+    /// The token is the last lease's sequence number.
+    fn rename_token(&self, r: &mut crate::rename::Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.leases_path, token.0 as i32)))
+    }
+}

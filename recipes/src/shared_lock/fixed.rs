@@ -128,6 +128,19 @@ impl Recipe for FixedSharedLock {
     }
 }
 
+impl crate::rename::Rename for FixedSharedLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        self.ticket.rename(r);
+    }
+}
+
+impl crate::rename::RenameRecipe for FixedSharedLock {
+    /// `_c_<unique id>-read-<sequence>` or `_c_<unique id>-write-<sequence>`.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        crate::curator_lock::protection::rename_protected_node(r, parent, name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -260,3 +260,32 @@ impl Recipe for OriginalSharedLock {
         }
     }
 }
+
+impl crate::rename::Rename for OriginalSharedLock {
+    fn rename(&mut self, r: &mut crate::rename::Renaming) {
+        let path = &self.lock_path;
+        match &mut self.phase {
+            Phase::ReadingChildren { node, .. }
+            | Phase::Watching { node, .. }
+            | Phase::Waiting { node, .. }
+            | Phase::Holding { node }
+            | Phase::Releasing { node } => *node = r.name(path, node),
+            Phase::Idle | Phase::Creating { .. } => {}
+        }
+    }
+}
+
+impl crate::rename::RenameRecipe for OriginalSharedLock {
+    /// `read-<sequence>` or `write-<sequence>`: no id, the sequence ranked.
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+        match parse_node(name) {
+            Some((mode, _)) => r.sequence_suffix(parent, name, mode.marker().len()),
+            None => name.to_owned(),
+        }
+    }
+
+    /// The token is the node's sequence number.
+    fn rename_token(&self, r: &mut crate::rename::Renaming, token: FencingToken) -> FencingToken {
+        FencingToken(i64::from(r.sequence(&self.lock_path, token.0 as i32)))
+    }
+}
