@@ -289,7 +289,10 @@ impl ModelCheck<'_> {
             .unwrap_or_else(|error| panic!("{error}"));
         match model.self_check(&self.setup, 0) {
             Ok(seen) => seen.states,
-            Err(error) => panic!("{}: the renaming self-check failed: {error}", self.command()),
+            Err(error) => panic!(
+                "{}: the renaming self-check failed: {error}",
+                self.command()
+            ),
         }
     }
 

@@ -642,7 +642,7 @@ impl crate::rename::RenameRecipe for FixedBarrier {
     const SYMMETRIC: bool = false;
 
     /// `m-<unique id, 16 hex digits>`.
-    fn rename_node(r: &mut crate::rename::Renaming, _parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, _parent: &str, name: &str) -> String {
         match name.strip_prefix("m-").filter(|id| id.len() == 16) {
             Some(id) if id.bytes().all(|b| b.is_ascii_hexdigit()) => {
                 match u64::from_str_radix(id, 16) {

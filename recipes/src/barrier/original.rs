@@ -247,7 +247,7 @@ fn rename_host(r: &crate::rename::Renaming, name: &str) -> String {
 impl crate::rename::RenameRecipe for OriginalBarrier {
     /// The member node is named after the host; with the sequential create
     /// ([`TutorialNodeMode::EphemeralSequential`]) a ranked sequence follows.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         let at = name.len().saturating_sub(10);
         let (host, sequence) = match name.get(at..).and_then(crate::sequence::parse_sequence) {
             Some(_) if name.is_char_boundary(at) && at > 0 => name.split_at(at),

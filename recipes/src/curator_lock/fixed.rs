@@ -143,7 +143,7 @@ impl crate::rename::Rename for FixedCuratorLock {
 
 impl crate::rename::RenameRecipe for FixedCuratorLock {
     /// `_c_<unique id>-lock-<sequence>`.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         super::protection::rename_protected_node(r, parent, name)
     }
 }

@@ -498,7 +498,7 @@ impl crate::rename::RenameRecipe for OriginalCuratorLock {
     const SYMMETRIC: bool = false;
 
     /// `_c_<unique id>_<creates>-lock-<sequence>`.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         super::protection::rename_protected_node(r, parent, name)
     }
 

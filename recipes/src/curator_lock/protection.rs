@@ -5,7 +5,6 @@
 //! looks for a child with that prefix before creating again.
 
 use crate::rename::{push_decimal, Rename, Renaming};
-use crate::zk::Path;
 
 /// One client's protection ids. Curator's random UUIDs are stood in for by
 /// the client's unique id and the number of create builders so far.
@@ -48,7 +47,7 @@ impl Protection {
 /// `parent`, renamed: the unique id follows its client and a trailing
 /// sequence suffix (after the label's `-`) is ranked. Other names, and a
 /// create's prefix without a sequence, keep what they have.
-pub(crate) fn rename_protected_node(r: &mut Renaming, parent: &Path, name: &str) -> String {
+pub(crate) fn rename_protected_node(r: &mut Renaming, parent: &str, name: &str) -> String {
     let Some(rest) = name.strip_prefix("_c_") else {
         return name.to_owned();
     };

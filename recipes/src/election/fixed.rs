@@ -531,7 +531,7 @@ impl crate::rename::Rename for FixedElection {
 
 impl crate::rename::RenameRecipe for FixedElection {
     /// `n-<unique id, 16 hex digits>-<sequence>` (or the create's prefix).
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         let Some((id, tail)) = name
             .strip_prefix("n-")
             .and_then(|rest| Some((rest.get(..16)?, rest.get(16..)?)))

@@ -290,7 +290,7 @@ impl crate::rename::Rename for OriginalElection {
 
 impl crate::rename::RenameRecipe for OriginalElection {
     /// `lock-<sequence>`: no id, the sequence ranked.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         match name.starts_with(NODE_PREFIX) {
             true => r.sequence_suffix(parent, name, NODE_PREFIX.len()),
             false => name.to_owned(),

@@ -388,7 +388,7 @@ impl crate::rename::Rename for DistributedQueueOriginal {
 
 impl crate::rename::RenameRecipe for DistributedQueueOriginal {
     /// `qn-<sequence>`: no id, the sequence ranked.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         match name.starts_with(ITEM_PREFIX) {
             true => r.sequence_suffix(parent, name, ITEM_PREFIX.len()),
             false => name.to_owned(),

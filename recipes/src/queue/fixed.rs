@@ -653,7 +653,7 @@ const RECEIPTS_SUFFIX: &str = "-receipts";
 impl crate::rename::RenameRecipe for FixedQueue {
     /// Items `qn-<sequence>` (ranked) and receipts `p-<unique id>`,
     /// `c-<unique id>` (the id follows its client).
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         if name.starts_with(ITEM_PREFIX) {
             return r.sequence_suffix(parent, name, ITEM_PREFIX.len());
         }
@@ -661,14 +661,12 @@ impl crate::rename::RenameRecipe for FixedQueue {
             .into_iter()
             .find_map(|kind| Some((kind, name.strip_prefix(kind)?)));
         match receipt {
-            Some((kind, id)) if parent.as_str().ends_with(RECEIPTS_SUFFIX) => {
-                match id.parse::<u64>() {
-                    Ok(id) if id.to_string().len() == name.len() - kind.len() => {
-                        format!("{kind}{}", r.unique_id(id))
-                    }
-                    _ => name.to_owned(),
+            Some((kind, id)) if parent.ends_with(RECEIPTS_SUFFIX) => match id.parse::<u64>() {
+                Ok(id) if id.to_string().len() == name.len() - kind.len() => {
+                    format!("{kind}{}", r.unique_id(id))
                 }
-            }
+                _ => name.to_owned(),
+            },
             _ => name.to_owned(),
         }
     }

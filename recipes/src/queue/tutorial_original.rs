@@ -251,7 +251,7 @@ impl crate::rename::Rename for TutorialQueueOriginal {
 
 impl crate::rename::RenameRecipe for TutorialQueueOriginal {
     /// `element<sequence>`: no id, the sequence ranked.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         match name.starts_with(ITEM_NAME) {
             true => r.sequence_suffix(parent, name, ITEM_NAME.len()),
             false => name.to_owned(),

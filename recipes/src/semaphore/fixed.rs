@@ -159,7 +159,7 @@ impl crate::rename::Rename for FixedSemaphore {
 
 impl crate::rename::RenameRecipe for FixedSemaphore {
     /// `_c_<unique id>-<count>-lease-<sequence>`.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         crate::curator_lock::protection::rename_protected_node(r, parent, name)
     }
 }

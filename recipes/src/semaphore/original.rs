@@ -622,7 +622,7 @@ impl crate::rename::RenameRecipe for OriginalSemaphore {
     const SYMMETRIC: bool = false;
 
     /// `_c_<unique id>_<creates>-lease-<sequence>` (and the mutex's `-lock-`).
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         crate::curator_lock::protection::rename_protected_node(r, parent, name)
     }
 

@@ -136,7 +136,7 @@ impl crate::rename::Rename for FixedSharedLock {
 
 impl crate::rename::RenameRecipe for FixedSharedLock {
     /// `_c_<unique id>-read-<sequence>` or `_c_<unique id>-write-<sequence>`.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         crate::curator_lock::protection::rename_protected_node(r, parent, name)
     }
 }

@@ -277,7 +277,7 @@ impl crate::rename::Rename for OriginalSharedLock {
 
 impl crate::rename::RenameRecipe for OriginalSharedLock {
     /// `read-<sequence>` or `write-<sequence>`: no id, the sequence ranked.
-    fn rename_node(r: &mut crate::rename::Renaming, parent: &Path, name: &str) -> String {
+    fn rename_node(r: &mut crate::rename::Renaming, parent: &str, name: &str) -> String {
         match parse_node(name) {
             Some((mode, _)) => r.sequence_suffix(parent, name, mode.marker().len()),
             None => name.to_owned(),
