@@ -318,6 +318,15 @@ impl<R: ModelRecipe> RecipeModel<R> {
         if self.servers > 1 {
             return Some("symmetry and ranks are not implemented on an ensemble yet".into());
         }
+        if self.canonical.symmetry && !self.start.sequence_starts.is_empty() {
+            // A stuck counter gives tied sequence numbers, which the FIFO
+            // property and Curator 2.x order by name, client id first.
+            return Some(
+                "symmetry is not sound with an initial sequence counter (tied sequence numbers \
+                 are ordered by name, client id first)"
+                    .into(),
+            );
+        }
         if self.canonical.ranks && !self.start.sequence_starts.is_empty() {
             return Some(
                 "ranks renumber sequence numbers from 0: not with an initial sequence counter"
