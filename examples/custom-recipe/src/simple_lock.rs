@@ -11,8 +11,8 @@
 //! Errors are not retried: any failed request answers the call with
 //! `Failed` (this example checks no faults).
 
-use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
 use zkcheck::recipes::rename::{Rename, RenameRecipe, Renaming};
+use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
 use zkcheck::recipes::{FencingToken, Hold, Input, Observation, Observe, Outbox, Recipe, Tag};
 use zkcheck::sim::oracles::{CallObservation, ObserveCall};
 
