@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use zk_models::lasso::{LassoOptions, DEFAULT_MAX_STATES};
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
-use zk_models::schedule::MAX_CLIENTS;
+use zk_models::schedule::{Schedule, MAX_CLIENTS};
 use zk_models::setup::{DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS};
 use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
 
@@ -381,14 +381,27 @@ fn write_report(
 }
 
 fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {
+    write_schedule_file(dir, &violated_schedule(report, property), "")
+}
+
+/// The schedule of `property`'s counterexample in `report`.
+pub(super) fn violated_schedule(report: &CheckReport, property: &str) -> Schedule {
     let result = report.property(property).expect("a property of the report");
-    let schedule = report
+    report
         .schedule(result)
-        .expect("a violated property has a trace");
+        .expect("a violated property has a trace")
+}
+
+/// Writes `schedule` into `dir` as `RECIPE-VARIANT-PROPERTY{suffix}.toml`.
+pub(super) fn write_schedule_file(
+    dir: &Path,
+    schedule: &Schedule,
+    suffix: &str,
+) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!(
-        "{}-{}-{}.toml",
-        schedule.recipe, schedule.variant, property
+        "{}-{}-{}{suffix}.toml",
+        schedule.recipe, schedule.variant, schedule.property
     ));
     std::fs::write(&path, schedule.to_toml())?;
     Ok(path)

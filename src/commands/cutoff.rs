@@ -406,17 +406,9 @@ fn counterexamples(
 }
 
 fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {
-    let result = report.property(property).expect("a property of the report");
-    let schedule = report
-        .schedule(result)
-        .expect("a violated property has a trace");
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!(
-        "{}-{}-{}-{}clients.toml",
-        schedule.recipe, schedule.variant, property, report.clients
-    ));
-    std::fs::write(&path, schedule.to_toml())?;
-    Ok(path)
+    let schedule = super::check::violated_schedule(report, property);
+    let suffix = format!("-{}clients", report.clients);
+    super::check::write_schedule_file(dir, &schedule, &suffix)
 }
 
 /// Where adding a client stopped changing the answer.

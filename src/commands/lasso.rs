@@ -94,11 +94,5 @@ pub fn run(
 
 fn write_schedule(dir: &Path, report: &LassoReport) -> std::io::Result<PathBuf> {
     let schedule = report.schedule().expect("a lasso has a schedule");
-    std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!(
-        "{}-{}-{}.toml",
-        schedule.recipe, schedule.variant, schedule.property
-    ));
-    std::fs::write(&path, schedule.to_toml())?;
-    Ok(path)
+    super::check::write_schedule_file(dir, &schedule, "")
 }
