@@ -31,6 +31,8 @@ use crate::zk::{
     Zxid,
 };
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// Renames a node name (one path component) created under `parent`.
 pub type NodeNames = fn(&mut Renaming, parent: &str, name: &str) -> String;
@@ -50,15 +52,63 @@ pub struct Renaming {
     first_session: i64,
     /// Replace zxids and sequence numbers by their ranks.
     ranks: bool,
-    /// Zxid -> rank (while collecting: the zxids seen, mapped to 0).
-    zxids: BTreeMap<Zxid, Zxid>,
-    /// Parent -> sequence number -> rank.
-    sequences: BTreeMap<String, BTreeMap<i32, i32>>,
+    /// The zxids seen. Shared: renamings that differ only in their
+    /// clients share ranks.
+    zxids: Arc<Ranked<Zxid>>,
+    /// Parent -> the sequence numbers seen.
+    sequences: Arc<BTreeMap<String, Ranked<i32>>>,
     /// Children lists come sorted (the model's default child order): sort
     /// them again after renaming.
     sort_children: bool,
     names: NodeNames,
     data: NodeData,
+}
+
+/// The zxids and sequence numbers a value holds, as a collecting
+/// [`Renaming`] sees them ([`Renaming::collected`]): what the rank
+/// abstraction ranks. A model collects them once per part of a state and
+/// merges them per state ([`Renaming::collect`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Numbers {
+    /// Sorted, without repeats.
+    zxids: Vec<Zxid>,
+    /// By parent; each parent's numbers sorted, without repeats.
+    sequences: Vec<(String, Vec<i32>)>,
+}
+
+/// Numbers seen while collecting (in any order, repeated), then sorted
+/// once: a number's rank is its place counted from 0's (0 is always there,
+/// and stays 0).
+#[derive(Clone, Debug, Default)]
+struct Ranked<T> {
+    values: Vec<T>,
+    /// Where 0 is, once ranked.
+    zero: usize,
+}
+
+impl<T: Copy + Ord + Default + TryFrom<i64>> Ranked<T> {
+    fn rank(&mut self) {
+        self.values.push(T::default());
+        self.values.sort_unstable();
+        self.values.dedup();
+        self.zero = self
+            .values
+            .binary_search(&T::default())
+            .expect("0 was pushed");
+    }
+
+    fn rank_of(&self, value: T) -> Option<T> {
+        let at = self.values.binary_search(&value).ok()?;
+        T::try_from(at as i64 - self.zero as i64).ok()
+    }
+
+    /// The values seen, sorted, each once.
+    fn seen(&self) -> Vec<T> {
+        let mut seen = self.values.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        seen
+    }
 }
 
 /// A value that holds identities a [`Renaming`] renames.
@@ -110,8 +160,8 @@ impl Renaming {
             clients,
             first_session: first_session.0,
             ranks,
-            zxids: BTreeMap::new(),
-            sequences: BTreeMap::new(),
+            zxids: Arc::default(),
+            sequences: Arc::default(),
             sort_children,
             names: R::rename_node,
             data: R::rename_data,
@@ -149,25 +199,11 @@ impl Renaming {
         if !self.ranks {
             return;
         }
-        self.zxids.insert(0, 0);
-        for ranks in self.sequences.values_mut() {
+        Arc::make_mut(&mut self.zxids).rank();
+        for ranks in Arc::make_mut(&mut self.sequences).values_mut() {
             // A counter that moved stays above 0 (a container that had a
-            // child is reapable only then).
-            ranks.insert(0, 0);
-        }
-        let first_rank = if self.zxids.keys().next().is_some_and(|z| *z < 0) {
-            // Negative zxids do not occur in the model; keep order anyway.
-            -(self.zxids.range(..0).count() as i64)
-        } else {
-            0
-        };
-        for (rank, value) in self.zxids.values_mut().enumerate() {
-            *value = first_rank + rank as i64;
-        }
-        for ranks in self.sequences.values_mut() {
-            for (rank, value) in ranks.values_mut().enumerate() {
-                *value = rank as i32;
-            }
+            // child is reapable only then): 0 is ranked too.
+            ranks.rank();
         }
     }
 
@@ -218,12 +254,11 @@ impl Renaming {
             return zxid;
         }
         if self.collecting {
-            self.zxids.insert(zxid, 0);
+            Arc::make_mut(&mut self.zxids).values.push(zxid);
             return zxid;
         }
-        *self
-            .zxids
-            .get(&zxid)
+        self.zxids
+            .rank_of(zxid)
             .unwrap_or_else(|| panic!("zxid {zxid} was not collected"))
     }
 
@@ -234,16 +269,17 @@ impl Renaming {
             return sequence;
         }
         if self.collecting {
-            self.sequences
-                .entry(parent.to_owned())
-                .or_default()
-                .insert(sequence, 0);
+            let sequences = Arc::make_mut(&mut self.sequences);
+            let seen = match sequences.get_mut(parent) {
+                Some(seen) => seen,
+                None => sequences.entry(parent.to_owned()).or_default(),
+            };
+            seen.values.push(sequence);
             return sequence;
         }
-        *self
-            .sequences
+        self.sequences
             .get(parent)
-            .and_then(|ranks| ranks.get(&sequence))
+            .and_then(|ranks| ranks.rank_of(sequence))
             .unwrap_or_else(|| panic!("sequence {sequence} of {parent} was not collected"))
     }
 
@@ -276,6 +312,70 @@ impl Renaming {
             }
             _ => name.to_owned(),
         }
+    }
+
+    /// The numbers collected so far (collecting phase).
+    pub fn collected(&self) -> Numbers {
+        debug_assert!(self.collecting, "numbers are collected before ranking");
+        Numbers {
+            zxids: self.zxids.seen(),
+            sequences: self
+                .sequences
+                .iter()
+                .map(|(parent, seen)| (parent.clone(), seen.seen()))
+                .collect(),
+        }
+    }
+
+    /// Adds numbers collected from another value (collecting phase), as if
+    /// that value had been renamed here.
+    pub fn collect(&mut self, numbers: &Numbers) {
+        debug_assert!(self.collecting, "numbers are collected before ranking");
+        if !numbers.zxids.is_empty() {
+            let zxids = Arc::make_mut(&mut self.zxids);
+            zxids.values.extend_from_slice(&numbers.zxids);
+        }
+        if numbers.sequences.is_empty() {
+            return;
+        }
+        let sequences = Arc::make_mut(&mut self.sequences);
+        for (parent, values) in &numbers.sequences {
+            let seen = match sequences.get_mut(parent.as_str()) {
+                Some(seen) => seen,
+                None => sequences.entry(parent.clone()).or_default(),
+            };
+            seen.values.extend_from_slice(values);
+        }
+    }
+
+    /// Feeds `hasher` everything that decides what this renaming (ranked)
+    /// does to a value holding `numbers`: the client permutation, the
+    /// numbering, and the rank of each of those numbers. Two renamings with
+    /// the same digest rename such a value alike. Returns true when the
+    /// renaming leaves such a value unchanged (no client moves, every
+    /// number is its own rank).
+    pub fn digest(&self, numbers: &Numbers, hasher: &mut impl Hasher) -> bool {
+        debug_assert!(!self.collecting, "a digest is of a ranked renaming");
+        self.clients.hash(hasher);
+        (self.first_session, self.ranks, self.sort_children).hash(hasher);
+        let mut unchanged = self.keeps_clients();
+        if !self.ranks {
+            return unchanged;
+        }
+        for zxid in &numbers.zxids {
+            let rank = self.zxids.rank_of(*zxid).expect("a collected zxid");
+            hasher.write_i64(rank);
+            unchanged &= rank == *zxid;
+        }
+        for (parent, values) in &numbers.sequences {
+            let ranks = &self.sequences[parent.as_str()];
+            for value in values {
+                let rank = ranks.rank_of(*value).expect("a collected sequence number");
+                hasher.write_i32(rank);
+                unchanged &= rank == *value;
+            }
+        }
+        unchanged
     }
 
     /// A node name under `parent`, renamed as the recipe builds names.

@@ -1,0 +1,393 @@
+//! The canonical form of a model state: client symmetry and rank
+//! abstraction (`check --symmetry`, `check --ranks`).
+//!
+//! - **Symmetry.** Clients with the same workload are interchangeable when
+//!   their recipe treats ids only as names (it declares so with
+//!   [`RenameRecipe::SYMMETRIC`]). Of all renamings of such clients, one
+//!   representative is explored: the clients are sorted by a key that no
+//!   renaming changes (each client's own state with every client renamed to
+//!   client 0), and clients with equal keys are tried in every order, the
+//!   state with the smallest hash winning.
+//! - **Ranks.** Zxids and each parent's sequence numbers are replaced by
+//!   their ranks among the values the state holds, so a protocol that loops
+//!   comes back to a state it has seen.
+//!
+//! Both go through one [`Renaming`] (`zk_recipes::rename`), applied to the
+//! server, every client (session layer, recipe, inbox) and the model's own
+//! records (holdings, the fence, queue tallies). `RecipeModel::next_state`
+//! returns canonical states; a discovered path is turned back into the
+//! concrete run it stands for by [`concretize`], which also checks that the
+//! renaming really is a symmetry of the recipe.
+
+mod parts;
+mod self_check;
+
+pub use self_check::{self_check, SelfCheck, SymmetryBreak};
+
+use crate::cached::Cached;
+use crate::model::{ModelRecipe, RecipeModel};
+use crate::shorten::StatePath;
+use crate::state::{ClientState, ModelState};
+use parts::{rename_items, Direct, Rewrite};
+use std::hash::Hash;
+use zk_recipes::rename::{RenameRecipe, Renaming};
+
+/// What a recipe's renaming allows, recorded when a model is built for a
+/// recipe that declares one.
+#[derive(Clone, Debug)]
+pub struct Renamable<R: ModelRecipe> {
+    /// The recipe may be renamed client for client (`RenameRecipe::SYMMETRIC`).
+    pub symmetric: bool,
+    /// Clients with the same workload share a class (see [`workload_classes`]).
+    classes: Vec<usize>,
+    canonical: CanonicalFn<R>,
+    /// [`canonical_direct`]: the same form without the memo.
+    direct: CanonicalFn<R>,
+    renamed: RenamedFn<R>,
+}
+
+/// [`canonical`] for one recipe type.
+type CanonicalFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &Canonical) -> ModelState<R>;
+
+/// [`renamed`] for one recipe type.
+type RenamedFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> ModelState<R>;
+
+impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
+    pub fn of(model: &RecipeModel<R>) -> Renamable<R> {
+        Renamable {
+            symmetric: R::SYMMETRIC,
+            classes: workload_classes(model),
+            canonical: canonical::<R>,
+            direct: canonical_direct::<R>,
+            renamed: renamed::<R>,
+        }
+    }
+}
+
+/// Which canonical form a model explores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Canonical {
+    pub symmetry: bool,
+    pub ranks: bool,
+}
+
+impl Canonical {
+    pub fn is_identity(self) -> bool {
+        !self.symmetry && !self.ranks
+    }
+}
+
+impl<R: ModelRecipe> Renamable<R> {
+    /// The canonical form of `state`.
+    pub fn apply(
+        &self,
+        model: &RecipeModel<R>,
+        state: &ModelState<R>,
+        form: Canonical,
+    ) -> ModelState<R> {
+        (self.canonical)(model, state, &form)
+    }
+
+    /// The canonical form of `state` computed without the per-thread memo
+    /// of renamed parts (for the self-check: both must agree).
+    pub fn apply_direct(
+        &self,
+        model: &RecipeModel<R>,
+        state: &ModelState<R>,
+        form: Canonical,
+    ) -> ModelState<R> {
+        (self.direct)(model, state, &form)
+    }
+
+    /// `state` with client `c` renamed to `order[c]` (and, with `ranks`,
+    /// its numbers ranked): one member of its class, for the self-check.
+    pub fn renamed(
+        &self,
+        model: &RecipeModel<R>,
+        state: &ModelState<R>,
+        order: &[usize],
+        ranks: bool,
+    ) -> ModelState<R> {
+        (self.renamed)(model, state, order, ranks)
+    }
+}
+
+fn canonical<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    form: &Canonical,
+) -> ModelState<R> {
+    parts::with_memo(collector::<R>(model, form.ranks, None), |memo| {
+        canonical_through(model, state, form, memo)
+    })
+}
+
+/// The canonical form of `state` with every part renamed afresh, no memo:
+/// what the memoized form must equal (the self-check compares them).
+fn canonical_direct<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    form: &Canonical,
+) -> ModelState<R> {
+    let mut direct = Direct {
+        collector: collector::<R>(model, form.ranks, None),
+    };
+    canonical_through(model, state, form, &mut direct)
+}
+
+/// The canonical form of `state`, its parts renamed through `rewrite`.
+fn canonical_through<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    form: &Canonical,
+    rewrite: &mut impl Rewrite<R>,
+) -> ModelState<R> {
+    let renaming = ranked(
+        model,
+        state,
+        form.ranks,
+        (0..state.clients.len()).collect(),
+        rewrite,
+    );
+    let orders = match form.symmetry {
+        true => candidate_orders(model, state, &renaming, rewrite),
+        false => vec![(0..state.clients.len()).collect()],
+    };
+    let keeps_clients = orders.len() == 1 && orders[0].iter().enumerate().all(|(c, p)| c == *p);
+    if !form.ranks && keeps_clients {
+        // Already in canonical order, and nothing else to rename.
+        return state.clone();
+    }
+    let mut best: Option<(u64, ModelState<R>)> = None;
+    for order in orders {
+        let candidate = renamed_state(state, &renaming.with_clients(order), rewrite);
+        if keeps_clients {
+            return candidate;
+        }
+        let hash = fingerprint(&candidate);
+        if best.as_ref().is_none_or(|(h, _)| hash < *h) {
+            best = Some((hash, candidate));
+        }
+    }
+    best.expect("at least one order").1
+}
+
+/// A collecting renaming of the model's numbering with client `c` renamed
+/// to `order[c]` (the identity for `None`).
+fn collector<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    ranks: bool,
+    order: Option<Vec<usize>>,
+) -> Renaming {
+    let first = model.initial_state().first_session;
+    let sorted = model.child_order == crate::ChildOrderMode::Sorted;
+    let order = order.unwrap_or_else(|| (0..model.clients.len()).collect());
+    Renaming::new::<R>(order, first, ranks, sorted)
+}
+
+/// The renaming of `state` by `order`, ranked: with `ranks`, every zxid and
+/// sequence number the state holds is collected first.
+fn ranked<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    ranks: bool,
+    order: Vec<usize>,
+    rewrite: &mut impl Rewrite<R>,
+) -> Renaming {
+    let mut renaming = collector::<R>(model, ranks, None);
+    if !ranks {
+        renaming.rank();
+        return renaming.with_clients(order);
+    }
+    renaming.collect(&rewrite.server_numbers(&state.server));
+    for client in &state.clients {
+        renaming.collect(&rewrite.client_numbers(client));
+    }
+    if let Some(token) = state.fence {
+        // Every client's recipe renames tokens alike.
+        state.clients[0]
+            .session
+            .recipe
+            .rename_token(&mut renaming, token);
+    }
+    renaming.rank();
+    renaming.with_clients(order)
+}
+
+/// `state` renamed by the ranked renaming `r`, clients moved to their new
+/// index.
+fn renamed_state<R: ModelRecipe + RenameRecipe>(
+    state: &ModelState<R>,
+    r: &Renaming,
+    rewrite: &mut impl Rewrite<R>,
+) -> ModelState<R> {
+    let mut clients: Vec<Option<Cached<ClientState<R>>>> = vec![None; state.clients.len()];
+    for (c, client) in state.clients.iter().enumerate() {
+        clients[r.client(c)] = Some(rewrite.client(client, r));
+    }
+    let fence = state.fence.map(|token| {
+        state.clients[0]
+            .session
+            .recipe
+            .rename_token(&mut r.clone(), token)
+    });
+    ModelState {
+        server: rewrite.server(&state.server, r),
+        clients: clients
+            .into_iter()
+            .map(|c| c.expect("a permutation"))
+            .collect(),
+        budget: state.budget,
+        fence,
+        items: rename_items(&state.items, r),
+        violations: state.violations,
+    }
+}
+
+/// `state` with client `c` renamed to `order[c]` (and, with `ranks`, its
+/// numbers ranked), every part renamed afresh: one member of its class, for
+/// the self-check.
+fn renamed<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    order: &[usize],
+    ranks: bool,
+) -> ModelState<R> {
+    let mut direct = Direct {
+        collector: collector::<R>(model, ranks, None),
+    };
+    let renaming = ranked(model, state, ranks, order.to_vec(), &mut direct);
+    renamed_state(state, &renaming, &mut direct)
+}
+
+/// Every client order worth trying: clients sorted by a key no renaming
+/// changes (their workload, then their own state with every client
+/// anonymous); clients with equal keys in every order.
+fn candidate_orders<R: ModelRecipe + RenameRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    renaming: &Renaming,
+    rewrite: &mut impl Rewrite<R>,
+) -> Vec<Vec<usize>> {
+    let class = &model.renamable().expect("a renaming").classes;
+    let anonymous = renaming.anonymous();
+    let keys: Vec<(usize, u64)> = state
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(c, client)| (class[c], rewrite.key(client, &anonymous)))
+        .collect();
+    // Position p of the sorted list is taken by client `by_key[p]`.
+    let mut by_key: Vec<usize> = (0..keys.len()).collect();
+    by_key.sort_by_key(|c| keys[*c]);
+    let mut orders = vec![Vec::new()];
+    let mut start = 0;
+    while start < by_key.len() {
+        let end = (start..by_key.len())
+            .find(|p| keys[by_key[*p]] != keys[by_key[start]])
+            .unwrap_or(by_key.len());
+        orders = orders
+            .into_iter()
+            .flat_map(|prefix: Vec<usize>| {
+                permutations(&by_key[start..end])
+                    .into_iter()
+                    .map(move |tail| {
+                        let mut order = prefix.clone();
+                        order.extend(tail);
+                        order
+                    })
+            })
+            .collect();
+        start = end;
+    }
+    // The p-th place of the sorted list is index `slots[p]`: each class
+    // keeps its own indices (its workload), also when classes interleave
+    // (the shared lock's writers 0 and 2, reader 1).
+    let mut slots: Vec<usize> = (0..keys.len()).collect();
+    slots.sort_by_key(|c| (class[*c], *c));
+    // `order[p]` is the client placed at p; a renaming maps client -> slots[p].
+    orders
+        .into_iter()
+        .map(|placed| {
+            let mut to = vec![0; placed.len()];
+            for (p, c) in placed.into_iter().enumerate() {
+                to[c] = slots[p];
+            }
+            to
+        })
+        .collect()
+}
+
+/// Clients with the same workload share a class (the lowest such index).
+/// Clients of different classes are never swapped.
+fn workload_classes<R: ModelRecipe>(model: &RecipeModel<R>) -> Vec<usize> {
+    (0..model.clients.len())
+        .map(|c| {
+            (0..=c)
+                .find(|&d| model.clients[d].workload == model.clients[c].workload)
+                .expect("c itself")
+        })
+        .collect()
+}
+
+fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut all = Vec::new();
+    for (i, first) in items.iter().enumerate() {
+        let mut rest = items.to_vec();
+        rest.remove(i);
+        for mut tail in permutations(&rest) {
+            tail.insert(0, *first);
+            all.push(tail);
+        }
+    }
+    all
+}
+
+/// A hash that is the same in every process (fixed seeds).
+pub fn fingerprint<T: Hash>(value: &T) -> u64 {
+    ahash::RandomState::with_seeds(0x5eed_c0de, 0x0dd_ba11, 0xcafe, 0xf00d).hash_one(value)
+}
+
+/// Why a path of canonical states could not be turned into a concrete run.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "step {step}: no action of the concrete run leads where the canonical path goes; \
+     the recipe's renaming is not a symmetry of its behaviour (see zk_recipes::rename)"
+)]
+pub struct NotASymmetry {
+    pub step: usize,
+}
+
+/// The concrete run a path of canonical states stands for: from the
+/// model's uncanonical initial state, at each step the action whose
+/// successor has the path's next canonical state.
+pub fn concretize<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    path: StatePath<R>,
+) -> Result<StatePath<R>, NotASymmetry> {
+    if !model.is_canonical() {
+        return Ok(path);
+    }
+    let raw = model.raw();
+    let mut concrete = Vec::with_capacity(path.len());
+    let mut state = raw.initial();
+    let mut enabled = Vec::new();
+    for (step, window) in path.windows(2).enumerate() {
+        let target = &window[1].0;
+        enabled.clear();
+        raw.all_actions(&state, &mut enabled);
+        let found = enabled.iter().find_map(|&action| {
+            let next = raw.step(&state, action);
+            (model.canonical_of(&next) == *target).then_some((action, next))
+        });
+        let Some((action, next)) = found else {
+            return Err(NotASymmetry { step: step + 1 });
+        };
+        concrete.push((std::mem::replace(&mut state, next), Some(action)));
+    }
+    concrete.push((state, None));
+    Ok(concrete)
+}
