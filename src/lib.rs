@@ -22,6 +22,7 @@
 //!   written;
 //! - 0: every property holds.
 
+pub mod bench;
 mod commands;
 pub mod testing;
 
@@ -72,6 +73,8 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// The herd-effect figure: notifications per release and reads per acquisition against clients.
     Herd(commands::herd::HerdArgs),
+    /// The simulator's speed: requests per core and on all cores, cost against clients and cycles.
+    Bench(commands::bench::BenchArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -90,5 +93,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Report(args) => commands::report::run(args),
         Command::Bugs(args) => commands::bugs::run(&harness, args),
         Command::Herd(args) => commands::herd::run(&harness, args),
+        Command::Bench(args) => commands::bench::run(&harness, args),
     }
 }

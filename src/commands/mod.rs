@@ -2,6 +2,7 @@
 //! takes the [`Harness`]: the registered recipes and the name the program
 //! was started by (what a printed replay command starts with).
 
+pub mod bench;
 pub mod bugs;
 pub mod check;
 pub mod check_report;

@@ -1,0 +1,95 @@
+//! `zkcheck bench`: every row measures real work (seeds run, simulated
+//! requests, CPU time), the cost rows follow the flags, the JSON carries
+//! the same rows, and bad flags exit 2 naming the flag.
+
+use std::process::{Command, Output};
+
+fn zkcheck(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("zkcheck runs")
+}
+
+#[test]
+fn every_row_measures_seeds_that_ran_and_passed() {
+    let json = std::env::temp_dir().join(format!("zkcheck-bench-{}.json", std::process::id()));
+    let output = zkcheck(&[
+        "bench",
+        "--budget-seconds",
+        "0.1",
+        "--clients",
+        "2,20",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    // speed x2 (one thread, every core), one row per client count, cycles x2.
+    let shape: Vec<(&str, u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["table"].as_str().unwrap(),
+                r["clients"].as_u64().unwrap(),
+                r["cycles"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ("speed", 5, 20),
+            ("speed", 5, 20),
+            ("clients", 2, 20),
+            ("clients", 20, 20),
+            ("cycles", 5, 20),
+            ("cycles", 5, 200)
+        ]
+    );
+    for row in &rows {
+        assert!(row["seeds"].as_u64().unwrap() >= 1, "{row}");
+        assert!(row["requests"].as_u64().unwrap() > 0, "{row}");
+        assert_eq!(row["failed_seeds"].as_u64(), Some(0), "{row}");
+        assert!(
+            row["requests_per_wall_second"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
+    }
+    // More cycles per client: more requests per seed.
+    let per_seed =
+        |r: &serde_json::Value| r["requests"].as_f64().unwrap() / r["seeds"].as_f64().unwrap();
+    assert!(per_seed(&rows[5]) > per_seed(&rows[4]), "{rows:?}");
+    // The table on stdout has a line per row.
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("| speed")).count(),
+        2
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    for (args, flag) in [
+        (&["bench", "--budget-seconds", "0"][..], "--budget-seconds"),
+        (
+            &["bench", "--budget-seconds", "1e9"][..],
+            "--budget-seconds",
+        ),
+        (&["bench", "--clients", "0"][..], "--clients"),
+        (&["bench", "--clients", "201"][..], "--clients"),
+        (&["bench", "--clients", "x"][..], "--clients"),
+    ] {
+        let output = zkcheck(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+}
