@@ -107,9 +107,9 @@ fn shard_files(dir: &Path, indices: &[u64]) -> Vec<String> {
         .collect()
 }
 
-fn merge(files: &[String], extra: &[&str]) -> Run {
+fn merge(files: &[impl AsRef<str>], extra: &[&str]) -> Run {
     let mut args = vec!["merge"];
-    args.extend(files.iter().map(String::as_str));
+    args.extend(files.iter().map(AsRef::as_ref));
     args.extend(extra);
     zkcheck(&args)
 }
@@ -301,7 +301,7 @@ fn repeated_and_mismatched_shards_are_refused() {
     // A merge is not a shard.
     let merged = path(&dir, "merged.json");
     merge(&files, &["--json", &merged]).expect(0);
-    merge(&[merged.clone()], &[]).refused(&[&merged, "key `merged_shards`"]);
+    merge(&[&merged], &[]).refused(&[&merged, "key `merged_shards`"]);
 }
 
 #[test]
@@ -322,13 +322,13 @@ fn malformed_shard_files_are_refused_with_file_line_and_key() {
     };
     // Cut short: not JSON.
     let cut = write("cut.json", &good[..good.len() / 2]);
-    merge(&[cut.clone()], &[]).refused(&[&format!("{cut}:"), "not JSON"]);
+    merge(&[&cut], &[]).refused(&[&format!("{cut}:"), "not JSON"]);
     // A count of the wrong type: the line and the key.
     let typed = write(
         "typed.json",
         &good.replace("\"runs\": 10,", "\"runs\": \"ten\","),
     );
-    merge(&[typed.clone()], &[]).refused(&[&format!("{typed}:{}: key `runs`", line_of("runs"))]);
+    merge(&[&typed], &[]).refused(&[&format!("{typed}:{}: key `runs`", line_of("runs"))]);
     // A key missing.
     let mut value: Value = serde_json::from_str(&good).unwrap();
     value.as_object_mut().unwrap().remove("violations");
@@ -336,25 +336,24 @@ fn malformed_shard_files_are_refused_with_file_line_and_key() {
         "missing.json",
         &serde_json::to_string_pretty(&value).unwrap(),
     );
-    merge(&[missing.clone()], &[]).refused(&[&missing, "`violations`"]);
+    merge(&[&missing], &[]).refused(&[&missing, "`violations`"]);
     // Counts that do not add up.
     let counts = write(
         "counts.json",
         &good.replace("\"passed\": 10,", "\"passed\": 9,"),
     );
-    merge(&[counts.clone()], &[])
-        .refused(&[&format!("{counts}:{}: key `passed`", line_of("passed"))]);
+    merge(&[&counts], &[]).refused(&[&format!("{counts}:{}: key `passed`", line_of("passed"))]);
     // A sweep's JSON of before format 2, and something else entirely.
     let old = write(
         "old.json",
         "{\n  \"scenario\": \"lock-fixed\",\n  \"runs\": 10\n}\n",
     );
-    merge(&[old.clone()], &[]).refused(&[&old, "key `format`"]);
+    merge(&[&old], &[]).refused(&[&old, "key `format`"]);
     let version = write(
         "version.json",
         &good.replace("\"format_version\": 2,", "\"format_version\": 3,"),
     );
-    merge(&[version.clone()], &[]).refused(&[&format!(
+    merge(&[&version], &[]).refused(&[&format!(
         "{version}:{}: key `format_version`",
         line_of("format_version")
     )]);
