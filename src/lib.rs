@@ -1,7 +1,7 @@
 //! zkcheck as a library: the command line on any set of recipes, and a
 //! test API for a user's own `cargo test`.
 //!
-//! - [`main_with`] runs every subcommand (`sim`, `sweep`, `replay`,
+//! - [`main_with`] runs every subcommand (`sim`, `sweep`, `merge`, `replay`,
 //!   `check`, `explore`, `herd`) on the recipes of a [`Registry`]: the built-in
 //!   ones, a user's own ([`RecipeEntry`]), or both. `zkcheck` itself is
 //!   `main_with(Registry::builtin())`.
@@ -59,6 +59,8 @@ enum Command {
     Sim(commands::sim::SimArgs),
     /// Run a scenario over a range of seeds on all cores.
     Sweep(commands::sweep::SweepArgs),
+    /// Merge the JSON results of a sweep's shards (`sweep --shard K/N --json`) into one.
+    Merge(commands::merge::MergeArgs),
     /// Print the full trace of one seeded run.
     Replay(commands::replay::ReplayArgs),
     /// Model-check a recipe exhaustively with stateright.
@@ -86,6 +88,7 @@ pub fn main_with(registry: Registry) -> ExitCode {
     match cli.command {
         Command::Sim(args) => commands::sim::run(&harness, args),
         Command::Sweep(args) => commands::sweep::run(&harness, args),
+        Command::Merge(args) => commands::merge::run(&harness, args),
         Command::Replay(args) => commands::replay::run(&harness, args),
         Command::Check(args) => commands::check::run(&harness, args),
         Command::Explore(args) => commands::explore::run(&harness, args),

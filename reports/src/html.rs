@@ -315,6 +315,13 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
             "<span class=\"badge fail\">FAILED</span>"
         }
     );
+    if let Some(why) = &sweep.incomplete {
+        let _ = writeln!(
+            out,
+            "<p class=\"missing\"><strong>INCOMPLETE</strong>: {}</p>",
+            esc(why)
+        );
+    }
     let _ = writeln!(
         out,
         "<p>Recipe <code>{}</code>, variant <code>{}</code>: <b>{}</b> runs, <b>{}</b> passed, <b>{}</b> failed, in {} signatures.</p>",

@@ -232,6 +232,10 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
         sweep.buckets.len()
     );
     out.push('\n');
+    if let Some(why) = &sweep.incomplete {
+        let _ = writeln!(out, "**⚠ INCOMPLETE**: {}", one_line(why));
+        out.push('\n');
+    }
     if sweep.buckets.is_empty() {
         return;
     }
@@ -249,6 +253,23 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
         );
     }
     out.push('\n');
+    if let Some(kept) = sweep.kept_seeds_per_bucket {
+        let _ = writeln!(
+            out,
+            "First failing seeds of each bucket (at most {kept} kept; the rest are counted):"
+        );
+        out.push('\n');
+        for bucket in &sweep.buckets {
+            let seeds: Vec<String> = bucket.first_seeds.iter().map(u64::to_string).collect();
+            let _ = writeln!(
+                out,
+                "- `{}`: {}",
+                code_text(&bucket.signature),
+                seeds.join(", ")
+            );
+        }
+        out.push('\n');
+    }
 }
 
 fn write_check(out: &mut String, check: &Check) {

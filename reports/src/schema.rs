@@ -201,6 +201,15 @@ pub struct Sweep {
     /// One bucket per signature, most seeds first. A seed that shows
     /// several signatures (under `--all-violations`) counts in each.
     pub buckets: Vec<Bucket>,
+    /// How many of each bucket's lowest failing seeds `first_seeds` keeps
+    /// (the rest are counted only); `null` in reports written before
+    /// sweeps kept them.
+    #[serde(default)]
+    pub kept_seeds_per_bucket: Option<u64>,
+    /// Why the sweep did not run every seed of its range (shards missing
+    /// from a merge, a shard stopped by `--fail-fast`); `null` when it did.
+    #[serde(default)]
+    pub incomplete: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -213,6 +222,10 @@ pub struct Bucket {
     pub first_seed: u64,
     /// The first seed's replay command.
     pub replay: String,
+    /// The bucket's lowest failing seeds, at most the sweep's
+    /// `kept_seeds_per_bucket`, in order (`first_seed` first).
+    #[serde(default)]
+    pub first_seeds: Vec<u64>,
 }
 
 /// A model check: state counts and a verdict per property.

@@ -10,12 +10,14 @@ pub mod cutoff;
 pub mod explore;
 pub mod herd;
 pub mod lasso;
+pub mod merge;
 pub mod recipes;
 pub mod replay;
 pub mod report;
 pub mod schedule;
 pub mod sim;
 pub mod sweep;
+pub mod sweep_result;
 
 use zk_models::Registry;
 

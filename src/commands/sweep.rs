@@ -1,11 +1,13 @@
 //! `zkcheck sweep SCENARIO --seeds A..B --jobs N --shard K/N`: a scenario
 //! over a range of seeds on all cores. Each worker is an OS thread that
 //! creates one madsim runtime per seed (threads never run inside a
-//! runtime). Seeds are drawn lazily from the range (never listed), and
-//! the memory kept does not grow with the seeds: counts per property and
-//! the first failures by seed, and failing seeds by signature (a
-//! violation's property and diagnosed mechanism). Progress goes to stderr:
-//! a line rewritten in place on a terminal, a line every 5 s elsewhere.
+//! runtime). Seeds are drawn lazily from the range (never listed), each
+//! seed's world is freed when its run ends, and the memory kept does not
+//! grow with the seeds ([`super::sweep_result::Findings`]: counts, failing
+//! seeds by signature with each bucket's lowest seeds, the lowest failures
+//! in full). A shard's `--json` is what `zkcheck merge` combines. Progress
+//! goes to stderr: a line rewritten in place on a terminal, a line every
+//! 5 s elsewhere.
 //!
 //! Exit status: 1 when a seed breaks a property (or runs differently twice
 //! under `--check-determinism`); otherwise 2 on bad input, when a seed
@@ -13,16 +15,17 @@
 //! the JSON cannot be written; 0 when every seed passes.
 
 use super::sim::{bad_input, exit_status, load_scenario, replay_command, write_json};
+use super::sweep_result::{
+    describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepJson, FORMAT,
+    FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,
+};
 use super::Harness;
-use serde::Serialize;
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use zk_sim::oracles::Violation;
 use zk_sim::scenario::{Runner, Scenario, SeedRange, Shard};
 
 #[derive(clap::Args)]
@@ -68,126 +71,6 @@ const REPORTED_BUCKETS: usize = 10;
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Most worker threads (each holds a simulated world).
 const MAX_JOBS: usize = 256;
-/// Failing seeds kept in full (the lowest seeds); the rest are counted.
-const KEPT_FAILURES: usize = 20;
-
-/// One failing seed.
-#[derive(Clone, Serialize)]
-struct Failure {
-    seed: u64,
-    replay: String,
-    violations: Vec<Violation>,
-    nondeterministic: bool,
-    /// The run made no progress: its verdict could not have failed.
-    vacuous: Option<String>,
-    panic: Option<String>,
-}
-
-impl Failure {
-    /// The buckets this failure counts in, with what each means in words:
-    /// a violation's signature (`property/mechanism`) and its diagnosis.
-    fn buckets(&self) -> Vec<(String, String)> {
-        let mut buckets: Vec<(String, String)> = self
-            .violations
-            .iter()
-            .map(|v| {
-                let summary = v
-                    .diagnosis
-                    .as_ref()
-                    .map_or_else(|| v.message.clone(), |d| d.summary.clone());
-                (v.signature(), summary)
-            })
-            .collect();
-        if self.nondeterministic {
-            let why = "the seed gave two different traces".to_string();
-            buckets.push(("determinism".to_string(), why));
-        }
-        if let Some(why) = &self.vacuous {
-            buckets.push(("no_progress".to_string(), why.clone()));
-        }
-        if let Some(panic) = &self.panic {
-            buckets.push(("panic".to_string(), panic.clone()));
-        }
-        buckets.dedup_by(|a, b| a.0 == b.0);
-        buckets
-    }
-
-    /// A violation in the verdict's sense (exit 1): not a vacuous run.
-    fn is_violation(&self) -> bool {
-        !self.violations.is_empty() || self.nondeterministic || self.panic.is_some()
-    }
-}
-
-#[derive(Serialize)]
-struct SweepJson {
-    scenario: String,
-    file: String,
-    seeds: String,
-    shard: Option<(u64, u64)>,
-    runs: u64,
-    passed: u64,
-    failed: u64,
-    failures_by_property: BTreeMap<String, u64>,
-    /// Failing seeds by signature, most seeds first.
-    buckets: Vec<BucketJson>,
-    first_failures: Vec<Failure>,
-    requests: u64,
-    wall_seconds: f64,
-    seeds_per_second: f64,
-    requests_per_second: f64,
-}
-
-/// One signature's failing seeds.
-#[derive(Clone, Serialize)]
-struct BucketJson {
-    signature: String,
-    seeds: u64,
-    first_seed: u64,
-    summary: String,
-    replay: String,
-}
-
-/// One signature's failing seeds, as the workers count them.
-#[derive(Clone)]
-struct Bucket {
-    seeds: u64,
-    first_seed: u64,
-    /// The first seed's diagnosis in words.
-    summary: String,
-}
-
-/// What the workers find: bounded whatever the number of seeds.
-#[derive(Default)]
-struct Findings {
-    failed: u64,
-    violations: u64,
-    by_bucket: BTreeMap<String, Bucket>,
-    /// The lowest failing seeds, at most [`KEPT_FAILURES`].
-    first: BTreeMap<u64, Failure>,
-}
-
-impl Findings {
-    fn add(&mut self, failure: Failure) {
-        self.failed += 1;
-        self.violations += u64::from(failure.is_violation());
-        for (signature, summary) in failure.buckets() {
-            let bucket = self.by_bucket.entry(signature).or_insert(Bucket {
-                seeds: 0,
-                first_seed: failure.seed,
-                summary: summary.clone(),
-            });
-            bucket.seeds += 1;
-            if failure.seed < bucket.first_seed {
-                bucket.first_seed = failure.seed;
-                bucket.summary = summary;
-            }
-        }
-        self.first.insert(failure.seed, failure);
-        if self.first.len() > KEPT_FAILURES {
-            self.first.pop_last();
-        }
-    }
-}
 
 /// What the workers share.
 struct Sweep<'a> {
@@ -198,6 +81,8 @@ struct Sweep<'a> {
     requests: AtomicU64,
     stop: AtomicBool,
     findings: Mutex<Findings>,
+    /// [`text_hash`] of the scenario file.
+    scenario_hash: String,
     check_determinism: bool,
     fail_fast: bool,
 }
@@ -240,6 +125,7 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let jobs = jobs.min(usize::try_from(total).unwrap_or(usize::MAX));
+    let scenario_hash = text_hash(&zk_sim::input::read_input(&args.scenario).map_err(bad_input)?);
     let runner = scenario.runner();
     let sweep = Sweep {
         runner: runner.as_ref(),
@@ -249,6 +135,7 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         requests: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         findings: Mutex::new(Findings::default()),
+        scenario_hash,
         check_determinism: args.check_determinism,
         fail_fast: args.fail_fast,
     };
@@ -364,10 +251,8 @@ fn report(
     args: &SweepArgs,
 ) -> ExitCode {
     let findings = sweep.findings.lock().expect("findings");
-    let mut failures: Vec<Failure> = findings.first.values().cloned().collect();
-    for failure in &mut failures {
-        failure.replay = replay_command(&harness.program, scenario, failure.seed);
-    }
+    let replay = |seed| replay_command(&harness.program, scenario, seed);
+    let failures = findings.first_failures(&replay);
     let runs = sweep.done.load(Ordering::Relaxed);
     let requests = sweep.requests.load(Ordering::Relaxed);
     println!(
@@ -379,32 +264,46 @@ fn report(
         requests as f64 / wall,
         findings.failed
     );
-    let buckets = buckets(harness, scenario, &findings.by_bucket);
+    let buckets = findings.buckets(&replay);
     print_buckets(&buckets, findings.failed);
     for failure in failures.iter().take(3) {
         describe(failure);
     }
-    let no_progress = findings
-        .by_bucket
-        .get("no_progress")
-        .map_or(0, |bucket| bucket.seeds);
+    let no_progress = findings.no_progress();
     if no_progress > 0 {
         eprintln!(
             "error: {no_progress} seed(s) made no progress, so their verdicts could not have failed; check the scenario's [config] and [workload]"
         );
     }
+    let complete = u128::from(runs) == sweep.total;
     let mut output_failed = false;
     if let Some(path) = &args.json {
         let json = SweepJson {
+            format: FORMAT.to_string(),
+            format_version: FORMAT_VERSION,
+            generated_by: format!("zkcheck {}", env!("CARGO_PKG_VERSION")),
             scenario: scenario.name.clone(),
             file: scenario.file.display().to_string(),
+            scenario_hash: sweep.scenario_hash.clone(),
+            recipe: scenario.recipe.name.clone(),
+            variant: scenario.raw.variant.clone(),
             seeds: range.to_string(),
             shard: shard.map(|s| (s.index, s.count)),
+            all_violations: args.all_violations,
+            check_determinism: args.check_determinism,
+            fail_fast: args.fail_fast,
+            expected_runs: sweep.total,
+            complete,
+            merged_shards: None,
             runs,
             passed: runs - findings.failed,
             failed: findings.failed,
-            failures_by_property: by_property(&findings.by_bucket),
+            violations: findings.violations,
+            no_progress,
+            failures_by_property: findings.by_property(),
+            kept_seeds_per_bucket: KEPT_SEEDS_PER_BUCKET as u64,
             buckets: buckets.clone(),
+            kept_first_failures: KEPT_FAILURES as u64,
             first_failures: failures,
             requests,
             wall_seconds: wall,
@@ -414,61 +313,53 @@ fn report(
         output_failed = write_json(path, &json).is_err();
     }
     if let Some(dir) = &args.report {
+        let incomplete = (!complete).then(|| {
+            format!(
+                "{runs} of {} seeds ran (stopped by --fail-fast)",
+                sweep.total
+            )
+        });
         let document = sweep_document(
             harness,
             scenario,
-            sweep.runner,
             &buckets,
-            range,
-            runs,
-            findings.failed,
+            &range.to_string(),
+            (runs, findings.failed),
+            incomplete,
         );
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
     exit_status(findings.violations > 0, output_failed || no_progress > 0)
 }
 
-/// The buckets, most seeds first (then by signature), each with its
-/// first seed's replay command.
-fn buckets(
+/// The sweep (or a merge of its shards) as a report: its buckets, and
+/// the first seed of each (at most [`REPORTED_BUCKETS`]) run again with
+/// its trace. `counts` is (runs, failed).
+pub fn sweep_document(
     harness: &Harness,
     scenario: &Scenario,
-    by_bucket: &BTreeMap<String, Bucket>,
-) -> Vec<BucketJson> {
-    let mut buckets: Vec<BucketJson> = by_bucket
-        .iter()
-        .map(|(signature, bucket)| BucketJson {
-            signature: signature.clone(),
-            seeds: bucket.seeds,
-            first_seed: bucket.first_seed,
-            summary: bucket.summary.clone(),
-            replay: replay_command(&harness.program, scenario, bucket.first_seed),
-        })
-        .collect();
-    buckets.sort_by(|a, b| b.seeds.cmp(&a.seeds).then(a.signature.cmp(&b.signature)));
-    buckets
-}
-
-/// The sweep as a report: its buckets, and the first seed of each (at
-/// most [`REPORTED_BUCKETS`]) run again with its trace.
-fn sweep_document(
-    harness: &Harness,
-    scenario: &Scenario,
-    runner: &dyn Runner,
     buckets: &[BucketJson],
-    range: SeedRange,
-    runs: u64,
-    failed: u64,
+    seeds: &str,
+    (runs, failed): (u64, u64),
+    incomplete: Option<String>,
 ) -> zk_reports::Report {
     use zk_reports::schema;
     let mut document = super::report::document(
         schema::ReportKind::Sweep,
         format!(
-            "{} ({} {}), seeds {range}",
-            scenario.name, scenario.recipe.name, scenario.raw.variant
+            "{} ({} {}), seeds {seeds}{}",
+            scenario.name,
+            scenario.recipe.name,
+            scenario.raw.variant,
+            if incomplete.is_some() {
+                " (INCOMPLETE)"
+            } else {
+                ""
+            }
         ),
         super::report::this_command(),
     );
+    let runner = scenario.runner();
     let mut replayed = std::collections::BTreeSet::new();
     for bucket in buckets.iter().take(REPORTED_BUCKETS) {
         if replayed.insert(bucket.first_seed) {
@@ -482,7 +373,7 @@ fn sweep_document(
         scenario: scenario.file.display().to_string(),
         recipe: scenario.recipe.name.clone(),
         variant: scenario.raw.variant.clone(),
-        seeds: range.to_string(),
+        seeds: seeds.to_string(),
         runs,
         passed: runs - failed,
         failed,
@@ -494,64 +385,11 @@ fn sweep_document(
                 seeds: b.seeds,
                 first_seed: b.first_seed,
                 replay: b.replay.clone(),
+                first_seeds: b.first_seeds.clone(),
             })
             .collect(),
+        kept_seeds_per_bucket: Some(KEPT_SEEDS_PER_BUCKET as u64),
+        incomplete,
     });
     document
-}
-
-/// Failing seeds per property (the JSON's older view of the buckets).
-fn by_property(by_bucket: &BTreeMap<String, Bucket>) -> BTreeMap<String, u64> {
-    let mut counts = BTreeMap::new();
-    for (signature, bucket) in by_bucket {
-        let property = signature.split('/').next().unwrap_or(signature);
-        *counts.entry(property.to_string()).or_default() += bucket.seeds;
-    }
-    counts
-}
-
-fn print_buckets(buckets: &[BucketJson], failed: u64) {
-    if buckets.is_empty() {
-        return;
-    }
-    let several = buckets.iter().map(|b| b.seeds).sum::<u64>() > failed;
-    println!(
-        "failing seeds by signature{}:",
-        if several {
-            " (a seed that shows several counts in each)"
-        } else {
-            ""
-        }
-    );
-    let width = buckets.iter().map(|b| b.signature.len()).max().unwrap_or(0);
-    for bucket in buckets {
-        println!(
-            "  {:>6} seed(s)  {:<width$}  first seed {}",
-            bucket.seeds, bucket.signature, bucket.first_seed
-        );
-        println!("          {}", bucket.summary);
-        println!("          replay: {}", bucket.replay);
-    }
-}
-
-fn describe(failure: &Failure) {
-    for violation in &failure.violations {
-        println!(
-            "VIOLATION of {} (seed {}): {}",
-            violation.property, failure.seed, violation.message
-        );
-    }
-    if failure.nondeterministic {
-        println!(
-            "NON-DETERMINISTIC: seed {} gave two different traces",
-            failure.seed
-        );
-    }
-    if let Some(why) = &failure.vacuous {
-        println!("NO PROGRESS (seed {}): {why}", failure.seed);
-    }
-    if let Some(panic) = &failure.panic {
-        println!("PANIC (seed {}): {panic}", failure.seed);
-    }
-    println!("  replay: {}", failure.replay);
 }

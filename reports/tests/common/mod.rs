@@ -568,6 +568,7 @@ pub fn sweep_report() -> Report {
                 seeds: 37,
                 first_seed: 17,
                 replay: "zkcheck replay scenarios/lock-original.toml --seed 17".to_string(),
+                first_seeds: vec![],
             },
             Bucket {
                 signature: LIVENESS_SIGNATURE.to_string(),
@@ -575,6 +576,7 @@ pub fn sweep_report() -> Report {
                 seeds: 12,
                 first_seed: 203,
                 replay: "zkcheck replay scenarios/lock-original.toml --seed 203".to_string(),
+                first_seeds: vec![],
             },
             Bucket {
                 signature: LEAK_SIGNATURE.to_string(),
@@ -582,8 +584,11 @@ pub fn sweep_report() -> Report {
                 seeds: 3,
                 first_seed: 551,
                 replay: "zkcheck replay scenarios/lock-original.toml --seed 551".to_string(),
+                first_seeds: vec![],
             },
         ],
+        kept_seeds_per_bucket: None,
+        incomplete: None,
     });
     let mut first = lock_run(17);
     first.scenario = "scenarios/lock-original.toml".to_string();
