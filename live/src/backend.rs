@@ -1,0 +1,311 @@
+//! The real side of a live run: [`ZkBackend`] implements the simulator's
+//! driver [`Backend`] over `zookeeper-client`, one [`LiveSession`] per
+//! client session, each behind its own fault-injecting [`FaultProxy`]
+//! (loopback only; it lives as long as the session and stops with it).
+//!
+//! Real faults:
+//! - connection loss: the proxy cuts the client's connection; for the
+//!   drop's `down_ms` its new connections fall into a black hole (the
+//!   handshake is swallowed), then it heals and the client reconnects;
+//! - connection loss before / after apply: a black hole toward the server
+//!   (the request never arrives) or toward the client (the server applied
+//!   it, the reply never arrives), then the cut;
+//! - session expiry: a second connection into the victim's session (its id
+//!   and password), closed: the server ends the session;
+//! - a client pause: nothing passes the client's proxy until it resumes
+//!   (no pings: past the session timeout the server expires it).
+
+use crate::proxy::{FaultProxy, Hole};
+use crate::LiveSession;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+use zk_recipes::zk::{Path, Reply, Request, SessionId, WatchedEvent, ZkResult};
+use zk_sim::live::{
+    Backend, BackendError, BoxFuture, Connection, LiveState, NodeInfo, RequestLoss,
+};
+use zookeeper_client as zkc;
+
+/// How long the proxy may take to swallow the request or reply a
+/// per-request fault waits for.
+const SWALLOW_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A real ZooKeeper server for the live driver.
+pub struct ZkBackend {
+    addr: String,
+    session_timeout_ms: u64,
+    start: Instant,
+    /// A session of the driver's own (not through a proxy) for snapshots.
+    observer: tokio::sync::Mutex<Option<LiveSession>>,
+}
+
+impl ZkBackend {
+    /// A backend for the server at `addr`; client sessions ask for
+    /// `session_timeout_ms`.
+    pub fn new(addr: &str, session_timeout_ms: u64) -> ZkBackend {
+        ZkBackend {
+            addr: addr.to_string(),
+            session_timeout_ms,
+            start: Instant::now(),
+            observer: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Closes the observer session.
+    pub async fn close(&self) {
+        if let Some(mut observer) = self.observer.lock().await.take() {
+            let _ = observer.close().await;
+        }
+    }
+
+    async fn walk(&self, dir: &Path) -> Result<Vec<NodeInfo>, BackendError> {
+        let mut observer = self.observer.lock().await;
+        if observer.is_none() {
+            let session = LiveSession::connect(&self.addr, self.session_timeout_ms)
+                .await
+                .map_err(|error| BackendError(error.to_string()))?;
+            *observer = Some(session);
+        }
+        let session = observer.as_mut().expect("connected above");
+        let mut nodes = Vec::new();
+        let mut pending = vec![dir.clone()];
+        while let Some(path) = pending.pop() {
+            let stat = match session.apply(&Request::Exists { path: path.clone(), watch: false }).await {
+                Ok(Reply::Exists(Some(stat))) => stat,
+                Ok(_) => continue, // deleted meanwhile
+                Err(error) => return Err(BackendError(format!("reading {path}: {error:?}"))),
+            };
+            let children = match session
+                .apply(&Request::GetChildren { path: path.clone(), watch: false })
+                .await
+            {
+                Ok(Reply::Children(children)) => children,
+                Ok(_) | Err(zk_recipes::zk::ZkError::NoNode) => Vec::new(),
+                Err(error) => return Err(BackendError(format!("listing {path}: {error:?}"))),
+            };
+            for child in children {
+                if let Ok(child) = path.child(&child) {
+                    pending.push(child);
+                }
+            }
+            nodes.push(NodeInfo {
+                path,
+                czxid: stat.czxid,
+                ephemeral_owner: stat.ephemeral_owner,
+            });
+        }
+        Ok(nodes)
+    }
+}
+
+impl Backend for ZkBackend {
+    fn connect(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>> {
+        Box::pin(async move {
+            let proxy = FaultProxy::start(&self.addr)
+                .await
+                .map_err(|error| BackendError(error.to_string()))?;
+            let session =
+                LiveSession::connect(&proxy.addr().to_string(), self.session_timeout_ms)
+                    .await
+                    .map_err(|error| BackendError(error.to_string()))?;
+            let state = session
+                .state_watcher()
+                .ok_or_else(|| BackendError("the new session closed at once".to_string()))?;
+            let connection: Box<dyn Connection> = Box::new(ZkConnection {
+                session,
+                state,
+                proxy: Arc::new(proxy),
+                addr: self.addr.clone(),
+                session_timeout_ms: self.session_timeout_ms,
+                heal_timer: None,
+            });
+            Ok(connection)
+        })
+    }
+
+    fn snapshot<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<Vec<NodeInfo>, BackendError>> {
+        Box::pin(self.walk(dir))
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn sleep(&self, ms: u64) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(Duration::from_millis(ms)))
+    }
+}
+
+/// One client session behind its own proxy.
+struct ZkConnection {
+    session: LiveSession,
+    state: zkc::StateWatcher,
+    proxy: Arc<FaultProxy>,
+    /// The server itself (expiry connects there directly).
+    addr: String,
+    session_timeout_ms: u64,
+    /// Ends a drop's down time.
+    heal_timer: Option<JoinHandle<()>>,
+}
+
+impl ZkConnection {
+    /// Cuts the connection; new ones fall into a hole for `down_ms`.
+    fn cut(&mut self, down_ms: u64) {
+        self.stop_heal_timer();
+        if down_ms == 0 {
+            self.proxy.heal();
+        } else {
+            self.proxy.black_hole(Hole::Both);
+            let proxy = self.proxy.clone();
+            self.heal_timer = Some(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(down_ms)).await;
+                proxy.heal();
+            }));
+        }
+        self.proxy.cut_all();
+    }
+
+    fn stop_heal_timer(&mut self) {
+        if let Some(timer) = self.heal_timer.take() {
+            timer.abort();
+        }
+    }
+
+    async fn apply_losing(
+        &mut self,
+        request: &Request,
+        loss: RequestLoss,
+    ) -> (Vec<WatchedEvent>, ZkResult) {
+        let (hole, down_ms) = match loss {
+            RequestLoss::BeforeApply { down_ms } => (Hole::ToServer, down_ms),
+            RequestLoss::AfterApply { down_ms } => (Hole::ToClient, down_ms),
+        };
+        let before = self.proxy.swallowed();
+        self.proxy.black_hole(hole);
+        let proxy = self.proxy.clone();
+        let swallowed = async move {
+            let _ = proxy
+                .wait_swallowed(
+                    |now| match hole {
+                        Hole::ToServer => now.requests > before.requests,
+                        _ => now.replies > before.replies,
+                    },
+                    SWALLOW_TIMEOUT,
+                )
+                .await;
+        };
+        let session = &mut self.session;
+        let (applied, ()) = tokio::join!(
+            async {
+                let applied = session.apply_and_drain(request).await;
+                applied
+            },
+            async {
+                swallowed.await;
+            }
+        );
+        self.cut(down_ms);
+        applied
+    }
+}
+
+impl Connection for ZkConnection {
+    fn session_id(&self) -> SessionId {
+        self.session.session_id()
+    }
+
+    fn state(&mut self) -> LiveState {
+        match self.state.peek_state() {
+            zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
+                LiveState::Connected
+            }
+            zkc::SessionState::Disconnected => LiveState::Disconnected,
+            zkc::SessionState::Expired
+            | zkc::SessionState::Closed
+            | zkc::SessionState::AuthFailed => LiveState::Expired,
+        }
+    }
+
+    fn apply<'a>(
+        &'a mut self,
+        request: &'a Request,
+        loss: Option<RequestLoss>,
+    ) -> BoxFuture<'a, (Vec<WatchedEvent>, ZkResult)> {
+        Box::pin(async move {
+            let (events, result) = match loss {
+                None => self.session.apply_and_drain(request).await,
+                Some(loss) => self.apply_losing(request, loss).await,
+            };
+            (node_events(events), result)
+        })
+    }
+
+    fn drain_events(&mut self) -> Vec<WatchedEvent> {
+        node_events(self.session.drain_events())
+    }
+
+    fn changed(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let state = &mut self.state;
+            let session = &mut self.session;
+            tokio::select! {
+                _ = state.changed() => {}
+                _ = session.watch_fired() => {}
+            }
+        })
+    }
+
+    fn disconnect(&mut self, down_ms: u64) {
+        self.cut(down_ms);
+    }
+
+    fn pause(&mut self) {
+        self.stop_heal_timer();
+        self.proxy.black_hole(Hole::Both);
+    }
+
+    fn resume(&mut self) {
+        self.proxy.heal();
+    }
+
+    fn expire(&mut self) -> BoxFuture<'_, Result<(), BackendError>> {
+        Box::pin(async move {
+            let info = self
+                .session
+                .session_info()
+                .ok_or_else(|| BackendError("the session is closed".to_string()))?;
+            let mut twin = LiveSession::connect_to(&self.addr, self.session_timeout_ms, Some(info))
+                .await
+                .map_err(|error| BackendError(error.to_string()))?;
+            twin.close()
+                .await
+                .map_err(|error| BackendError(error.to_string()))
+        })
+    }
+
+    fn heal(&mut self) {
+        self.stop_heal_timer();
+        self.proxy.heal();
+    }
+
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.heal();
+            let _ = self.session.close().await;
+        })
+    }
+}
+
+impl Drop for ZkConnection {
+    fn drop(&mut self) {
+        self.stop_heal_timer();
+    }
+}
+
+/// The node events among `events` (state changes are read from the state).
+fn node_events(events: Vec<WatchedEvent>) -> Vec<WatchedEvent> {
+    events
+        .into_iter()
+        .filter(|event| event.path.is_some())
+        .collect()
+}
