@@ -72,6 +72,8 @@ enum Command {
     Report(commands::report::ReportArgs),
     /// The herd-effect figure: notifications per release and reads per acquisition against clients.
     Herd(commands::herd::HerdArgs),
+    /// Run a scenario against a real ZooKeeper 3.x with real faults.
+    Live(commands::live::LiveArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -90,5 +92,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Report(args) => commands::report::run(args),
         Command::Bugs(args) => commands::bugs::run(&harness, args),
         Command::Herd(args) => commands::herd::run(&harness, args),
+        Command::Live(args) => commands::live::run(&harness, args),
     }
 }

@@ -9,6 +9,7 @@ pub mod cutoff;
 pub mod explore;
 pub mod herd;
 pub mod lasso;
+pub mod live;
 pub mod recipes;
 pub mod replay;
 pub mod report;

@@ -749,6 +749,7 @@ impl<R: SimRecipe> ConnectionTask<R> {
         let now = self.backend.now_ns();
         let loss = {
             let mut run = self.lock();
+            run.stats.requests += 1;
             if request.is_read() {
                 run.observe(now, self.client, Seen::Read, None);
             }
