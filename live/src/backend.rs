@@ -152,17 +152,7 @@ impl ZkConnection {
     /// Cuts the connection; new ones fall into a hole for `down_ms`.
     fn cut(&mut self, down_ms: u64) {
         self.stop_heal_timer();
-        if down_ms == 0 {
-            self.proxy.heal();
-        } else {
-            self.proxy.black_hole(Hole::Both);
-            let proxy = self.proxy.clone();
-            self.heal_timer = Some(tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(down_ms)).await;
-                proxy.heal();
-            }));
-        }
-        self.proxy.cut_all();
+        self.heal_timer = cut_and_hold(&self.proxy, down_ms);
     }
 
     fn stop_heal_timer(&mut self) {
@@ -181,9 +171,12 @@ impl ZkConnection {
             RequestLoss::AfterApply { down_ms } => (Hole::ToClient, down_ms),
         };
         let before = self.proxy.swallowed();
+        self.stop_heal_timer();
         self.proxy.black_hole(hole);
         let proxy = self.proxy.clone();
-        let swallowed = async move {
+        // Cut as soon as the hole swallowed the request (or its reply): the
+        // client then sees the connection end with the request in flight.
+        let cut = async move {
             let _ = proxy
                 .wait_swallowed(
                     |now| match hole {
@@ -193,20 +186,30 @@ impl ZkConnection {
                     SWALLOW_TIMEOUT,
                 )
                 .await;
+            cut_and_hold(&proxy, down_ms)
         };
-        let session = &mut self.session;
-        let (applied, ()) = tokio::join!(
-            async {
-                let applied = session.apply_and_drain(request).await;
-                applied
-            },
-            async {
-                swallowed.await;
-            }
-        );
-        self.cut(down_ms);
+        let (applied, heal_timer) = tokio::join!(self.session.apply_and_drain(request), cut);
+        self.heal_timer = heal_timer;
         applied
     }
+}
+
+/// Ends every connection through `proxy`; new ones fall into a hole for
+/// `down_ms` (the returned task heals it), or pass at once if it is 0.
+fn cut_and_hold(proxy: &Arc<FaultProxy>, down_ms: u64) -> Option<JoinHandle<()>> {
+    let timer = if down_ms == 0 {
+        proxy.heal();
+        None
+    } else {
+        proxy.black_hole(Hole::Both);
+        let held = proxy.clone();
+        Some(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(down_ms)).await;
+            held.heal();
+        }))
+    };
+    proxy.cut_all();
+    timer
 }
 
 impl Connection for ZkConnection {
