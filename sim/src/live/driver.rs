@@ -643,15 +643,16 @@ impl<R: SimRecipe> ConnectionTask<R> {
                 }
             }
             LiveState::Connected => {
-                let unseen = link.drop_unseen_since.is_some_and(|since| {
-                    now < since + DROP_NOTICE_MS * 1_000_000 && now >= link.down_until
-                });
-                if session.state == ConnectionState::Disconnected && !unseen {
-                    if now >= link.down_until {
-                        link.drop_unseen_since = None;
-                        link.next_attempt = None;
-                        let _ = session.reconnected();
-                    }
+                // After an injected drop the library may not have noticed
+                // yet: its "connected" is the old connection, not a reconnect.
+                let drop_unnoticed = link
+                    .drop_unseen_since
+                    .is_some_and(|since| now < since + DROP_NOTICE_MS * 1_000_000);
+                let down = now < link.down_until;
+                if session.state == ConnectionState::Disconnected && !drop_unnoticed && !down {
+                    link.drop_unseen_since = None;
+                    link.next_attempt = None;
+                    let _ = session.reconnected();
                 }
             }
         }
