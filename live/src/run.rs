@@ -137,12 +137,19 @@ pub fn run_live(scenario: &Scenario, options: &LiveOptions) -> Result<LiveRun, L
         let backend = Arc::new(ZkBackend::new(&options.addr, session_timeout_ms));
         let runner = rooted.live_runner();
         let started = Instant::now();
+        // Its own task: a panic in the run ends the task, not this
+        // function, so the root is removed whatever happened.
+        let (seed, run_root, run_backend) = (options.seed, root.clone(), backend.clone());
+        let mut task = tokio::spawn(async move { runner.run(seed, &run_root, run_backend).await });
         let outcome = tokio::select! {
-            report = runner.run(options.seed, &root, backend.clone()) => Some(report),
-            _ = tokio::signal::ctrl_c() => None,
+            finished = &mut task => Some(finished),
+            _ = tokio::signal::ctrl_c() => {
+                task.abort();
+                let _ = (&mut task).await;
+                None
+            }
         };
         let wall = started.elapsed();
-        drop(runner);
         backend.close().await;
         let removed = remove_tree(&mut admin, &root).await;
         let _ = admin.close().await;
@@ -151,8 +158,9 @@ pub fn run_live(scenario: &Scenario, options: &LiveOptions) -> Result<LiveRun, L
         }
         match outcome {
             None => Err(LiveRunError::Interrupted { root }),
-            Some(Err(error)) => Err(LiveRunError::Run(error.to_string())),
-            Some(Ok(report)) => Ok(LiveRun {
+            Some(Err(panicked)) => Err(LiveRunError::Run(format!("the driver failed: {panicked}"))),
+            Some(Ok(Err(error))) => Err(LiveRunError::Run(error.to_string())),
+            Some(Ok(Ok(report))) => Ok(LiveRun {
                 report,
                 version,
                 root,
