@@ -218,7 +218,8 @@ impl Connection for ZkConnection {
     }
 
     fn state(&mut self) -> LiveState {
-        match self.state.peek_state() {
+        // Consumes the state: `changed` then waits for the next change.
+        match self.state.state() {
             zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
                 LiveState::Connected
             }
