@@ -55,7 +55,12 @@ fn fake_server(answer: &'static str) -> String {
 #[test]
 fn a_fault_the_real_world_cannot_inject_is_refused_by_its_key() {
     let zk = closed_port();
-    let output = zkcheck(&["live", "scenarios/lock-fixed-watch-faults.toml", "--zk", &zk]);
+    let output = zkcheck(&[
+        "live",
+        "scenarios/lock-fixed-watch-faults.toml",
+        "--zk",
+        &zk,
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(
@@ -116,7 +121,8 @@ fn a_server_that_is_not_zookeeper_is_refused() {
 
 #[test]
 fn a_zookeeper_that_is_not_3x_is_refused() {
-    let zk = fake_server("Zookeeper version: 4.0.0-future, built on 2030-01-01\nMode: standalone\n");
+    let zk =
+        fake_server("Zookeeper version: 4.0.0-future, built on 2030-01-01\nMode: standalone\n");
     let output = zkcheck(&["live", "scenarios/lock-fixed.toml", "--zk", &zk]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
@@ -151,8 +157,9 @@ fn zk_addr() -> String {
 
 /// The server's node count (`srvr`), to check a run left nothing behind.
 fn node_count(addr: &str) -> u64 {
-    let answer = zk_live::admin::four_letter_word(addr, "srvr")
-        .unwrap_or_else(|error| panic!("no ZooKeeper at {addr} ({error}): scripts/zk-server start"));
+    let answer = zk_live::admin::four_letter_word(addr, "srvr").unwrap_or_else(|error| {
+        panic!("no ZooKeeper at {addr} ({error}): scripts/zk-server start")
+    });
     answer
         .lines()
         .find_map(|line| line.strip_prefix("Node count: "))
@@ -183,8 +190,21 @@ fn quiet_scenario(name: &str, variant: &str, check: &str) -> std::path::PathBuf 
 fn the_fixed_lock_holds_live_with_real_faults_and_leaves_nothing() {
     let addr = zk_addr();
     let before = node_count(&addr);
-    let output = zkcheck(&["live", "scenarios/lock-fixed.toml", "--zk", &addr, "--seed", "3"]);
-    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let output = zkcheck(&[
+        "live",
+        "scenarios/lock-fixed.toml",
+        "--zk",
+        &addr,
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
     assert!(stdout(&output).contains("pass: fenced_mutual_exclusion, fifo, liveness, no_leaks"));
     assert!(stdout(&output).contains("faults injected"));
     assert_eq!(node_count(&addr), before, "the run left nodes behind");
@@ -204,8 +224,14 @@ fn the_original_lock_breaks_fifo_live_and_says_how_to_rerun() {
         if output.status.code() == Some(1) {
             let text = stdout(&output);
             assert!(text.contains("VIOLATION of fifo"), "{text}");
-            assert!(text.contains(&format!("live {file} --zk {addr} --seed {seed}")), "{text}");
-            assert!(text.contains(&format!("sim {file} --seed {seed}")), "{text}");
+            assert!(
+                text.contains(&format!("live {file} --zk {addr} --seed {seed}")),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!("sim {file} --seed {seed}")),
+                "{text}"
+            );
             fifo = true;
             break;
         }
@@ -240,10 +266,25 @@ fn an_existing_root_is_refused_and_left_untouched() {
     });
     let before = node_count(&addr);
     let file = quiet_scenario("existing", "fixed", "\"liveness\"");
-    let output = zkcheck(&["live", file.to_str().unwrap(), "--zk", &addr, "--root", &root]);
+    let output = zkcheck(&[
+        "live",
+        file.to_str().unwrap(),
+        "--zk",
+        &addr,
+        "--root",
+        &root,
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("already exists"), "{}", stderr(&output));
-    assert_eq!(node_count(&addr), before, "nothing written, nothing removed");
+    assert!(
+        stderr(&output).contains("already exists"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        node_count(&addr),
+        before,
+        "nothing written, nothing removed"
+    );
     runtime.block_on(async {
         let mut session = zk_live::LiveSession::connect(&addr, 4_000).await.unwrap();
         for node in [&child, &path] {

@@ -70,22 +70,31 @@ impl ZkBackend {
         let mut nodes = Vec::new();
         let mut pending = vec![dir.clone()];
         while let Some(path) = pending.pop() {
-            let stat = match session.apply(&Request::Exists { path: path.clone(), watch: false }).await {
+            // One read per node: an ephemeral has no children to list.
+            let stat = match session
+                .apply(&Request::Exists {
+                    path: path.clone(),
+                    watch: false,
+                })
+                .await
+            {
                 Ok(Reply::Exists(Some(stat))) => stat,
                 Ok(_) => continue, // deleted meanwhile
                 Err(error) => return Err(BackendError(format!("reading {path}: {error:?}"))),
             };
-            let children = match session
-                .apply(&Request::GetChildren { path: path.clone(), watch: false })
-                .await
-            {
-                Ok(Reply::Children(children)) => children,
-                Ok(_) | Err(zk_recipes::zk::ZkError::NoNode) => Vec::new(),
-                Err(error) => return Err(BackendError(format!("listing {path}: {error:?}"))),
-            };
-            for child in children {
-                if let Ok(child) = path.child(&child) {
-                    pending.push(child);
+            if stat.num_children > 0 {
+                let listed = session
+                    .apply(&Request::GetChildren {
+                        path: path.clone(),
+                        watch: false,
+                    })
+                    .await;
+                match listed {
+                    Ok(Reply::Children(children)) => {
+                        pending.extend(children.iter().filter_map(|child| path.child(child).ok()));
+                    }
+                    Ok(_) | Err(zk_recipes::zk::ZkError::NoNode) => {}
+                    Err(error) => return Err(BackendError(format!("listing {path}: {error:?}"))),
                 }
             }
             nodes.push(NodeInfo {
@@ -104,10 +113,9 @@ impl Backend for ZkBackend {
             let proxy = FaultProxy::start(&self.addr)
                 .await
                 .map_err(|error| BackendError(error.to_string()))?;
-            let session =
-                LiveSession::connect(&proxy.addr().to_string(), self.session_timeout_ms)
-                    .await
-                    .map_err(|error| BackendError(error.to_string()))?;
+            let session = LiveSession::connect(&proxy.addr().to_string(), self.session_timeout_ms)
+                .await
+                .map_err(|error| BackendError(error.to_string()))?;
             let state = session
                 .state_watcher()
                 .ok_or_else(|| BackendError("the new session closed at once".to_string()))?;

@@ -22,10 +22,12 @@ pub enum PreflightError {
 
 /// The server's version (`3.8.0-...`), if it is a ZooKeeper 3.x at `addr`.
 pub fn check_server(addr: &str) -> Result<String, PreflightError> {
-    let resolved = addr.to_socket_addrs().map_err(|error| PreflightError::BadAddress {
-        addr: addr.to_string(),
-        reason: error.to_string(),
-    })?;
+    let resolved = addr
+        .to_socket_addrs()
+        .map_err(|error| PreflightError::BadAddress {
+            addr: addr.to_string(),
+            reason: error.to_string(),
+        })?;
     if resolved.count() == 0 {
         return Err(PreflightError::BadAddress {
             addr: addr.to_string(),
@@ -93,7 +95,10 @@ mod tests {
             .port();
         let started = std::time::Instant::now();
         let refused = check_server(&format!("127.0.0.1:{port}"));
-        assert!(matches!(refused, Err(PreflightError::Unreachable { .. })), "{refused:?}");
+        assert!(
+            matches!(refused, Err(PreflightError::Unreachable { .. })),
+            "{refused:?}"
+        );
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }
