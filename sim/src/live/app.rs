@@ -9,7 +9,6 @@ use super::Backend;
 use crate::faults::MsRange;
 use crate::oracles::{ObserveCall, Seen};
 use crate::world::{App, SimRecipe};
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use zk_recipes::FencingToken;
@@ -113,36 +112,30 @@ impl<R: SimRecipe> App for LiveClient<R> {
         }
     }
 
-    fn next_outcome(&self) -> impl Future<Output = R::Outcome> + Send {
-        async move {
-            let outcome = std::future::poll_fn(|cx| self.poll_outcome(cx)).await;
-            self.unpaused().await;
-            outcome
-        }
+    async fn next_outcome(&self) -> R::Outcome {
+        let outcome = std::future::poll_fn(|cx| self.poll_outcome(cx)).await;
+        self.unpaused().await;
+        outcome
     }
 
-    fn outcome_within(&self, ms: u64) -> impl Future<Output = Option<R::Outcome>> + Send {
-        async move {
-            let mut timeout = self.backend.sleep(ms);
-            let outcome = std::future::poll_fn(|cx| {
-                if let Poll::Ready(outcome) = self.poll_outcome(cx) {
-                    return Poll::Ready(Some(outcome));
-                }
-                timeout.as_mut().poll(cx).map(|()| None)
-            })
-            .await;
-            self.unpaused().await;
-            outcome
-        }
-    }
-
-    fn sleep_ms(&self, ms: u64) -> impl Future<Output = ()> + Send {
-        async move {
-            if ms > 0 {
-                self.backend.sleep(ms).await;
+    async fn outcome_within(&self, ms: u64) -> Option<R::Outcome> {
+        let mut timeout = self.backend.sleep(ms);
+        let outcome = std::future::poll_fn(|cx| {
+            if let Poll::Ready(outcome) = self.poll_outcome(cx) {
+                return Poll::Ready(Some(outcome));
             }
-            self.unpaused().await;
+            timeout.as_mut().poll(cx).map(|()| None)
+        })
+        .await;
+        self.unpaused().await;
+        outcome
+    }
+
+    async fn sleep_ms(&self, ms: u64) {
+        if ms > 0 {
+            self.backend.sleep(ms).await;
         }
+        self.unpaused().await;
     }
 
     fn stopping(&self) -> bool {
