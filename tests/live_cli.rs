@@ -151,6 +151,16 @@ fn a_bad_root_is_refused() {
 
 // ---- with a real server ----
 
+/// The real-server tests compare the server's node count before and after:
+/// they run one at a time.
+static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn server_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    SERVER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn zk_addr() -> String {
     std::env::var("ZK_ADDR").unwrap_or_else(|_| "127.0.0.1:2181".to_string())
 }
@@ -188,6 +198,7 @@ fn quiet_scenario(name: &str, variant: &str, check: &str) -> std::path::PathBuf 
 #[test]
 #[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
 fn the_fixed_lock_holds_live_with_real_faults_and_leaves_nothing() {
+    let _server = server_to_myself();
     let addr = zk_addr();
     let before = node_count(&addr);
     let output = zkcheck(&[
@@ -213,6 +224,7 @@ fn the_fixed_lock_holds_live_with_real_faults_and_leaves_nothing() {
 #[test]
 #[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
 fn the_original_lock_breaks_fifo_live_and_says_how_to_rerun() {
+    let _server = server_to_myself();
     let addr = zk_addr();
     let before = node_count(&addr);
     let file = quiet_scenario("original", "original", "\"fifo\", \"liveness\"");
@@ -244,6 +256,7 @@ fn the_original_lock_breaks_fifo_live_and_says_how_to_rerun() {
 #[test]
 #[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
 fn an_existing_root_is_refused_and_left_untouched() {
+    let _server = server_to_myself();
     let addr = zk_addr();
     let root = format!("/zkcheck-live-cli-existing-{}", std::process::id());
     let runtime = tokio::runtime::Builder::new_current_thread()
