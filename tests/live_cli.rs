@@ -287,17 +287,7 @@ fn an_existing_root_is_refused_and_left_untouched() {
         "--root",
         &root,
     ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("already exists"),
-        "{}",
-        stderr(&output)
-    );
-    assert_eq!(
-        node_count(&addr),
-        before,
-        "nothing written, nothing removed"
-    );
+    let after = node_count(&addr);
     runtime.block_on(async {
         let mut session = zk_live::LiveSession::connect(&addr, 4_000).await.unwrap();
         for node in [&child, &path] {
@@ -309,4 +299,12 @@ fn an_existing_root_is_refused_and_left_untouched() {
         }
         session.close().await.unwrap();
     });
+    // Checked after the clean-up, so a failure leaves nothing behind.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("already exists"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(after, before, "nothing written, nothing removed");
 }
