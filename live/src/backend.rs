@@ -20,7 +20,7 @@ use crate::LiveSession;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
-use zk_recipes::zk::{Path, Reply, Request, SessionId, WatchedEvent, ZkResult};
+use zk_recipes::zk::{Path, Reply, Request, SessionId, Stat, WatchedEvent, ZkError, ZkResult};
 use zk_sim::live::{
     Backend, BackendError, BoxFuture, Connection, LiveState, NodeInfo, RequestLoss,
 };
@@ -67,44 +67,57 @@ impl ZkBackend {
             *observer = Some(session);
         }
         let session = observer.as_mut().expect("connected above");
-        let mut nodes = Vec::new();
-        let mut pending = vec![dir.clone()];
-        while let Some(path) = pending.pop() {
-            // One read per node: an ephemeral has no children to list.
-            let stat = match session
-                .apply(&Request::Exists {
-                    path: path.clone(),
-                    watch: false,
-                })
-                .await
-            {
-                Ok(Reply::Exists(Some(stat))) => stat,
-                Ok(_) => continue, // deleted meanwhile
-                Err(error) => return Err(BackendError(format!("reading {path}: {error:?}"))),
-            };
-            if stat.num_children > 0 {
-                let listed = session
-                    .apply(&Request::GetChildren {
-                        path: path.clone(),
-                        watch: false,
-                    })
-                    .await;
-                match listed {
-                    Ok(Reply::Children(children)) => {
-                        pending.extend(children.iter().filter_map(|child| path.child(child).ok()));
-                    }
-                    Ok(_) | Err(zk_recipes::zk::ZkError::NoNode) => {}
-                    Err(error) => return Err(BackendError(format!("listing {path}: {error:?}"))),
-                }
-            }
-            nodes.push(NodeInfo {
+        let nodes = walk_tree(session, dir).await.map_err(BackendError)?;
+        Ok(nodes
+            .into_iter()
+            .map(|(path, stat)| NodeInfo {
                 path,
                 czxid: stat.czxid,
                 ephemeral_owner: stat.ephemeral_owner,
-            });
-        }
-        Ok(nodes)
+            })
+            .collect())
     }
+}
+
+/// `root` and every node below it with its stat, each parent before its
+/// children; one read per node (a node without children is not listed).
+/// Nodes deleted during the walk are left out.
+pub(crate) async fn walk_tree(
+    session: &mut LiveSession,
+    root: &Path,
+) -> Result<Vec<(Path, Stat)>, String> {
+    let mut nodes = Vec::new();
+    let mut pending = vec![root.clone()];
+    while let Some(path) = pending.pop() {
+        let read = session
+            .apply(&Request::Exists {
+                path: path.clone(),
+                watch: false,
+            })
+            .await;
+        let stat = match read {
+            Ok(Reply::Exists(Some(stat))) => stat,
+            Ok(_) => continue,
+            Err(error) => return Err(format!("reading {path}: {error:?}")),
+        };
+        if stat.num_children > 0 {
+            let listed = session
+                .apply(&Request::GetChildren {
+                    path: path.clone(),
+                    watch: false,
+                })
+                .await;
+            match listed {
+                Ok(Reply::Children(children)) => {
+                    pending.extend(children.iter().filter_map(|child| path.child(child).ok()));
+                }
+                Ok(_) | Err(ZkError::NoNode) => {}
+                Err(error) => return Err(format!("listing {path}: {error:?}")),
+            }
+        }
+        nodes.push((path, stat));
+    }
+    Ok(nodes)
 }
 
 impl Backend for ZkBackend {

@@ -5,7 +5,7 @@
 //! ([`zk_sim::live`] with a [`ZkBackend`]), and the removal of everything
 //! under the root at the end: also after a failed run or Ctrl-C.
 
-use crate::backend::ZkBackend;
+use crate::backend::{walk_tree, ZkBackend};
 use crate::preflight::{check_server, PreflightError};
 use crate::LiveSession;
 use std::sync::Arc;
@@ -195,29 +195,8 @@ async fn remove_tree(admin: &mut LiveSession, root: &Path) -> Result<(), String>
 
 /// One pass: every node under `root`, children first, then `root`.
 async fn delete_below(admin: &mut LiveSession, root: &Path) -> Result<(), String> {
-    let mut order = Vec::new();
-    let mut pending = vec![root.clone()];
-    while let Some(path) = pending.pop() {
-        let listed = admin
-            .apply(&Request::GetChildren {
-                path: path.clone(),
-                watch: false,
-            })
-            .await;
-        match listed {
-            Ok(Reply::Children(children)) => {
-                for child in children {
-                    if let Ok(child) = path.child(&child) {
-                        pending.push(child);
-                    }
-                }
-            }
-            Err(ZkError::NoNode) => continue,
-            other => return Err(format!("listing {path}: {other:?}")),
-        }
-        order.push(path);
-    }
-    for path in order.iter().rev() {
+    let order = walk_tree(admin, root).await?;
+    for (path, _) in order.iter().rev() {
         let deleted = admin
             .apply(&Request::Delete {
                 path: path.clone(),

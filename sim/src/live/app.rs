@@ -8,6 +8,7 @@ use super::driver::{Phase, Run};
 use super::Backend;
 use crate::faults::MsRange;
 use crate::oracles::{ObserveCall, Seen};
+use crate::world::app::run_state_in;
 use crate::world::{App, SimRecipe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
@@ -163,15 +164,7 @@ impl<R: SimRecipe> App for LiveClient<R> {
     }
 
     fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>> {
-        let mut run = self.run();
-        let state = run
-            .run_state
-            .entry(std::any::TypeId::of::<T>())
-            .or_insert_with(|| Arc::new(Mutex::new(T::default())))
-            .clone();
-        state
-            .downcast::<Mutex<T>>()
-            .expect("run state keyed by its type")
+        run_state_in(&mut self.run().run_state)
     }
 
     fn now_ns(&self) -> u64 {

@@ -13,12 +13,12 @@ use super::{
 use crate::client::{ClientSession, ConnectionState};
 use crate::faults::plan::{stream, REQUEST_STREAM};
 use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
-use crate::oracles::{fmt_time, Oracles, Property, Seen, View, Violation};
+use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen, View, Violation};
 use crate::server::{ServerConfig, ZkServer};
+use crate::world::app::RunStates;
 use crate::world::{RunReport, RunStats, SimRecipe, WorldConfig};
 use rand::rngs::SmallRng;
 use rand::Rng;
-use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -79,7 +79,7 @@ pub struct Run<R: SimRecipe> {
     /// The connection tasks close their sessions and end.
     pub closing: bool,
     pub resource_max_token: Option<i64>,
-    pub run_state: BTreeMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    pub run_state: RunStates,
     pub stats: RunStats,
     pub fault_history: Vec<ScheduledFault>,
     request_faults: RequestFaults,
@@ -411,26 +411,17 @@ impl<R: SimRecipe> Supervisor<R> {
             .iter()
             .enumerate()
             .filter(|(_, slot)| !slot.workload_done)
-            .map(|(client, slot)| match &slot.last_call {
-                Some((at, call)) => format!(
-                    "c{client}: still waiting, last call {call} at {}",
-                    fmt_time(at.saturating_sub(t0))
-                ),
-                None => format!("c{client}: never got to call"),
+            .map(|(client, slot)| {
+                let last_call = slot.last_call.clone();
+                stuck_line(
+                    client,
+                    last_call.map(|(at, call)| (at.saturating_sub(t0), call)),
+                )
             })
             .collect();
-        if !stuck.is_empty() {
-            run.oracles.report(Violation {
-                property: Property::Liveness,
-                at_ns: now.saturating_sub(t0),
-                message: format!(
-                    "{} workload(s) not done {} ms after the faults healed",
-                    stuck.len(),
-                    self.config.heal_ms
-                ),
-                events: stuck,
-                diagnosis: None,
-            });
+        let at_ns = now.saturating_sub(t0);
+        if let Some(violation) = liveness_violation(at_ns, self.config.heal_ms, stuck) {
+            run.oracles.report(violation);
         }
     }
 

@@ -6,6 +6,8 @@
 
 use super::shared::SimRecipe;
 use crate::faults::MsRange;
+use std::any::{Any, TypeId};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use zk_recipes::FencingToken;
@@ -41,4 +43,18 @@ pub trait App: Clone + Send + Sync + 'static {
     fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>>;
     /// Time since the run started, in ns.
     fn now_ns(&self) -> u64;
+}
+
+/// The states the workloads of one run share, one per type ([`App::run_state`]).
+pub type RunStates = BTreeMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
+/// The run's value of type `T`, created on first use.
+pub fn run_state_in<T: Default + Send + 'static>(states: &mut RunStates) -> Arc<Mutex<T>> {
+    let state = states
+        .entry(TypeId::of::<T>())
+        .or_insert_with(|| Arc::new(Mutex::new(T::default())))
+        .clone();
+    state
+        .downcast::<Mutex<T>>()
+        .expect("run state keyed by its type")
 }

@@ -161,15 +161,7 @@ impl<R: SimRecipe> Client<R> {
     /// State shared by the workloads of this run (one value per type,
     /// created on first use), e.g. a queue's count of delivered items.
     pub fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>> {
-        let mut world = self.world();
-        let state = world
-            .run_state
-            .entry(std::any::TypeId::of::<T>())
-            .or_insert_with(|| Arc::new(Mutex::new(T::default())))
-            .clone();
-        state
-            .downcast::<Mutex<T>>()
-            .expect("run state keyed by its type")
+        super::app::run_state_in(&mut self.world().run_state)
     }
 
     /// Simulated time since the run started, in ns.
