@@ -77,6 +77,8 @@ enum Command {
     Herd(commands::herd::HerdArgs),
     /// The simulator's speed: requests per core and on all cores, cost against clients and cycles.
     Bench(commands::bench::BenchArgs),
+    /// Run a scenario against a real ZooKeeper 3.x with real faults.
+    Live(commands::live::LiveArgs),
 }
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
@@ -97,5 +99,6 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Bugs(args) => commands::bugs::run(&harness, args),
         Command::Herd(args) => commands::herd::run(&harness, args),
         Command::Bench(args) => commands::bench::run(&harness, args),
+        Command::Live(args) => commands::live::run(&harness, args),
     }
 }

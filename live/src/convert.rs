@@ -72,9 +72,14 @@ pub fn error_from_client(error: &zkc::Error) -> ZkError {
         E::BadArguments(_) => ZkError::BadArguments,
         E::Unimplemented => ZkError::Unimplemented,
         E::RuntimeInconsistent => ZkError::RuntimeInconsistency,
-        E::ConnectionLoss | E::NoHosts | E::Throttled | E::SessionMoved | E::NotReadOnly => {
-            ZkError::ConnectionLoss
-        }
+        // `Custom` is how the client reports its own connection giving up
+        // ("no response from connection in 1600ms"): a connection loss.
+        E::ConnectionLoss
+        | E::NoHosts
+        | E::Throttled
+        | E::SessionMoved
+        | E::NotReadOnly
+        | E::Custom(_) => ZkError::ConnectionLoss,
         E::SessionExpired | E::ClientClosed => ZkError::SessionExpired,
         E::Timeout => ZkError::OperationTimeout,
         other => panic!(

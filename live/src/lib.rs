@@ -26,13 +26,25 @@
 //!
 //! The conformance suite in `tests/conformance.rs` runs the same operation
 //! sequences here and on the in-memory server and compares the outcomes.
+//!
+//! The live driver (`zkcheck live`): [`run_live`] runs a scenario's recipe
+//! machines, workloads and oracles (`zk_sim::live`) against the real server
+//! through [`ZkBackend`], with real faults (a proxy per client, expiry by a
+//! second connection into the session), under a root directory of its own
+//! that it removes at the end; [`preflight`] refuses a wrong address or a
+//! server that is not ZooKeeper 3.x before anything is written.
 
 pub mod admin;
+pub mod backend;
 mod convert;
+pub mod preflight;
 pub mod proxy;
+pub mod run;
 mod session;
 mod watches;
 
+pub use backend::ZkBackend;
+pub use run::{run_live, LiveOptions, LiveRun, LiveRunError};
 pub use session::LiveSession;
 use zk_recipes::zk::SessionId;
 

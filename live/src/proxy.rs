@@ -257,9 +257,12 @@ impl Drop for OpenGuard<'_> {
 /// heal that finds it damaged; then closes the client side gently.
 async fn serve_connection(client: TcpStream, epoch: u64, shared: Arc<Shared>) {
     let _open = OpenGuard::new(&shared.open_connections);
+    // Frames are small and answered one by one: no Nagle delays on the hop.
+    let _ = client.set_nodelay(true);
     let (mut client_read, mut client_write) = client.into_split();
     let upstream = shared.upstream.lock().unwrap().clone();
     if let Ok(server) = TcpStream::connect(&upstream).await {
+        let _ = server.set_nodelay(true);
         let (mut server_read, mut server_write) = server.into_split();
         // Set when a frame of this connection was swallowed. The pumps and
         // `until_ended` run in this one task, so a pump's check of the hole

@@ -39,7 +39,21 @@ impl LiveSession {
     /// Opens a session at `addr` (`host:port`, or a ZooKeeper connect string).
     /// Fails at once if no server answers, instead of retrying for ever.
     pub async fn connect(addr: &str, session_timeout_ms: u64) -> Result<LiveSession, LiveError> {
-        let client = zkc::Client::connector()
+        LiveSession::connect_to(addr, session_timeout_ms, None).await
+    }
+
+    /// Opens a session, or with `session` a second connection into an
+    /// existing one (its id and password: closing it ends that session).
+    pub async fn connect_to(
+        addr: &str,
+        session_timeout_ms: u64,
+        session: Option<zkc::SessionInfo>,
+    ) -> Result<LiveSession, LiveError> {
+        let mut connector = zkc::Client::connector();
+        if let Some(session) = session {
+            connector.session(session);
+        }
+        let client = connector
             .session_timeout(Duration::from_millis(session_timeout_ms))
             .connection_timeout(Duration::from_millis(session_timeout_ms.max(1_000)))
             .fail_eagerly()
@@ -90,6 +104,37 @@ impl LiveSession {
             self.watches.arm(path, watcher);
         }
         result
+    }
+
+    /// [`LiveSession::apply`], also returning the events that arrived before
+    /// the reply (drained): a session layer must see them before the reply,
+    /// and a watch the reply armed only after it.
+    pub async fn apply_and_drain(&mut self, request: &Request) -> (Vec<WatchedEvent>, ZkResult) {
+        let Some(client) = &self.client else {
+            return (self.drain_events(), Err(ZkError::SessionExpired));
+        };
+        let (result, armed) = execute(client, request).await;
+        self.sweep();
+        let before = std::mem::take(&mut self.events);
+        if let Some((path, watcher)) = armed {
+            self.watches.arm(path, watcher);
+        }
+        (before, result)
+    }
+
+    /// Waits until an armed watch fired (see [`LiveSession::drain_events`]).
+    pub async fn watch_fired(&mut self) {
+        std::future::poll_fn(|cx| self.watches.poll_fired(cx)).await
+    }
+
+    /// A watcher of the session's connection state (`None` once closed).
+    pub fn state_watcher(&self) -> Option<zkc::StateWatcher> {
+        self.client.as_ref().map(zkc::Client::state_watcher)
+    }
+
+    /// The session's id and password (`None` once closed).
+    pub fn session_info(&self) -> Option<zkc::SessionInfo> {
+        self.client.as_ref().map(|client| client.session().clone())
     }
 
     /// The events that arrived so far, in arrival order between sweeps

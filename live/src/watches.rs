@@ -17,7 +17,10 @@
 //! Receivers fired together for one (type, path) are thus one notification.
 //!
 //! What is lost: the order of notifications on different paths between two
-//! sweeps (a sweep reports its events sorted).
+//! sweeps (a sweep reports its events sorted). [`WatchTable::poll_fired`]
+//! lets a driver wait for a notification; what it finds waits for the next
+//! sweep, and nothing is armed in between (arming follows a sweep), so the
+//! argument holds.
 
 use crate::convert::event_from_client;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +36,8 @@ type PendingEvent = Pin<Box<dyn Future<Output = zkc::WatchedEvent> + Send>>;
 #[derive(Default)]
 pub struct WatchTable {
     pending: BTreeMap<Path, Vec<PendingEvent>>,
+    /// Fired by [`WatchTable::poll_fired`], not yet swept.
+    fired: BTreeSet<WatchedEvent>,
 }
 
 impl WatchTable {
@@ -49,10 +54,26 @@ impl WatchTable {
     /// sorted. Fired receivers are forgotten; session events (the client
     /// fires every receiver when the session ends) are dropped here.
     pub fn sweep(&mut self) -> Vec<WatchedEvent> {
-        let mut context = Context::from_waker(Waker::noop());
-        let mut fired = BTreeSet::new();
+        self.collect(&mut Context::from_waker(Waker::noop()));
+        std::mem::take(&mut self.fired).into_iter().collect()
+    }
+
+    /// Ready once a receiver has fired (its event waits for the next
+    /// sweep); otherwise `cx` is woken when one fires.
+    pub fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.collect(cx);
+        if self.fired.is_empty() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    /// Moves the events of fired receivers into `fired`.
+    fn collect(&mut self, context: &mut Context<'_>) {
+        let fired = &mut self.fired;
         for receivers in self.pending.values_mut() {
-            receivers.retain_mut(|receiver| match receiver.as_mut().poll(&mut context) {
+            receivers.retain_mut(|receiver| match receiver.as_mut().poll(context) {
                 Poll::Pending => true,
                 Poll::Ready(event) => {
                     fired.extend(event_from_client(&event));
@@ -61,7 +82,6 @@ impl WatchTable {
             });
         }
         self.pending.retain(|_, receivers| !receivers.is_empty());
-        fired.into_iter().collect()
     }
 
     /// Number of receivers still waiting.
@@ -72,5 +92,6 @@ impl WatchTable {
     /// Forgets every receiver without polling it (after the session closed).
     pub fn clear(&mut self) {
         self.pending.clear();
+        self.fired.clear();
     }
 }

@@ -3,13 +3,15 @@
 //! the Java-client-like session layer ([`client`]), a synchronous stepper for
 //! unit tests ([`stepper`]), bounded reading of input files ([`input`]), and the simulator: faults as data ([`faults`]),
 //! property oracles ([`oracles`]), scenario files ([`scenario`]) and, under
-//! `--cfg madsim`, the simulated world ([`world`]).
+//! `--cfg madsim`, the simulated world ([`world`]); the same recipes,
+//! workloads and oracles against a real server behind a backend ([`live`]).
 
 pub mod client;
 pub mod diagnosis;
 pub mod ensemble;
 pub mod faults;
 pub mod input;
+pub mod live;
 pub mod oracles;
 pub mod scenario;
 pub mod server;

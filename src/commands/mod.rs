@@ -10,6 +10,7 @@ pub mod cutoff;
 pub mod explore;
 pub mod herd;
 pub mod lasso;
+pub mod live;
 pub mod merge;
 pub mod recipes;
 pub mod replay;

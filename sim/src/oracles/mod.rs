@@ -123,6 +123,32 @@ impl fmt::Display for Violation {
     }
 }
 
+/// Liveness at the deadline: workloads still not done `heal_ms` after the
+/// faults healed, one line each from [`stuck_line`] (none: no violation).
+pub fn liveness_violation(at_ns: SimNanos, heal_ms: u64, stuck: Vec<String>) -> Option<Violation> {
+    (!stuck.is_empty()).then(|| Violation {
+        property: Property::Liveness,
+        at_ns,
+        message: format!(
+            "{} workload(s) not done {heal_ms} ms after the faults healed",
+            stuck.len()
+        ),
+        events: stuck,
+        diagnosis: None,
+    })
+}
+
+/// A stuck client's line: its last application call (as `{:?}`) and when.
+pub fn stuck_line(client: ClientIndex, last_call: Option<(SimNanos, String)>) -> String {
+    match last_call {
+        Some((at, call)) => format!(
+            "c{client}: still waiting, last call {call} at {}",
+            fmt_time(at)
+        ),
+        None => format!("c{client}: never got to call"),
+    }
+}
+
 /// Settings of the properties that take parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OracleConfig {

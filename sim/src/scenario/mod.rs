@@ -141,6 +141,30 @@ impl Scenario {
         }
     }
 
+    /// The same scenario with every path it names (the recipe's directory,
+    /// the parents it creates, the FIFO directory) moved under `root`, for
+    /// a live run in a directory of its own. Fails on a path that becomes
+    /// invalid (too long).
+    pub fn under_root(&self, root: &Path) -> Result<Scenario, String> {
+        let move_under = |path: &Path| {
+            let joined = format!("{}{}", root.as_str().trim_end_matches('/'), path.as_str());
+            Path::new(joined.trim_end_matches('/').to_string())
+                .map_err(|error| format!("`{path}` under `{root}`: {error}"))
+        };
+        let mut rooted = self.clone();
+        rooted.path = move_under(&self.path)?;
+        rooted.parents = std::iter::once(Ok(root.clone()))
+            .chain(self.parents.iter().map(move_under))
+            .collect::<Result<_, _>>()?;
+        rooted.fifo_dir = self.fifo_dir.as_ref().map(move_under).transpose()?;
+        Ok(rooted)
+    }
+
+    /// The run of this scenario's recipe and variant against a real server.
+    pub fn live_runner(&self) -> Box<dyn crate::live::LiveRunner> {
+        self.variant().live_runner(self)
+    }
+
     /// The simulation of this scenario's recipe and variant.
     pub fn runner(&self) -> Box<dyn Runner> {
         self.variant().runner(self)

@@ -7,10 +7,11 @@
 //! and hands the list ([`SimRecipes`]) to [`super::Scenario::parse`].
 
 use super::Scenario;
+use crate::live::{live_runner, LiveClient, LiveRunner};
 use crate::oracles::Property;
 use crate::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
 use crate::world::workloads::{barrier_rounds, hold_cycles, queue_traffic, WorkloadSpec};
-use crate::world::{RunReport, SimRecipe, Simulation};
+use crate::world::{Client, RunReport, SimRecipe, Simulation};
 use std::fmt;
 use std::sync::Arc;
 use zk_recipes::zk::Path;
@@ -184,6 +185,8 @@ impl<R: SimRecipe> Runner for Simulation<R> {
 
 /// Builds a variant's simulation for a checked scenario.
 type BuildRunner = Arc<dyn Fn(&Scenario) -> Box<dyn Runner> + Send + Sync>;
+/// Builds a variant's run against a real server for a checked scenario.
+type BuildLive = Arc<dyn Fn(&Scenario) -> Box<dyn LiveRunner> + Send + Sync>;
 
 /// One variant of a recipe, as the simulator runs it.
 #[derive(Clone)]
@@ -200,6 +203,7 @@ pub struct SimVariant {
     /// barrier's, `hosts` and `node_mode` only where declared).
     pub config_keys: Vec<&'static str>,
     build: BuildRunner,
+    build_live: BuildLive,
 }
 
 impl fmt::Debug for SimVariant {
@@ -212,7 +216,13 @@ impl fmt::Debug for SimVariant {
 }
 
 impl SimVariant {
-    fn new(name: &str, about: &str, workload: WorkloadKind, build: BuildRunner) -> SimVariant {
+    fn new(
+        name: &str,
+        about: &str,
+        workload: WorkloadKind,
+        build: BuildRunner,
+        build_live: BuildLive,
+    ) -> SimVariant {
         SimVariant {
             name: name.to_string(),
             about: about.to_string(),
@@ -220,6 +230,7 @@ impl SimVariant {
             needs_existing_path: false,
             config_keys: Vec::new(),
             build,
+            build_live,
         }
     }
 
@@ -234,7 +245,15 @@ impl SimVariant {
         R::Call: Sync,
     {
         let kind = WorkloadKind::Hold;
-        SimVariant::running(name, about, kind, calls, make, hold_cycles::<R>)
+        SimVariant::running(
+            name,
+            about,
+            kind,
+            calls,
+            make,
+            hold_cycles::<Client<R>>,
+            hold_cycles::<LiveClient<R>>,
+        )
     }
 
     /// A queue (run by `queue_traffic`).
@@ -248,7 +267,15 @@ impl SimVariant {
         R::Call: Sync,
     {
         let kind = WorkloadKind::Queue;
-        SimVariant::running(name, about, kind, calls, make, queue_traffic::<R>)
+        SimVariant::running(
+            name,
+            about,
+            kind,
+            calls,
+            make,
+            queue_traffic::<Client<R>>,
+            queue_traffic::<LiveClient<R>>,
+        )
     }
 
     /// A barrier (run by `barrier_rounds`).
@@ -262,31 +289,60 @@ impl SimVariant {
         R::Call: Sync,
     {
         let kind = WorkloadKind::Barrier;
-        SimVariant::running(name, about, kind, calls, make, barrier_rounds::<R>)
+        SimVariant::running(
+            name,
+            about,
+            kind,
+            calls,
+            make,
+            barrier_rounds::<Client<R>>,
+            barrier_rounds::<LiveClient<R>>,
+        )
     }
 
-    /// A variant whose clients run `workload` with the scenario's
-    /// `[workload]` and `calls`, on recipes built by `make`.
-    fn running<R: SimRecipe, C, F>(
+    /// A variant whose clients run `workload` (`live_workload` against a
+    /// real server: the same workload) with the scenario's `[workload]`
+    /// and `calls`, on recipes built by `make`.
+    fn running<R: SimRecipe, C, F, G>(
         name: &str,
         about: &str,
         kind: WorkloadKind,
         calls: C,
         make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
-        workload: impl Fn(crate::world::Client<R>, WorkloadSpec, C) -> F + Copy + Send + Sync + 'static,
+        workload: impl Fn(Client<R>, WorkloadSpec, C) -> F + Copy + Send + Sync + 'static,
+        live_workload: impl Fn(LiveClient<R>, WorkloadSpec, C) -> G + Copy + Send + Sync + 'static,
     ) -> SimVariant
     where
         C: Clone + Send + Sync + 'static,
         F: std::future::Future<Output = ()> + Send + 'static,
+        G: std::future::Future<Output = ()> + Send + 'static,
     {
         let make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync> = Arc::new(make);
+        let make_live = make.clone();
+        let live_calls = calls.clone();
         let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
             let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
             simulation(scenario, make.clone(), move |client| {
                 workload(client, spec.clone(), calls.clone())
             })
         });
-        SimVariant::new(name, about, kind, build)
+        let build_live: BuildLive = Arc::new(move |scenario: &Scenario| {
+            let (spec, calls) = (scenario.raw.workload.clone(), live_calls.clone());
+            let context = ClientContext::of(scenario);
+            let make = make_live.clone();
+            live_runner(
+                scenario.world_config(),
+                move |client, unique_id| {
+                    make(&ClientContext {
+                        client,
+                        unique_id,
+                        ..context.clone()
+                    })
+                },
+                move |client| live_workload(client, spec.clone(), calls.clone()),
+            )
+        });
+        SimVariant::new(name, about, kind, build, build_live)
     }
 
     /// The recipe's directory must exist before it runs.
@@ -305,13 +361,19 @@ impl SimVariant {
     pub fn runner(&self, scenario: &Scenario) -> Box<dyn Runner> {
         (self.build)(scenario)
     }
+
+    /// The run of a checked scenario of this variant against a real server
+    /// (`crate::live`).
+    pub fn live_runner(&self, scenario: &Scenario) -> Box<dyn LiveRunner> {
+        (self.build_live)(scenario)
+    }
 }
 
 /// The simulation of `scenario` with `make` building each client's recipe.
 fn simulation<R: SimRecipe, F>(
     scenario: &Scenario,
     make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync>,
-    workload: impl Fn(crate::world::Client<R>) -> F + Send + Sync + 'static,
+    workload: impl Fn(Client<R>) -> F + Send + Sync + 'static,
 ) -> Box<dyn Runner>
 where
     F: std::future::Future<Output = ()> + Send + 'static,

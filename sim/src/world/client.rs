@@ -161,15 +161,7 @@ impl<R: SimRecipe> Client<R> {
     /// State shared by the workloads of this run (one value per type,
     /// created on first use), e.g. a queue's count of delivered items.
     pub fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>> {
-        let mut world = self.world();
-        let state = world
-            .run_state
-            .entry(std::any::TypeId::of::<T>())
-            .or_insert_with(|| Arc::new(Mutex::new(T::default())))
-            .clone();
-        state
-            .downcast::<Mutex<T>>()
-            .expect("run state keyed by its type")
+        super::app::run_state_in(&mut self.world().run_state)
     }
 
     /// Simulated time since the run started, in ns.
@@ -186,5 +178,53 @@ impl<R: SimRecipe> Client<R> {
                 waker.wake();
             }
         }
+    }
+}
+
+impl<R: SimRecipe> super::app::App for Client<R> {
+    type Recipe = R;
+
+    fn index(&self) -> usize {
+        Client::index(self)
+    }
+
+    fn clients(&self) -> usize {
+        Client::clients(self)
+    }
+
+    fn call(&self, call: R::Call) {
+        Client::call(self, call)
+    }
+
+    fn next_outcome(&self) -> impl Future<Output = R::Outcome> + Send {
+        Client::next_outcome(self)
+    }
+
+    fn outcome_within(&self, ms: u64) -> impl Future<Output = Option<R::Outcome>> + Send {
+        Client::outcome_within(self, ms)
+    }
+
+    fn sleep_ms(&self, ms: u64) -> impl Future<Output = ()> + Send {
+        Client::sleep_ms(self, ms)
+    }
+
+    fn stopping(&self) -> bool {
+        Client::stopping(self)
+    }
+
+    fn draw_ms(&self, range: MsRange) -> u64 {
+        Client::draw_ms(self, range)
+    }
+
+    fn write_resource(&self, token: FencingToken) -> bool {
+        Client::write_resource(self, token)
+    }
+
+    fn run_state<T: Default + Send + 'static>(&self) -> Arc<Mutex<T>> {
+        Client::run_state(self)
+    }
+
+    fn now_ns(&self) -> u64 {
+        Client::now_ns(self)
     }
 }

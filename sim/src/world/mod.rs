@@ -45,6 +45,7 @@ compile_error!(
 );
 
 pub mod adapters;
+pub mod app;
 mod client;
 mod config;
 mod connection;
@@ -58,6 +59,7 @@ mod shell;
 mod trace;
 pub mod workloads;
 
+pub use app::App;
 pub use client::Client;
 pub use config::{LatencyModel, WorldConfig};
 pub use report::{RunReport, RunStats};

@@ -17,7 +17,7 @@ use madsim::time::TimeHandle;
 use rand::rngs::SmallRng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Waker};
 use std::time::Duration;
 use zk_recipes::zk::{Path, SessionId};
@@ -226,7 +226,7 @@ pub struct Shared<R: SimRecipe> {
     pub initial_paths: BTreeSet<Path>,
     pub handle: madsim::runtime::Handle,
     /// State the workloads of one run share (see `Client::run_state`).
-    pub run_state: BTreeMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>,
+    pub run_state: super::app::RunStates,
 }
 
 /// Records a trace line, formatting it only when the trace is on.

@@ -8,7 +8,7 @@ use super::events::{Event, Inbound, ToClient, ToServer};
 use super::shared::{enter, ms_to_ns, trace, Awaited, Phase, Shared, SimRecipe};
 use crate::ensemble::{ConnectError, DeletionOrder, EnsembleEvent};
 use crate::faults::{Fault, ScheduledFault, Trigger};
-use crate::oracles::{fmt_time, Property, Seen, Violation};
+use crate::oracles::{fmt_time, liveness_violation, stuck_line, Property, Seen};
 use crate::server::{Applied, Notification, ShuffledOrder};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
@@ -700,33 +700,24 @@ impl<R: SimRecipe> Shared<R> {
             .iter()
             .enumerate()
             .filter(|(_, slot)| !slot.workload_done)
-            .map(|(client, slot)| match &slot.last_call {
-                Some((at, call)) => format!(
-                    "c{client}: still waiting, last call {call:?} at {}",
-                    fmt_time(*at)
-                ),
-                None => format!("c{client}: never got to call"),
+            .map(|(client, slot)| {
+                let last_call = slot.last_call.as_ref();
+                stuck_line(
+                    client,
+                    last_call.map(|(at, call)| (*at, format!("{call:?}"))),
+                )
             })
             .collect();
-        if !stuck.is_empty()
-            && self
-                .oracles
-                .config()
-                .properties
-                .contains(&Property::Liveness)
-        {
-            let at_ns = self.now_ns();
-            self.report_violation(Violation {
-                property: Property::Liveness,
-                at_ns,
-                message: format!(
-                    "{} workload(s) not done {} ms after the faults healed",
-                    stuck.len(),
-                    self.config.heal_ms
-                ),
-                events: stuck,
-                diagnosis: None,
-            });
+        let checked = self
+            .oracles
+            .config()
+            .properties
+            .contains(&Property::Liveness);
+        let at_ns = self.now_ns();
+        if let Some(violation) = liveness_violation(at_ns, self.config.heal_ms, stuck) {
+            if checked {
+                self.report_violation(violation);
+            }
         }
         self.finish_run();
     }

@@ -1,5 +1,6 @@
 //! The built-in application workloads, written as async code that drives
-//! the recipe through a [`Client`] exactly as a user's own workload would.
+//! the recipe through an [`App`] (the simulator's [`super::Client`] or the
+//! real-server driver's) exactly as a user's own workload would.
 //!
 //! - [`hold_cycles`]: acquire, use the fenced resource, hold, release,
 //!   think, repeat (locks, elections, semaphores, shared locks).
@@ -10,8 +11,7 @@
 //! When the faults heal, workloads finish the cycle they are in and stop.
 
 use super::adapters::{BarrierCalls, HoldCalls, QueueCalls};
-use super::client::Client;
-use super::shared::SimRecipe;
+use super::app::{App, Call};
 use crate::faults::MsRange;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -60,11 +60,7 @@ fn observe<O: Observe>(outcome: &O) -> Observation {
 }
 
 /// Acquire, hold, release, think; `cycles` times or until the faults heal.
-pub async fn hold_cycles<R: SimRecipe>(
-    client: Client<R>,
-    spec: WorkloadSpec,
-    calls: HoldCalls<R::Call>,
-) {
+pub async fn hold_cycles<A: App>(client: A, spec: WorkloadSpec, calls: HoldCalls<Call<A>>) {
     let acquire_calls = &calls.acquire;
     for _ in 0..spec.cycles {
         if client.stopping() {
@@ -96,12 +92,7 @@ pub async fn hold_cycles<R: SimRecipe>(
 
 /// Holds for the hold time (writing to the fenced resource at both ends
 /// when `fenced`), unless the recipe reports the hold lost meanwhile.
-async fn hold<R: SimRecipe>(
-    client: &Client<R>,
-    spec: &WorkloadSpec,
-    token: FencingToken,
-    fenced: bool,
-) {
+async fn hold<A: App>(client: &A, spec: &WorkloadSpec, token: FencingToken, fenced: bool) {
     if fenced {
         client.write_resource(token);
     }
@@ -132,11 +123,7 @@ pub struct QueueBoard {
 
 /// Producers offer `items` numbered items each; consumers take until every
 /// producer is done and every acknowledged item was delivered.
-pub async fn queue_traffic<R: SimRecipe>(
-    client: Client<R>,
-    spec: WorkloadSpec,
-    calls: QueueCalls<R::Call>,
-) {
+pub async fn queue_traffic<A: App>(client: A, spec: WorkloadSpec, calls: QueueCalls<Call<A>>) {
     let board = client.run_state::<QueueBoard>();
     let producers = spec
         .producers
@@ -149,10 +136,10 @@ pub async fn queue_traffic<R: SimRecipe>(
     }
 }
 
-async fn produce<R: SimRecipe>(
-    client: &Client<R>,
+async fn produce<A: App>(
+    client: &A,
     spec: &WorkloadSpec,
-    calls: &QueueCalls<R::Call>,
+    calls: &QueueCalls<Call<A>>,
     board: &Mutex<QueueBoard>,
 ) {
     for n in 0..spec.items {
@@ -176,10 +163,10 @@ async fn produce<R: SimRecipe>(
     }
 }
 
-async fn consume<R: SimRecipe>(
-    client: &Client<R>,
+async fn consume<A: App>(
+    client: &A,
     spec: &WorkloadSpec,
-    calls: &QueueCalls<R::Call>,
+    calls: &QueueCalls<Call<A>>,
     board: &Mutex<QueueBoard>,
     producers: usize,
 ) {
@@ -212,11 +199,7 @@ async fn consume<R: SimRecipe>(
 
 /// Enter, work, leave, think; `rounds` times (a barrier cannot stop early
 /// without stranding the others).
-pub async fn barrier_rounds<R: SimRecipe>(
-    client: Client<R>,
-    spec: WorkloadSpec,
-    calls: BarrierCalls<R::Call>,
-) {
+pub async fn barrier_rounds<A: App>(client: A, spec: WorkloadSpec, calls: BarrierCalls<Call<A>>) {
     for _ in 0..spec.rounds {
         client.call(calls.enter.clone());
         if !await_either(&client, Observation::Entered).await {
@@ -232,7 +215,7 @@ pub async fn barrier_rounds<R: SimRecipe>(
 }
 
 /// Waits for `wanted` (true) or a failure (false).
-async fn await_either<R: SimRecipe>(client: &Client<R>, wanted: Observation) -> bool {
+async fn await_either<A: App>(client: &A, wanted: Observation) -> bool {
     loop {
         let seen = observe(&client.next_outcome().await);
         if seen == wanted {

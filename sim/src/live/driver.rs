@@ -1,0 +1,866 @@
+//! One live run: the clients' connection tasks (each owns its session
+//! layer and its real connection), their workloads, and a supervisor that
+//! moves the run through its phases (faults, heal with the liveness
+//! deadline, settle) and runs the end checks. Everything runs as futures
+//! polled together by [`LiveRunner::run`]'s caller on one task: the work is
+//! waiting for the server, not computing.
+
+use super::app::LiveClient;
+use super::mirror::mirror;
+use super::{
+    Backend, BackendError, BoxFuture, Connection, LiveRunner, LiveState, NodeInfo, RequestLoss,
+};
+use crate::client::{ClientSession, ConnectionState};
+use crate::faults::plan::{stream, REQUEST_STREAM};
+use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
+use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen, View, Violation};
+use crate::server::{ServerConfig, ZkServer};
+use crate::world::app::RunStates;
+use crate::world::{RunReport, RunStats, SimRecipe, WorldConfig};
+use rand::rngs::SmallRng;
+use rand::Rng;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent, ZkError};
+use zk_recipes::{Hold, Observation, Observe};
+
+/// The same streams as the simulator's world (`world::run`).
+const UNIQUE_ID_STREAM: u64 = 20;
+const WORKLOAD_STREAM: u64 = 21;
+const DELAY_STREAM: u64 = 13;
+/// How often the supervisor looks at the run.
+const TICK_MS: u64 = 10;
+/// The longest a connection task sleeps without looking around.
+const IDLE_MS: u64 = 20;
+/// After an injected drop, how long the driver waits to see the client
+/// library notice it before it believes a reconnect it did not see.
+const DROP_NOTICE_MS: u64 = 1_000;
+/// Retry delay when opening a session fails.
+const CONNECT_RETRY_MS: u64 = 200;
+
+/// A workload future as the driver stores it.
+pub type BoxedWorkload = BoxFuture<'static, ()>;
+type MakeRecipe<R> = dyn Fn(usize, u64) -> R + Send + Sync;
+type MakeWorkload<R> = dyn Fn(LiveClient<R>) -> BoxedWorkload + Send + Sync;
+
+/// The run's phases, as in the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Faults,
+    Healing { deadline_ns: u64 },
+    Done,
+}
+
+/// One client as the run keeps it.
+pub struct Slot<R: SimRecipe> {
+    pub session: ClientSession<R>,
+    /// Application calls not yet handed to the session layer.
+    pub calls: VecDeque<R::Call>,
+    /// Outcomes not yet taken by the application.
+    pub outcomes: VecDeque<R::Outcome>,
+    pub app_waker: Option<Waker>,
+    pub conn_waker: Option<Waker>,
+    pub workload_rng: SmallRng,
+    /// Frozen by a pause fault.
+    pub paused: bool,
+    pub workload_done: bool,
+    pub last_call: Option<(u64, String)>,
+}
+
+/// The state the tasks of one run share (never locked across an await).
+pub struct Run<R: SimRecipe> {
+    pub clients: Vec<Slot<R>>,
+    pub oracles: Oracles,
+    /// Each client's session while the driver believes it alive.
+    pub sessions: Vec<Option<SessionId>>,
+    pub phase: Phase,
+    /// The connection tasks close their sessions and end.
+    pub closing: bool,
+    pub resource_max_token: Option<i64>,
+    pub run_state: RunStates,
+    pub stats: RunStats,
+    pub fault_history: Vec<ScheduledFault>,
+    request_faults: RequestFaults,
+    fault_rng: SmallRng,
+    delays: SmallRng,
+    /// What the oracles see when they need no tree.
+    empty: ZkServer,
+    /// When the run started (backend time), for fault times.
+    t0: u64,
+}
+
+impl<R: SimRecipe> Run<R> {
+    /// Feeds one observation to the oracles; `tree` is a mirror of the
+    /// real tree when the observation needs one.
+    pub fn observe(&mut self, now: u64, client: usize, seen: Seen, tree: Option<&ZkServer>) {
+        let view = View {
+            server: tree.unwrap_or(&self.empty),
+            sessions: &self.sessions,
+        };
+        self.oracles
+            .seen(now.saturating_sub(self.t0), client, &seen, &view);
+    }
+
+    fn wake_all(&mut self) {
+        for slot in &mut self.clients {
+            if let Some(waker) = slot.conn_waker.take() {
+                waker.wake();
+            }
+            if let Some(waker) = slot.app_waker.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    fn record_fault(&mut self, now: u64, client: usize, fault: Fault) {
+        self.stats.faults += 1;
+        let at_ms = ns_to_ms(now.saturating_sub(self.t0));
+        self.fault_history.push(ScheduledFault {
+            trigger: Trigger::AtMs(at_ms),
+            client,
+            fault,
+        });
+    }
+
+    fn settled(&self) -> bool {
+        self.clients.iter().all(|slot| {
+            slot.session.state == ConnectionState::Connected
+                && slot.session.is_idle()
+                && slot.calls.is_empty()
+        })
+    }
+}
+
+fn lock<R: SimRecipe>(run: &Mutex<Run<R>>) -> MutexGuard<'_, Run<R>> {
+    run.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A scenario's recipe, workload and world, ready to run live.
+pub struct Driver<R: SimRecipe> {
+    config: WorldConfig,
+    make_recipe: Arc<MakeRecipe<R>>,
+    workload: Arc<MakeWorkload<R>>,
+}
+
+/// The live runner of a world config: `make_recipe(client, unique_id)`
+/// builds each client's machine, `workload(client)` is its application.
+pub fn live_runner<R: SimRecipe, F>(
+    config: WorldConfig,
+    make_recipe: impl Fn(usize, u64) -> R + Send + Sync + 'static,
+    workload: impl Fn(LiveClient<R>) -> F + Send + Sync + 'static,
+) -> Box<dyn LiveRunner>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    Box::new(Driver {
+        config,
+        make_recipe: Arc::new(make_recipe),
+        workload: Arc::new(move |client| Box::pin(workload(client))),
+    })
+}
+
+impl<R: SimRecipe> LiveRunner for Driver<R> {
+    fn run<'a>(
+        &'a self,
+        seed: u64,
+        root: &'a Path,
+        backend: Arc<dyn Backend>,
+    ) -> BoxFuture<'a, Result<RunReport, BackendError>> {
+        Box::pin(self.run_seed(seed, root, backend))
+    }
+}
+
+/// What a connection task needs to know of the run's settings.
+#[derive(Clone)]
+struct TaskConfig {
+    fifo_dir: Option<Path>,
+    root: Path,
+    /// Whether exclusive acquisitions are judged against the tree.
+    needs_tree: bool,
+    reconnect_delay_ms: MsRange,
+    new_session_delay_ms: MsRange,
+}
+
+impl<R: SimRecipe> Driver<R> {
+    async fn run_seed(
+        &self,
+        seed: u64,
+        root: &Path,
+        backend: Arc<dyn Backend>,
+    ) -> Result<RunReport, BackendError> {
+        let config = &self.config;
+        set_up(&*backend, &config.setup).await?;
+        let initial: BTreeSet<Path> = mirror(&backend.snapshot(root).await?, &[])
+            .paths()
+            .into_iter()
+            .collect();
+        let t0 = backend.now_ns();
+        let phase_ns = config.fault_phase_ms.saturating_mul(1_000_000);
+        let drawn = config.faults.materialize(seed, config.clients, phase_ns);
+        let mut timed: Vec<VecDeque<(u64, ScheduledFault)>> = vec![VecDeque::new(); config.clients];
+        for (at, fault) in drawn.timed {
+            if let Some(queue) = timed.get_mut(fault.client) {
+                queue.push_back((t0 + at, fault));
+            }
+        }
+        let mut unique_ids = stream(seed, UNIQUE_ID_STREAM);
+        let clients = (0..config.clients)
+            .map(|client| Slot {
+                session: ClientSession::new((self.make_recipe)(client, unique_ids.gen::<u64>())),
+                calls: VecDeque::new(),
+                outcomes: VecDeque::new(),
+                app_waker: None,
+                conn_waker: None,
+                workload_rng: stream(seed ^ client as u64, WORKLOAD_STREAM),
+                paused: false,
+                workload_done: false,
+                last_call: None,
+            })
+            .collect();
+        let run = Arc::new(Mutex::new(Run {
+            clients,
+            oracles: Oracles::new(config.oracles.clone(), config.clients),
+            sessions: vec![None; config.clients],
+            phase: Phase::Faults,
+            closing: false,
+            resource_max_token: None,
+            run_state: BTreeMap::new(),
+            stats: RunStats::default(),
+            fault_history: Vec::new(),
+            request_faults: drawn.per_request,
+            fault_rng: stream(seed, REQUEST_STREAM),
+            delays: stream(seed, DELAY_STREAM),
+            empty: ZkServer::new(ServerConfig::default()),
+            t0,
+        }));
+        let properties = &config.oracles.properties;
+        let task_config = TaskConfig {
+            fifo_dir: config.oracles.fifo_dir.clone(),
+            root: root.clone(),
+            needs_tree: properties.contains(&Property::Fifo)
+                || properties.contains(&Property::FencedMutualExclusion),
+            reconnect_delay_ms: config.reconnect_delay_ms,
+            new_session_delay_ms: config.new_session_delay_ms,
+        };
+        let mut tasks: Vec<Option<BoxFuture<'_, ()>>> = Vec::new();
+        let mut workloads: Vec<Option<BoxFuture<'_, ()>>> = Vec::new();
+        for (client, faults) in timed.into_iter().enumerate() {
+            let task = ConnectionTask {
+                run: run.clone(),
+                client,
+                backend: backend.clone(),
+                config: task_config.clone(),
+                faults,
+            };
+            tasks.push(Some(Box::pin(task.run())));
+            let app = LiveClient::new(client, run.clone(), backend.clone());
+            let workload = (self.workload)(app.clone());
+            workloads.push(Some(Box::pin(async move {
+                app.connected().await;
+                workload.await;
+                app.mark_done();
+            })));
+        }
+        let supervisor = Supervisor {
+            run: run.clone(),
+            backend: backend.clone(),
+            config: config.clone(),
+            root: root.clone(),
+            initial,
+        };
+        tasks.push(Some(Box::pin(supervisor.run())));
+        // Every task to its end; workloads still waiting when the
+        // connection tasks closed are dropped.
+        std::future::poll_fn(|cx| {
+            for slot in workloads.iter_mut() {
+                if let Some(task) = slot {
+                    if task.as_mut().poll(cx).is_ready() {
+                        *slot = None;
+                    }
+                }
+            }
+            for slot in tasks.iter_mut() {
+                if let Some(task) = slot {
+                    if task.as_mut().poll(cx).is_ready() {
+                        *slot = None;
+                    }
+                }
+            }
+            if tasks.iter().all(Option::is_none) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        drop(workloads);
+        let mut run = lock(&run);
+        let now = backend.now_ns();
+        run.stats.sim_time_ns = now.saturating_sub(t0);
+        Ok(RunReport {
+            seed,
+            violations: run.oracles.violations().to_vec(),
+            stats: run.stats.clone(),
+            fault_history: std::mem::take(&mut run.fault_history),
+            rates: drawn.rates,
+            herd_maxima: run.oracles.herd_maxima(),
+            herd_figures: run.oracles.herd_figures(),
+            workloads_done: run.clients.iter().filter(|s| s.workload_done).count(),
+            trace: Default::default(),
+            holds: Vec::new(),
+        })
+    }
+}
+
+/// Creates the scenario's parent directories (under the run's root).
+async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
+    if setup.is_empty() {
+        return Ok(());
+    }
+    let mut admin = backend.connect().await?;
+    for request in setup {
+        let (_, result) = admin.apply(request, None).await;
+        if let Err(error) = result.as_ref().map_err(|e| e.clone()) {
+            if error != ZkError::NodeExists {
+                admin.close().await;
+                return Err(BackendError(format!(
+                    "setting up {request:?} failed: {error:?}"
+                )));
+            }
+        }
+    }
+    admin.close().await;
+    Ok(())
+}
+
+/// Moves the run through its phases and runs the end checks.
+struct Supervisor<R: SimRecipe> {
+    run: Arc<Mutex<Run<R>>>,
+    backend: Arc<dyn Backend>,
+    config: WorldConfig,
+    root: Path,
+    initial: BTreeSet<Path>,
+}
+
+impl<R: SimRecipe> Supervisor<R> {
+    async fn run(self) {
+        let t0 = lock(&self.run).t0;
+        let phase_end = t0 + self.config.fault_phase_ms.saturating_mul(1_000_000);
+        let heal_ns = self.config.heal_ms.saturating_mul(1_000_000);
+        let cut_short = loop {
+            self.backend.sleep(TICK_MS).await;
+            let now = self.backend.now_ns();
+            let settle_until = {
+                let mut run = lock(&self.run);
+                if self.config.stop_on_violation && run.oracles.has_violation() {
+                    break true;
+                }
+                let all_done = run.clients.iter().all(|slot| slot.workload_done);
+                match run.phase {
+                    Phase::Faults if all_done || now >= phase_end => {
+                        run.phase = Phase::Healing {
+                            deadline_ns: now + heal_ns,
+                        };
+                        run.wake_all();
+                        None
+                    }
+                    Phase::Healing { deadline_ns } if all_done => Some(deadline_ns),
+                    Phase::Healing { deadline_ns } if now >= deadline_ns => {
+                        self.liveness(&mut run, now);
+                        break false;
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(deadline_ns) = settle_until {
+                self.settle(deadline_ns).await;
+                break false;
+            }
+        };
+        lock(&self.run).phase = Phase::Done;
+        let cut_short = cut_short || {
+            let run = lock(&self.run);
+            self.config.stop_on_violation && run.oracles.has_violation()
+        };
+        if !cut_short {
+            self.end_checks().await;
+        }
+        let mut run = lock(&self.run);
+        run.closing = true;
+        run.wake_all();
+    }
+
+    /// Quiet time, then until every client is connected and idle (at most
+    /// until the deadline), as the simulator settles before its end checks.
+    async fn settle(&self, deadline_ns: u64) {
+        self.backend.sleep(self.config.settle_ms).await;
+        while self.backend.now_ns() < deadline_ns && !lock(&self.run).settled() {
+            self.backend.sleep(TICK_MS).await;
+        }
+    }
+
+    fn liveness(&self, run: &mut Run<R>, now: u64) {
+        if !self.config.oracles.properties.contains(&Property::Liveness) {
+            return;
+        }
+        let t0 = run.t0;
+        let stuck: Vec<String> = run
+            .clients
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| !slot.workload_done)
+            .map(|(client, slot)| {
+                let last_call = slot.last_call.clone();
+                stuck_line(
+                    client,
+                    last_call.map(|(at, call)| (at.saturating_sub(t0), call)),
+                )
+            })
+            .collect();
+        let at_ns = now.saturating_sub(t0);
+        if let Some(violation) = liveness_violation(at_ns, self.config.heal_ms, stuck) {
+            run.oracles.report(violation);
+        }
+    }
+
+    /// Leaked nodes (against a snapshot of the real tree, sessions still
+    /// open) and undelivered items.
+    async fn end_checks(&self) {
+        let now = self.backend.now_ns();
+        let tree = match self.backend.snapshot(&self.root).await {
+            Ok(nodes) => mirror(&nodes, &[]),
+            Err(error) => {
+                let mut run = lock(&self.run);
+                let at_ns = now.saturating_sub(run.t0);
+                run.oracles.report(Violation {
+                    property: Property::NoLeaks,
+                    at_ns,
+                    message: format!("the end checks could not read the tree: {error}"),
+                    events: Vec::new(),
+                    diagnosis: None,
+                });
+                return;
+            }
+        };
+        let mut run = lock(&self.run);
+        let at = now.saturating_sub(run.t0);
+        run.oracles.finish(at, &tree, &self.initial);
+    }
+}
+
+/// One client's connection: feeds the session layer what the real
+/// connection delivers, sends what the recipe emits, injects the client's
+/// faults at their times.
+struct ConnectionTask<R: SimRecipe> {
+    run: Arc<Mutex<Run<R>>>,
+    client: usize,
+    backend: Arc<dyn Backend>,
+    config: TaskConfig,
+    faults: VecDeque<(u64, ScheduledFault)>,
+}
+
+/// What a connection task tracks about its connection.
+#[derive(Default)]
+struct Link {
+    /// Requests sent in this run (per-request faults count them from 1).
+    sent: u64,
+    /// A pause in force until then.
+    paused_until: Option<u64>,
+    /// An injected drop: reconnecting fails until then.
+    down_until: u64,
+    /// An injected drop the client library has not shown yet: since when.
+    drop_unseen_since: Option<u64>,
+    /// The next emulated failed reconnect attempt.
+    next_attempt: Option<u64>,
+    healed: bool,
+}
+
+impl<R: SimRecipe> ConnectionTask<R> {
+    fn lock(&self) -> MutexGuard<'_, Run<R>> {
+        lock(&self.run)
+    }
+
+    async fn run(mut self) {
+        let mut conn: Option<Box<dyn Connection>> = None;
+        let mut link = Link::default();
+        let mut new_session_at = 0u64;
+        loop {
+            let now = self.backend.now_ns();
+            let (closing, phase) = {
+                let run = self.lock();
+                (run.closing, run.phase)
+            };
+            if closing {
+                if let Some(mut conn) = conn.take() {
+                    conn.close().await;
+                }
+                return;
+            }
+            if phase != Phase::Faults && !link.healed {
+                link.healed = true;
+                self.faults.clear();
+                link.down_until = 0;
+                if let Some(conn) = conn.as_mut() {
+                    conn.heal();
+                }
+                if link.paused_until.take().is_some() {
+                    self.lock().clients[self.client].paused = false;
+                }
+            }
+            if let Some(until) = link.paused_until {
+                if now < until {
+                    self.backend.sleep(ms_until(now, until).min(IDLE_MS)).await;
+                    continue;
+                }
+                link.paused_until = None;
+                if let Some(conn) = conn.as_mut() {
+                    conn.resume();
+                }
+                self.lock().clients[self.client].paused = false;
+            }
+            let Some(live) = conn.as_mut() else {
+                if now >= new_session_at {
+                    match self.backend.connect().await {
+                        Ok(opened) => {
+                            self.opened(&*opened);
+                            conn = Some(opened);
+                            link = Link {
+                                sent: link.sent,
+                                healed: link.healed,
+                                ..Link::default()
+                            };
+                        }
+                        Err(_) => new_session_at = now + CONNECT_RETRY_MS * 1_000_000,
+                    }
+                } else {
+                    let wait = ms_until(now, new_session_at).min(IDLE_MS);
+                    self.wait(None, wait).await;
+                }
+                continue;
+            };
+            if phase == Phase::Faults && self.faults.front().is_some_and(|(at, _)| *at <= now) {
+                if let Some((_, scheduled)) = self.faults.pop_front() {
+                    self.inject(live.as_mut(), &mut link, scheduled.fault, now)
+                        .await;
+                }
+                continue;
+            }
+            let events = live.drain_events();
+            self.deliver_events(events);
+            if self.sync_state(live.as_mut(), &mut link, now) {
+                live.close().await;
+                conn = None;
+                let delay = {
+                    let mut run = self.lock();
+                    self.config.new_session_delay_ms.draw(&mut run.delays)
+                };
+                new_session_at = now + delay * 1_000_000;
+                self.flush().await;
+                continue;
+            }
+            self.step(&mut link, now);
+            self.flush().await;
+            let next = {
+                let mut run = self.lock();
+                run.clients[self.client].session.next_to_send()
+            };
+            if let Some((_, request)) = next {
+                self.send(live.as_mut(), &mut link, &request, phase).await;
+                self.flush().await;
+                continue;
+            }
+            let wake_at = self.next_wake(&link, now);
+            self.wait(
+                Some(live.as_mut()),
+                ms_until(now, wake_at).clamp(1, IDLE_MS),
+            )
+            .await;
+        }
+    }
+
+    /// A new session is open.
+    fn opened(&self, conn: &dyn Connection) {
+        let id = conn.session_id();
+        let now = self.backend.now_ns();
+        let mut run = self.lock();
+        run.sessions[self.client] = Some(id);
+        let slot = &mut run.clients[self.client];
+        slot.session.now_ms = now / 1_000_000;
+        slot.session.connected(id);
+        if let Some(waker) = slot.app_waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// Node events to the session layer (and the herd oracle).
+    fn deliver_events(&self, events: Vec<WatchedEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        let now = self.backend.now_ns();
+        let mut run = self.lock();
+        for event in events {
+            let fires = run.clients[self.client].session.watches.would_fire(&event);
+            run.clients[self.client].session.notification(event);
+            if fires {
+                run.observe(now, self.client, Seen::WatchFired, None);
+            }
+        }
+    }
+
+    /// Brings the session layer's connection state in line with the
+    /// client library's. Returns true when the session expired.
+    fn sync_state(&self, conn: &mut dyn Connection, link: &mut Link, now: u64) -> bool {
+        let state = conn.state();
+        let mut run = self.lock();
+        let session = &mut run.clients[self.client].session;
+        match state {
+            LiveState::Expired => {
+                if session.state != ConnectionState::Expired {
+                    session.expired();
+                }
+                let ended = run.sessions[self.client].take().is_some();
+                if ended {
+                    run.observe(now, self.client, Seen::SessionEnded, None);
+                }
+                return true;
+            }
+            LiveState::Disconnected => {
+                link.drop_unseen_since = None;
+                if session.state == ConnectionState::Connected {
+                    session.disconnected();
+                }
+            }
+            LiveState::Connected => {
+                // After an injected drop the library may not have noticed
+                // yet: its "connected" is the old connection, not a reconnect.
+                let drop_unnoticed = link
+                    .drop_unseen_since
+                    .is_some_and(|since| now < since + DROP_NOTICE_MS * 1_000_000);
+                let down = now < link.down_until;
+                if session.state == ConnectionState::Disconnected && !drop_unnoticed && !down {
+                    link.drop_unseen_since = None;
+                    link.next_attempt = None;
+                    let _ = session.reconnected();
+                }
+            }
+        }
+        false
+    }
+
+    /// Application calls, due recipe timers, emulated failed reconnect
+    /// attempts while the network is down.
+    fn step(&self, link: &mut Link, now: u64) {
+        let now_ms = now / 1_000_000;
+        let mut run = self.lock();
+        let Run {
+            clients, delays, ..
+        } = &mut *run;
+        let slot = &mut clients[self.client];
+        slot.session.now_ms = now_ms;
+        while let Some(call) = slot.calls.pop_front() {
+            slot.session.call(call);
+        }
+        while let Some((due, id)) = slot.session.next_timer() {
+            if due > now_ms {
+                break;
+            }
+            slot.session.fire_timer(id);
+        }
+        if slot.session.state == ConnectionState::Disconnected && now < link.down_until {
+            match link.next_attempt {
+                Some(at) if now >= at => {
+                    slot.session.reconnect_failed();
+                    link.next_attempt = None;
+                }
+                Some(_) => {}
+                None => {
+                    let delay = self.config.reconnect_delay_ms.draw(delays);
+                    link.next_attempt = Some(now + delay.max(1) * 1_000_000);
+                }
+            }
+        }
+    }
+
+    /// Hands the recipe's outcomes to the application and the oracles; an
+    /// exclusive acquisition is judged against a snapshot of the tree.
+    async fn flush(&self) {
+        let (outcomes, sessions) = {
+            let mut run = self.lock();
+            let outcomes = std::mem::take(&mut run.clients[self.client].session.outcomes);
+            (outcomes, run.sessions.clone())
+        };
+        if outcomes.is_empty() {
+            return;
+        }
+        let exclusive = outcomes.iter().any(|outcome| {
+            matches!(
+                outcome.observe(),
+                Observation::Acquired {
+                    hold: Hold::Exclusive,
+                    ..
+                }
+            )
+        });
+        let tree = if exclusive && self.config.needs_tree {
+            let dir = self.config.fifo_dir.as_ref().unwrap_or(&self.config.root);
+            let alive: Vec<SessionId> = sessions.into_iter().flatten().collect();
+            self.backend
+                .snapshot(dir)
+                .await
+                .ok()
+                .map(|nodes: Vec<NodeInfo>| mirror(&nodes, &alive))
+        } else {
+            None
+        };
+        let now = self.backend.now_ns();
+        let mut run = self.lock();
+        for outcome in outcomes {
+            let observation = outcome.observe();
+            run.stats.count_outcome(&observation);
+            run.observe(now, self.client, Seen::Outcome(observation), tree.as_ref());
+            let slot = &mut run.clients[self.client];
+            slot.outcomes.push_back(outcome);
+            if let Some(waker) = slot.app_waker.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Sends one request, with the per-request fault the seed draws for it.
+    async fn send(
+        &self,
+        conn: &mut dyn Connection,
+        link: &mut Link,
+        request: &Request,
+        phase: Phase,
+    ) {
+        link.sent += 1;
+        let now = self.backend.now_ns();
+        let loss = {
+            let mut run = self.lock();
+            run.stats.requests += 1;
+            if request.is_read() {
+                run.observe(now, self.client, Seen::Read, None);
+            }
+            let Run {
+                request_faults,
+                fault_rng,
+                ..
+            } = &mut *run;
+            let fault = request_faults.for_request(self.client, link.sent, fault_rng);
+            let loss = match (phase, &fault) {
+                (Phase::Faults, Some(Fault::LoseRequest { down_ms })) => {
+                    Some(RequestLoss::BeforeApply { down_ms: *down_ms })
+                }
+                (Phase::Faults, Some(Fault::LoseReply { down_ms })) => {
+                    Some(RequestLoss::AfterApply { down_ms: *down_ms })
+                }
+                _ => None,
+            };
+            if let (Some(_), Some(fault)) = (loss, fault) {
+                run.record_fault(now, self.client, fault);
+            }
+            loss
+        };
+        let (before, result) = conn.apply(request, loss).await;
+        self.deliver_events(before);
+        let mut run = self.lock();
+        let session = &mut run.clients[self.client].session;
+        session.now_ms = self.backend.now_ns() / 1_000_000;
+        if !session.in_flight.is_empty() {
+            session.reply(result, 0);
+        }
+        if let Some(RequestLoss::BeforeApply { down_ms } | RequestLoss::AfterApply { down_ms }) =
+            loss
+        {
+            session.disconnected();
+            let now = self.backend.now_ns();
+            link.down_until = now + down_ms * 1_000_000;
+            link.drop_unseen_since = Some(now);
+        }
+    }
+
+    /// Injects a time-triggered fault.
+    async fn inject(&self, conn: &mut dyn Connection, link: &mut Link, fault: Fault, now: u64) {
+        match &fault {
+            Fault::Disconnect { down_ms } => {
+                conn.disconnect(*down_ms);
+                link.down_until = now + down_ms * 1_000_000;
+                link.drop_unseen_since = Some(now);
+                self.lock().clients[self.client].session.disconnected();
+            }
+            Fault::Expire => {
+                if conn.expire().await.is_err() {
+                    return; // the session was already gone: nothing struck
+                }
+                let mut run = self.lock();
+                if run.sessions[self.client].take().is_some() {
+                    run.observe(now, self.client, Seen::SessionEnded, None);
+                }
+            }
+            Fault::Pause { pause_ms } => {
+                conn.pause();
+                link.paused_until = Some(now + pause_ms * 1_000_000);
+                self.lock().clients[self.client].paused = true;
+            }
+            // Refused before the run (`super::unsupported`); per-request
+            // faults never arrive by time.
+            _ => return,
+        }
+        self.lock().record_fault(now, self.client, fault);
+    }
+
+    /// The next moment something is due: a recipe timer, a fault, an
+    /// emulated reconnect attempt, the end of a drop.
+    fn next_wake(&self, link: &Link, now: u64) -> u64 {
+        let run = self.lock();
+        let session = &run.clients[self.client].session;
+        let mut at = now + IDLE_MS * 1_000_000;
+        if let Some((due_ms, _)) = session.next_timer() {
+            at = at.min(due_ms * 1_000_000);
+        }
+        if let Some((fault_at, _)) = self.faults.front() {
+            at = at.min(*fault_at);
+        }
+        if let Some(attempt) = link.next_attempt {
+            at = at.min(attempt);
+        }
+        if link.down_until > now {
+            at = at.min(link.down_until);
+        }
+        at
+    }
+
+    /// Waits until the connection has news, the application called, the
+    /// run changed phase, or `ms` passed.
+    async fn wait(&self, conn: Option<&mut dyn Connection>, ms: u64) {
+        let mut changed: BoxFuture<'_, ()> = match conn {
+            Some(conn) => conn.changed(),
+            None => Box::pin(std::future::pending()),
+        };
+        let mut timeout = self.backend.sleep(ms);
+        std::future::poll_fn(|cx| {
+            if changed.as_mut().poll(cx).is_ready() || timeout.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+            let mut run = self.lock();
+            let closing = run.closing;
+            let slot = &mut run.clients[self.client];
+            if closing || !slot.calls.is_empty() {
+                Poll::Ready(())
+            } else {
+                slot.conn_waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// Whole ms from `now` until `at` (0 if past).
+fn ms_until(now: u64, at: u64) -> u64 {
+    at.saturating_sub(now).div_ceil(1_000_000)
+}
