@@ -18,6 +18,8 @@ pub struct Figures {
     pub seeds: u64,
     /// Simulated requests the server applied, over every seed.
     pub requests: u64,
+    /// Child names in the getChildren replies, over every seed.
+    pub children_returned: u64,
     /// Simulated time, over every seed.
     pub simulated_seconds: f64,
     pub wall_seconds: f64,
@@ -43,6 +45,12 @@ impl Figures {
         self.cpu_seconds * 1e9 / (self.requests.max(1) as f64)
     }
 
+    /// Nanoseconds of CPU per unit of work: a request, or a child name a
+    /// getChildren reply carried.
+    pub fn cpu_ns_per_work(&self) -> f64 {
+        self.cpu_seconds * 1e9 / ((self.requests + self.children_returned).max(1) as f64)
+    }
+
     /// Simulated seconds per CPU second (time compression).
     pub fn compression(&self) -> f64 {
         self.simulated_seconds / self.cpu_seconds.max(1e-9)
@@ -54,6 +62,7 @@ impl Figures {
 pub fn measure(runner: &dyn Runner, threads: usize, budget: Duration, min_seeds: u64) -> Figures {
     let next = AtomicU64::new(0);
     let requests = AtomicU64::new(0);
+    let children = AtomicU64::new(0);
     let simulated_ns = AtomicU64::new(0);
     let cpu_us = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
@@ -73,6 +82,7 @@ pub fn measure(runner: &dyn Runner, threads: usize, budget: Duration, min_seeds:
                         failed.fetch_add(1, Ordering::Relaxed);
                     }
                     requests.fetch_add(report.stats.requests, Ordering::Relaxed);
+                    children.fetch_add(report.stats.children_returned, Ordering::Relaxed);
                     simulated_ns.fetch_add(report.stats.sim_time_ns, Ordering::Relaxed);
                 }
                 let cpu = thread_cpu_seconds() - cpu_start;
@@ -84,6 +94,7 @@ pub fn measure(runner: &dyn Runner, threads: usize, budget: Duration, min_seeds:
         threads,
         seeds: next.into_inner(),
         requests: requests.into_inner(),
+        children_returned: children.into_inner(),
         simulated_seconds: simulated_ns.into_inner() as f64 / 1e9,
         wall_seconds: started.elapsed().as_secs_f64(),
         cpu_seconds: cpu_us.into_inner() as f64 / 1e6,

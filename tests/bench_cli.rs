@@ -68,6 +68,14 @@ fn every_row_measures_seeds_that_ran_and_passed() {
     let per_seed =
         |r: &serde_json::Value| r["requests"].as_f64().unwrap() / r["seeds"].as_f64().unwrap();
     assert!(per_seed(&rows[5]) > per_seed(&rows[4]), "{rows:?}");
+    // A lock's getChildren lists every contender: more clients, longer lists.
+    let children_per_request = |r: &serde_json::Value| {
+        r["children_returned"].as_f64().unwrap() / r["requests"].as_f64().unwrap()
+    };
+    assert!(
+        children_per_request(&rows[3]) > 3.0 * children_per_request(&rows[2]),
+        "{rows:?}"
+    );
     // The table on stdout has a line per row.
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("| speed")).count(),

@@ -5,7 +5,9 @@
 //! counts each row says:
 //! - speed: 5 clients, 20 cycles, on one thread (per core) and on every core
 //!   (wall);
-//! - cost against clients (2 to 200) and against cycles (x10), one thread.
+//! - cost against clients (2 to 200) and against cycles (x10), one thread:
+//!   CPU per request, and per unit of work (a request, or a child name a
+//!   getChildren reply carried: a lock's getChildren lists every contender).
 //!
 //! Each row runs seeds 0, 1, ... until `--budget-seconds` has passed. Exit
 //! status: 0; 1 if a seed of the fixed lock broke a property; 2 on bad
@@ -46,6 +48,7 @@ struct Row {
     requests_per_cpu_second: f64,
     requests_per_wall_second: f64,
     cpu_ns_per_request: f64,
+    cpu_ns_per_work: f64,
     simulated_seconds_per_cpu_second: f64,
 }
 
@@ -121,6 +124,7 @@ impl Row {
             requests_per_cpu_second: figures.requests_per_cpu_second(),
             requests_per_wall_second: figures.requests_per_wall_second(),
             cpu_ns_per_request: figures.cpu_ns_per_request(),
+            cpu_ns_per_work: figures.cpu_ns_per_work(),
             simulated_seconds_per_cpu_second: figures.compression(),
             figures,
         }
@@ -132,12 +136,12 @@ fn print_tables(rows: &[Row], cores: usize) {
         "Simulator speed: fixed WriteLock, faults as in scenarios/lock-fixed.toml ({cores} cores)"
     );
     println!();
-    println!("| table | clients | cycles | threads | seeds | simulated requests | wall s | CPU s | requests per CPU-second (per core) | requests per wall second | CPU ns per request | simulated s per CPU-second | failed seeds |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| table | clients | cycles | threads | seeds | simulated requests | wall s | CPU s | requests per CPU-second (per core) | requests per wall second | CPU ns per request | children returned per request | CPU ns per unit of work (a request or a child returned) | simulated s per CPU-second | failed seeds |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
         let f = &row.figures;
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} | {:.1} | {:.0} | {:.0} | {} |",
             row.table,
             row.clients,
             row.cycles,
@@ -149,6 +153,8 @@ fn print_tables(rows: &[Row], cores: usize) {
             row.requests_per_cpu_second,
             row.requests_per_wall_second,
             row.cpu_ns_per_request,
+            f.children_returned as f64 / f.requests.max(1) as f64,
+            row.cpu_ns_per_work,
             row.simulated_seconds_per_cpu_second,
             f.failed_seeds
         );

@@ -12,6 +12,10 @@ use zk_recipes::Observation;
 pub struct RunStats {
     /// Requests the server applied.
     pub requests: u64,
+    /// Child names in the getChildren replies the server sent (work that
+    /// grows with the clients contending under one parent).
+    #[serde(default)]
+    pub children_returned: u64,
     /// Messages sent either way.
     pub messages: u64,
     /// Events the scheduler processed.

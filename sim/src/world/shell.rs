@@ -13,7 +13,7 @@ use crate::server::{Applied, Notification, ShuffledOrder};
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use zk_recipes::zk::{EventType, Path, Request, SessionId, WatchedEvent};
+use zk_recipes::zk::{EventType, Path, Reply, Request, SessionId, WatchedEvent};
 
 /// The server node's task: runs until the run is done.
 pub async fn scheduler_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>) {
@@ -300,6 +300,15 @@ impl<R: SimRecipe> Shared<R> {
         let Some(awaited) = self.clients[client].awaiting.pop_front() else {
             return;
         };
+        if let Ok(
+            Reply::Children(names)
+            | Reply::Children2 {
+                children: names, ..
+            },
+        ) = &applied.result
+        {
+            self.stats.children_returned += names.len() as u64;
+        }
         let now = self.now_ns();
         let number = awaited.number;
         let at = match self.ensemble.servers() {
