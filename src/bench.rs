@@ -128,3 +128,87 @@ pub fn thread_cpu_seconds() -> f64 {
 fn clock_ticks_per_second() -> f64 {
     100.0
 }
+
+/// CPU per request as a straight line in the children a request returned:
+/// `ns_per_request = per_request_ns + per_child_ns * children_per_request`,
+/// fitted by least squares over measured rows. If the line fits every row
+/// closely, the cost is linear in work (requests and child names, each at
+/// its own price) and nothing else grows with the number of clients.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CostFit {
+    /// CPU ns a request costs beside the names it returns (the intercept).
+    pub per_request_ns: f64,
+    /// CPU ns each child name a getChildren reply carries costs (the slope).
+    pub per_child_ns: f64,
+    /// Per row: (measured - fitted) / fitted, in the order given.
+    pub deviations: Vec<f64>,
+}
+
+impl CostFit {
+    /// Fits `(children per request, CPU ns per request)` points; `None`
+    /// with fewer than two distinct children counts (no slope to fit).
+    pub fn fit(points: &[(f64, f64)]) -> Option<CostFit> {
+        let n = points.len() as f64;
+        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+        let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+        let spread: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        if points.len() < 2 || spread < 1e-9 {
+            return None;
+        }
+        let covariance: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+        let per_child_ns = covariance / spread;
+        let per_request_ns = mean_y - per_child_ns * mean_x;
+        let fitted = |x: f64| per_request_ns + per_child_ns * x;
+        let deviations = points
+            .iter()
+            .map(|&(x, y)| (y - fitted(x)) / fitted(x))
+            .collect();
+        Some(CostFit {
+            per_request_ns,
+            per_child_ns,
+            deviations,
+        })
+    }
+
+    /// The largest deviation of a row from the line, as a fraction.
+    pub fn worst_deviation(&self) -> f64 {
+        self.deviations
+            .iter()
+            .fold(0.0, |worst, d| d.abs().max(worst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CostFit;
+
+    #[test]
+    fn a_straight_line_is_recovered_exactly() {
+        let points: Vec<(f64, f64)> = [0.5, 3.0, 20.0, 75.0]
+            .iter()
+            .map(|&x| (x, 2700.0 + 230.0 * x))
+            .collect();
+        let fit = CostFit::fit(&points).unwrap();
+        assert!((fit.per_request_ns - 2700.0).abs() < 1e-6, "{fit:?}");
+        assert!((fit.per_child_ns - 230.0).abs() < 1e-6, "{fit:?}");
+        assert!(fit.worst_deviation() < 1e-9, "{fit:?}");
+    }
+
+    #[test]
+    fn a_cost_that_grows_faster_than_work_shows_as_deviation() {
+        // Quadratic in the children: no line fits within 30%.
+        let points: Vec<(f64, f64)> = [0.5, 5.0, 20.0, 40.0, 75.0]
+            .iter()
+            .map(|&x| (x, 1000.0 + 10.0 * x * x))
+            .collect();
+        let fit = CostFit::fit(&points).unwrap();
+        assert!(fit.worst_deviation() > 0.3, "{fit:?}");
+    }
+
+    #[test]
+    fn one_children_count_has_no_slope() {
+        assert_eq!(CostFit::fit(&[(1.0, 10.0), (1.0, 12.0)]), None);
+        assert_eq!(CostFit::fit(&[(1.0, 10.0)]), None);
+        assert_eq!(CostFit::fit(&[]), None);
+    }
+}

@@ -30,9 +30,10 @@ fn every_row_measures_seeds_that_ran_and_passed() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let rows: Vec<serde_json::Value> =
+    let measured: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).ok();
+    let rows = measured["rows"].as_array().unwrap();
     // speed x2 (one thread, every core), one row per client count, cycles x2.
     let shape: Vec<(&str, u64, u64)> = rows
         .iter()
@@ -55,7 +56,7 @@ fn every_row_measures_seeds_that_ran_and_passed() {
             ("cycles", 5, 200)
         ]
     );
-    for row in &rows {
+    for row in rows {
         assert!(row["seeds"].as_u64().unwrap() >= 1, "{row}");
         assert!(row["requests"].as_u64().unwrap() > 0, "{row}");
         assert_eq!(row["failed_seeds"].as_u64(), Some(0), "{row}");
@@ -80,6 +81,30 @@ fn every_row_measures_seeds_that_ran_and_passed() {
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("| speed")).count(),
         2
+    );
+    // The cost line goes through the two clients rows: positive costs,
+    // no deviation with two points, printed with the measured figures.
+    let fit = &measured["cost_fit"];
+    assert!(fit["per_request_ns"].as_f64().unwrap() > 0.0, "{fit}");
+    assert!(fit["per_child_ns"].as_f64().unwrap() > 0.0, "{fit}");
+    for deviation in fit["deviations"].as_array().unwrap() {
+        assert!(deviation.as_f64().unwrap().abs() < 1e-6, "{fit}");
+    }
+    assert!(
+        stdout.contains("Cost line over the clients rows"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn one_client_count_has_no_cost_line() {
+    let output = zkcheck(&["bench", "--budget-seconds", "0.1", "--clients", "3"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .contains("Cost line: needs clients rows with at least two different children counts"),
+        "{stdout}"
     );
 }
 

@@ -4,9 +4,11 @@
 //! connection loss and one expiry exhaustively for the lock, the shared lock
 //! and the election (DFS, under a minute each), and up to depth 12 for all.
 //! The other exhaustive 3-client runs (Curator lock, semaphore, queue,
-//! barrier) take minutes each: they are `#[ignore]`d, run them with
-//! `cargo test --release -p zk-models --test fixed_variants -- --ignored`
-//! (figures in BENCHMARKS.md).
+//! barrier) take many minutes each without client symmetry and ranks: they
+//! are `#[ignore]`d, run them with
+//! `cargo test --release -p zk-models --test fixed_variants -- --ignored`.
+//! CI exhausts all seven with `--symmetry --ranks` on the release binary
+//! (`scripts/ci-check`; figures in BENCHMARKS.md).
 
 mod common;
 

@@ -27,11 +27,35 @@ pub const STUCK_SEQUENCE: i32 = i32::MAX;
 /// Parses a sequence suffix as ZooKeeper writes it: digits, or a minus sign
 /// and digits (no `+`, no blanks).
 pub fn parse_sequence(suffix: &str) -> Option<i32> {
-    let digits = suffix.strip_prefix('-').unwrap_or(suffix);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (negative, digits) = match suffix.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, suffix),
+    };
+    let magnitude = parse_decimal(digits, u64::from(i32::MAX.unsigned_abs()) + 1)?;
+    let value = if negative {
+        -(magnitude as i64)
+    } else {
+        magnitude as i64
+    };
+    i32::try_from(value).ok()
+}
+
+/// Parses ASCII decimal digits (at least one, nothing else) no larger than
+/// `max`. One pass over the bytes: a lock scan parses every child's name.
+pub fn parse_decimal(digits: &str, max: u64) -> Option<u64> {
+    if digits.is_empty() {
         return None;
     }
-    suffix.parse().ok()
+    digits.bytes().try_fold(0u64, |value, byte| {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value
+            .checked_mul(10)?
+            .checked_add(u64::from(digit))
+            .filter(|&v| v <= max)
+    })
 }
 
 /// The sequence of a name made of `prefix` and a sequence suffix.
@@ -98,6 +122,57 @@ mod tests {
         );
         assert_eq!(prefixed_sequence("xqn-0000000010", "qn-"), None);
         assert_eq!(prefixed_sequence("qn-x", "qn-"), None);
+    }
+
+    /// The one-pass parse agrees with the standard library's on every
+    /// shape a suffix can take.
+    #[test]
+    fn one_pass_parse_agrees_with_str_parse() {
+        fn reference(suffix: &str) -> Option<i32> {
+            let digits = suffix.strip_prefix('-').unwrap_or(suffix);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            suffix.parse().ok()
+        }
+        let mut cases: Vec<String> = [
+            "",
+            "-",
+            "--1",
+            "+1",
+            " 1",
+            "1 ",
+            "0",
+            "-0",
+            "00000000000000000000042",
+            "2147483647",
+            "2147483648",
+            "-2147483648",
+            "-2147483649",
+            "4294967296",
+            "99999999999999999999999",
+            "-99999999999999999999999",
+            "1a",
+            "a1",
+            "１",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in [0i64, 1, 9, 10, 99, 12345, i32::MAX as i64, i32::MIN as i64] {
+            cases.push(format!("{n:010}"));
+            cases.push(format!("{n}"));
+            cases.push(format!("{}", n + 1));
+            cases.push(format!("{}", n - 1));
+        }
+        for case in &cases {
+            assert_eq!(parse_sequence(case), reference(case), "{case:?}");
+        }
+        assert_eq!(
+            parse_decimal("18446744073709551615", u64::MAX),
+            Some(u64::MAX)
+        );
+        assert_eq!(parse_decimal("18446744073709551616", u64::MAX), None);
     }
 
     #[test]

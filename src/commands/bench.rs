@@ -9,13 +9,18 @@
 //!   CPU per request, and per unit of work (a request, or a child name a
 //!   getChildren reply carried: a lock's getChildren lists every contender).
 //!
+//! - the cost line over the clients rows: CPU per request as a fixed cost
+//!   plus a cost per child name, fitted by least squares, with each row's
+//!   deviation from it (a cost that grows faster than the work shows as a
+//!   large deviation).
+//!
 //! Each row runs seeds 0, 1, ... until `--budget-seconds` has passed. Exit
 //! status: 0; 1 if a seed of the fixed lock broke a property; 2 on bad
 //! flags or an unwritable `--json`.
 
 use super::sim::{bad_input, write_json};
 use super::Harness;
-use crate::bench::{measure, Figures};
+use crate::bench::{measure, CostFit, Figures};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -36,6 +41,15 @@ pub struct BenchArgs {
 
 /// The benchmark scenario, with `clients = 5` and `cycles = 100` to replace.
 const TEMPLATE: &str = include_str!("../../scenarios/bench/lock-5x100.toml");
+
+/// What `--json` writes.
+#[derive(serde::Serialize)]
+struct Measured<'a> {
+    rows: &'a [Row],
+    /// The cost line over the clients rows (absent with fewer than two
+    /// distinct children counts).
+    cost_fit: Option<CostFit>,
+}
 
 /// One measured row.
 #[derive(serde::Serialize)]
@@ -94,11 +108,18 @@ fn measure_all(harness: &Harness, args: BenchArgs) -> Result<ExitCode, ExitCode>
     let last = rows.len() - 1;
     rows.insert(last, base);
     print_tables(&rows, cores);
+    let cost_fit = fit_clients_rows(&rows);
+    print_cost_fit(&rows, cost_fit.as_ref());
     let failed: u64 = rows.iter().map(|r| r.figures.failed_seeds).sum();
-    let written = args
-        .json
-        .as_ref()
-        .map_or(Ok(()), |file| write_json(file, &rows));
+    let written = args.json.as_ref().map_or(Ok(()), |file| {
+        write_json(
+            file,
+            &Measured {
+                rows: &rows,
+                cost_fit,
+            },
+        )
+    });
     if failed > 0 {
         // A broken property wins over an unwritable --json.
         eprintln!("error: {failed} seed(s) of the fixed lock broke a property while measuring");
@@ -163,4 +184,57 @@ fn print_tables(rows: &[Row], cores: usize) {
             f.failed_seeds
         );
     }
+}
+
+fn clients_rows(rows: &[Row]) -> impl Iterator<Item = &Row> {
+    rows.iter().filter(|r| r.table == "clients")
+}
+
+/// The cost line over the clients rows.
+fn fit_clients_rows(rows: &[Row]) -> Option<CostFit> {
+    let points: Vec<(f64, f64)> = clients_rows(rows)
+        .map(|r| (children_per_request(&r.figures), r.cpu_ns_per_request))
+        .collect();
+    CostFit::fit(&points)
+}
+
+fn children_per_request(figures: &Figures) -> f64 {
+    figures.children_returned as f64 / figures.requests.max(1) as f64
+}
+
+fn print_cost_fit(rows: &[Row], fit: Option<&CostFit>) {
+    println!();
+    let Some(fit) = fit else {
+        println!("Cost line: needs clients rows with at least two different children counts (see --clients).");
+        return;
+    };
+    println!(
+        "Cost line over the clients rows (least squares): CPU ns per request = {:.0} + {:.0} x children returned per request",
+        fit.per_request_ns, fit.per_child_ns
+    );
+    println!();
+    println!("| clients | children per request | CPU ns per request, measured | on the line | deviation | CPU ns per request less {:.0} ns per child |", fit.per_child_ns);
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for (row, deviation) in clients_rows(rows).zip(&fit.deviations) {
+        let children = children_per_request(&row.figures);
+        println!(
+            "| {} | {:.1} | {:.0} | {:.0} | {:+.1}% | {:.0} |",
+            row.clients,
+            children,
+            row.cpu_ns_per_request,
+            fit.per_request_ns + fit.per_child_ns * children,
+            deviation * 100.0,
+            row.cpu_ns_per_request - fit.per_child_ns * children
+        );
+    }
+    println!();
+    println!(
+        "Largest deviation from the line: {:.1}% ({} the +/-30% of linear cost)",
+        fit.worst_deviation() * 100.0,
+        if fit.worst_deviation() <= 0.3 {
+            "within"
+        } else {
+            "outside"
+        }
+    );
 }

@@ -30,7 +30,7 @@
 //!
 //! At most one request is in flight; a reply is matched to its step by tag.
 
-use super::names::{node_prefix, parse_lock_node, predecessor};
+use super::names::{lock_nodes, node_prefix, parse_lock_node, predecessor};
 use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
 use crate::rename::RenameRecipe;
@@ -422,13 +422,12 @@ impl FixedLock {
             // order is sure. Give the node up (drive deletes it).
             return self.fail_call(LockError::SequenceExhausted, out);
         }
-        let older_predecessor = predecessor(*sequence, &names).cloned();
-        let tied: BTreeSet<String> = names
+        let lock_nodes = lock_nodes(&names);
+        let older_predecessor = predecessor(*sequence, &lock_nodes).cloned();
+        let tied: BTreeSet<String> = lock_nodes
             .iter()
-            .filter(|other| {
-                *other != name && parse_lock_node(other).is_some_and(|p| p.sequence == *sequence)
-            })
-            .cloned()
+            .filter(|(other, other_sequence)| *other != name && other_sequence == sequence)
+            .map(|(other, _)| String::clone(other))
             .collect();
         match *czxid {
             Some(own_czxid) if !tied.is_empty() => {

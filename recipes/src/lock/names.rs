@@ -7,7 +7,7 @@
 //! of the parent's signed 32-bit counter, `-2147483648` after it wraps.
 
 use crate::rename::Renaming;
-use crate::sequence::{last_before, parse_sequence};
+use crate::sequence::{last_before, parse_decimal, parse_sequence};
 
 /// The prefix a contender with `id` gives its node; the server appends the sequence.
 pub fn node_prefix(id: u64) -> String {
@@ -63,25 +63,25 @@ pub struct LockNodeName {
 pub fn parse_lock_node(name: &str) -> Option<LockNodeName> {
     let rest = name.strip_prefix("x-")?;
     let (owner, sequence) = rest.split_once('-')?;
-    if owner.is_empty() || !owner.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
     Some(LockNodeName {
-        owner: owner.parse().ok()?,
+        owner: parse_decimal(owner, u64::MAX)?,
         sequence: parse_sequence(sequence)?,
     })
 }
 
-/// The child that comes immediately before `own` in sequence order, if any:
-/// the one to watch. Names that are not lock nodes are ignored.
-pub fn predecessor<'a>(
-    own: i32,
-    children: impl IntoIterator<Item = &'a String>,
-) -> Option<&'a String> {
-    let lock_nodes = children
+/// The lock nodes among `children`, each with its sequence number (other
+/// names are left out). Each name is parsed once.
+pub fn lock_nodes<'a>(children: impl IntoIterator<Item = &'a String>) -> Vec<(&'a String, i32)> {
+    children
         .into_iter()
-        .filter_map(|child| Some((child, parse_lock_node(child)?.sequence)));
-    last_before(own, lock_nodes)
+        .filter_map(|child| Some((child, parse_lock_node(child)?.sequence)))
+        .collect()
+}
+
+/// The lock node that comes immediately before `own` in sequence order, if
+/// any: the one to watch.
+pub fn predecessor<'a>(own: i32, lock_nodes: &[(&'a String, i32)]) -> Option<&'a String> {
+    last_before(own, lock_nodes.iter().copied())
 }
 
 #[cfg(test)]
@@ -130,12 +130,12 @@ mod tests {
             "other",
         ]);
         assert_eq!(
-            predecessor(9, &children).map(String::as_str),
+            predecessor(9, &lock_nodes(&children)).map(String::as_str),
             Some("x-9-0000000004")
         );
-        assert_eq!(predecessor(2, &children), None);
+        assert_eq!(predecessor(2, &lock_nodes(&children)), None);
         assert_eq!(
-            predecessor(4, &children).map(String::as_str),
+            predecessor(4, &lock_nodes(&children)).map(String::as_str),
             Some("x-1-0000000002")
         );
     }
@@ -144,9 +144,9 @@ mod tests {
     fn predecessor_survives_counter_wrap() {
         let children = names(&["x-1-2147483646", "x-2-2147483647", "x-3--2147483648"]);
         assert_eq!(
-            predecessor(i32::MIN, &children).map(String::as_str),
+            predecessor(i32::MIN, &lock_nodes(&children)).map(String::as_str),
             Some("x-2-2147483647")
         );
-        assert_eq!(predecessor(i32::MAX - 1, &children), None);
+        assert_eq!(predecessor(i32::MAX - 1, &lock_nodes(&children)), None);
     }
 }
