@@ -81,7 +81,7 @@ use crate::action::Action;
 use crate::faults::FaultBudget;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::run::{trace, TraceStep};
-use crate::schedule::Schedule;
+use crate::schedule::{FoundOn, Schedule};
 use crate::shorten::StatePath;
 use crate::state::{ClientId, ModelState};
 use stateright::Model;
@@ -419,20 +419,16 @@ impl LassoReport {
     /// `cycle_start` the number of prefix steps.
     pub fn schedule(&self) -> Option<Schedule> {
         let lasso = self.lasso.as_ref()?;
-        let (recipe, variant) = self.model.split_once('/').unwrap_or((&self.model, ""));
-        let steps = lasso.prefix.iter().chain(&lasso.cycle);
-        Some(Schedule {
-            recipe: recipe.to_string(),
-            variant: variant.to_string(),
+        let found_on = FoundOn {
+            model: &self.model,
             clients: self.clients,
             cycles: self.cycles,
             servers: self.servers,
-            faults: self.faults.to_string(),
-            property: PROGRESS.to_string(),
-            expect: "violation".to_string(),
-            cycle_start: Some(lasso.prefix.len()),
-            steps: steps.map(|step| step.schedule.clone()).collect(),
-        })
+            faults: &self.faults,
+        };
+        let steps = lasso.prefix.iter().chain(&lasso.cycle);
+        let steps = steps.map(|step| step.schedule.clone()).collect();
+        Some(found_on.schedule(PROGRESS, "violation", Some(lasso.prefix.len()), steps))
     }
 }
 

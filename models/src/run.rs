@@ -5,7 +5,7 @@
 
 use crate::action::Action;
 use crate::model::{ModelRecipe, RecipeModel};
-use crate::schedule::{Schedule, ScheduleStep};
+use crate::schedule::{FoundOn, Schedule, ScheduleStep};
 use crate::shorten;
 use crate::state::ModelState;
 use crate::FaultBudget;
@@ -142,24 +142,19 @@ impl CheckReport {
     /// The schedule of a property's discovery.
     pub fn schedule(&self, property: &PropertyResult) -> Option<Schedule> {
         let trace = property.trace.as_ref()?;
-        let (recipe, variant) = self.model.split_once('/').unwrap_or((&self.model, ""));
-        Some(Schedule {
-            recipe: recipe.to_string(),
-            variant: variant.to_string(),
+        let expect = match property.verdict {
+            Verdict::Violated => "violation",
+            _ => "example",
+        };
+        let found_on = FoundOn {
+            model: &self.model,
             clients: self.clients,
             cycles: self.cycles,
             servers: self.servers,
-            faults: self.faults.to_string(),
-            property: property.name.to_string(),
-            expect: if property.verdict == Verdict::Violated {
-                "violation"
-            } else {
-                "example"
-            }
-            .to_string(),
-            cycle_start: None,
-            steps: trace.iter().map(|step| step.schedule.clone()).collect(),
-        })
+            faults: &self.faults,
+        };
+        let steps = trace.iter().map(|step| step.schedule.clone()).collect();
+        Some(found_on.schedule(property.name, expect, None, steps))
     }
 
     /// The summary: counts, speed and one line per property.

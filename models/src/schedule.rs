@@ -283,6 +283,43 @@ pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleE
     }
 }
 
+/// The model run a schedule was found on, as its file records it: the
+/// header every schedule a report writes shares.
+pub struct FoundOn<'a> {
+    /// `recipe/variant`.
+    pub model: &'a str,
+    pub clients: usize,
+    pub cycles: usize,
+    pub servers: usize,
+    pub faults: &'a FaultBudget,
+}
+
+impl FoundOn<'_> {
+    /// The schedule of `steps` that shows `property` (`expect`: "violation"
+    /// or "example"); `cycle_start` for a lasso.
+    pub fn schedule(
+        &self,
+        property: &str,
+        expect: &str,
+        cycle_start: Option<usize>,
+        steps: Vec<ScheduleStep>,
+    ) -> Schedule {
+        let (recipe, variant) = self.model.split_once('/').unwrap_or((self.model, ""));
+        Schedule {
+            recipe: recipe.to_string(),
+            variant: variant.to_string(),
+            clients: self.clients,
+            cycles: self.cycles,
+            servers: self.servers,
+            faults: self.faults.to_string(),
+            property: property.to_string(),
+            expect: expect.to_string(),
+            cycle_start,
+            steps,
+        }
+    }
+}
+
 impl Schedule {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a schedule always serializes")
