@@ -502,6 +502,20 @@ fn the_registered_recipes_are_listed_with_kind_and_variants() {
     ] {
         assert!(run.stdout.contains(line), "{line}: {}", run.describe());
     }
+    // Each checkable variant names the reductions `check` accepts for it:
+    // the fixed lock both, the fixed barrier (ordered by id) ranks only,
+    // the original lock (ordered by session id) ranks only.
+    let variant_line = |recipe: &str, variant: &str| -> String {
+        let mut lines = run.stdout.lines().skip_while(|l| !l.starts_with(recipe));
+        let prefix = format!("  {variant} ");
+        lines
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{recipe}/{variant}: {}", run.describe()))
+            .to_string()
+    };
+    assert!(variant_line("lock ", "fixed").ends_with(" [--symmetry --ranks]"));
+    assert!(variant_line("barrier ", "fixed").ends_with(" [--ranks]"));
+    assert!(variant_line("lock ", "original").ends_with(" [--ranks]"));
 }
 
 #[test]
