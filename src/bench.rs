@@ -45,6 +45,11 @@ impl Figures {
         self.cpu_seconds * 1e9 / (self.requests.max(1) as f64)
     }
 
+    /// Child names getChildren replies carried, per request.
+    pub fn children_per_request(&self) -> f64 {
+        self.children_returned as f64 / self.requests.max(1) as f64
+    }
+
     /// Nanoseconds of CPU per unit of work: a request, or a child name a
     /// getChildren reply carried.
     pub fn cpu_ns_per_work(&self) -> f64 {
@@ -148,26 +153,33 @@ impl CostFit {
     /// Fits `(children per request, CPU ns per request)` points; `None`
     /// with fewer than two distinct children counts (no slope to fit).
     pub fn fit(points: &[(f64, f64)]) -> Option<CostFit> {
+        if points.len() < 2 {
+            return None;
+        }
         let n = points.len() as f64;
         let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
         let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
         let spread: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-        if points.len() < 2 || spread < 1e-9 {
+        if spread < 1e-9 {
             return None;
         }
         let covariance: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
         let per_child_ns = covariance / spread;
-        let per_request_ns = mean_y - per_child_ns * mean_x;
-        let fitted = |x: f64| per_request_ns + per_child_ns * x;
-        let deviations = points
-            .iter()
-            .map(|&(x, y)| (y - fitted(x)) / fitted(x))
-            .collect();
-        Some(CostFit {
-            per_request_ns,
+        let mut fit = CostFit {
+            per_request_ns: mean_y - per_child_ns * mean_x,
             per_child_ns,
-            deviations,
-        })
+            deviations: Vec::new(),
+        };
+        fit.deviations = points
+            .iter()
+            .map(|&(x, y)| (y - fit.fitted(x)) / fit.fitted(x))
+            .collect();
+        Some(fit)
+    }
+
+    /// CPU ns per request on the line, at `children_per_request` names.
+    pub fn fitted(&self, children_per_request: f64) -> f64 {
+        self.per_request_ns + self.per_child_ns * children_per_request
     }
 
     /// The largest deviation of a row from the line, as a fraction.

@@ -178,7 +178,7 @@ fn print_tables(rows: &[Row], cores: usize) {
             row.requests_per_cpu_second,
             row.requests_per_wall_second,
             row.cpu_ns_per_request,
-            f.children_returned as f64 / f.requests.max(1) as f64,
+            f.children_per_request(),
             row.cpu_ns_per_work,
             row.simulated_seconds_per_cpu_second,
             f.failed_seeds
@@ -193,13 +193,9 @@ fn clients_rows(rows: &[Row]) -> impl Iterator<Item = &Row> {
 /// The cost line over the clients rows.
 fn fit_clients_rows(rows: &[Row]) -> Option<CostFit> {
     let points: Vec<(f64, f64)> = clients_rows(rows)
-        .map(|r| (children_per_request(&r.figures), r.cpu_ns_per_request))
+        .map(|r| (r.figures.children_per_request(), r.cpu_ns_per_request))
         .collect();
     CostFit::fit(&points)
-}
-
-fn children_per_request(figures: &Figures) -> f64 {
-    figures.children_returned as f64 / figures.requests.max(1) as f64
 }
 
 fn print_cost_fit(rows: &[Row], fit: Option<&CostFit>) {
@@ -216,13 +212,13 @@ fn print_cost_fit(rows: &[Row], fit: Option<&CostFit>) {
     println!("| clients | children per request | CPU ns per request, measured | on the line | deviation | CPU ns per request less {:.0} ns per child |", fit.per_child_ns);
     println!("|---:|---:|---:|---:|---:|---:|");
     for (row, deviation) in clients_rows(rows).zip(&fit.deviations) {
-        let children = children_per_request(&row.figures);
+        let children = row.figures.children_per_request();
         println!(
             "| {} | {:.1} | {:.0} | {:.0} | {:+.1}% | {:.0} |",
             row.clients,
             children,
             row.cpu_ns_per_request,
-            fit.per_request_ns + fit.per_child_ns * children,
+            fit.fitted(children),
             deviation * 100.0,
             row.cpu_ns_per_request - fit.per_child_ns * children
         );
