@@ -224,6 +224,11 @@ fn print_cost_fit(rows: &[Row], fit: Option<&CostFit>) {
         );
     }
     println!();
+    if fit.deviations.len() < 3 {
+        // Any line goes through two points: no test of linearity.
+        println!("Two client counts: the line goes through both; give --clients three or more counts to test whether the cost is linear.");
+        return;
+    }
     println!(
         "Largest deviation from the line: {:.1}% ({} the +/-30% of linear cost)",
         fit.worst_deviation() * 100.0,
