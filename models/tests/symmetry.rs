@@ -246,12 +246,16 @@ fn pinned(recipe: &str, clients: usize, symmetric: bool) -> Vec<usize> {
 
 #[test]
 fn symmetry_and_ranks_on_the_fixed_curator_lock_and_semaphore() {
-    // Two clients: three take 4 M states with symmetry alone.
+    // Two clients: three take 4 M states with symmetry alone. With the
+    // partial-order reduction on, which member of a class represents it
+    // decides which step is reduced (the reduction picks a client by
+    // index), so counts with symmetry move, by a few states, when the
+    // canonical form's client sort key does; the verdicts may not.
     assert_eq!(
         pinned("curator_lock", 2, true),
         [29_159, 14_583, 8_622, 4_314]
     );
-    assert_eq!(pinned("semaphore", 2, true), [37_466, 18_736, 9_749, 4_876]);
+    assert_eq!(pinned("semaphore", 2, true), [37_466, 18_728, 9_749, 4_873]);
 }
 
 #[test]

@@ -60,6 +60,9 @@ pub struct Renaming {
     /// Children lists come sorted (the model's default child order): sort
     /// them again after renaming.
     sort_children: bool,
+    /// Ranked without collecting: every number is its own rank
+    /// ([`Renaming::rank_dense`]).
+    dense: bool,
     names: NodeNames,
     data: NodeData,
 }
@@ -72,9 +75,68 @@ pub struct Renaming {
 pub struct Numbers {
     /// Sorted, without repeats.
     zxids: Vec<Zxid>,
-    /// By parent; each parent's numbers sorted, without repeats.
+    /// By parent (sorted by parent); each parent's numbers sorted, without
+    /// repeats.
     sequences: Vec<(String, Vec<i32>)>,
 }
+
+impl Numbers {
+    /// True when the numbers of `parts` together are already their own
+    /// ranks: the zxids, with 0, are 0, 1, 2, ... up to the highest, and so
+    /// are each parent's sequence numbers. (Numbers from 1024 on
+    /// are answered `false`, which is always safe: they are then ranked.)
+    pub fn are_dense(parts: &[&Numbers]) -> bool {
+        let zxids = parts.iter().map(|part| part.zxids.as_slice());
+        if !dense(zxids, |zxid| u64::try_from(*zxid).ok()) {
+            return false;
+        }
+        let mut parents: Vec<&str> = Vec::new();
+        for part in parts {
+            for (parent, _) in &part.sequences {
+                if !parents.contains(&parent.as_str()) {
+                    parents.push(parent);
+                }
+            }
+        }
+        parents.into_iter().all(|parent| {
+            let values = parts.iter().filter_map(|part| {
+                let at = part
+                    .sequences
+                    .binary_search_by(|(p, _)| p.as_str().cmp(parent))
+                    .ok()?;
+                Some(part.sequences[at].1.as_slice())
+            });
+            dense(values, |value| u64::try_from(*value).ok())
+        })
+    }
+}
+
+/// True when the values of `lists`, with 0, are 0, 1, 2, ... up to the
+/// highest (each list sorted without repeats; values below 0 or from
+/// [`DENSE_BITS`] on answer `false`).
+fn dense<'a, T: 'a>(
+    lists: impl Iterator<Item = &'a [T]>,
+    index: impl Fn(&T) -> Option<u64>,
+) -> bool {
+    let mut seen = [0u64; DENSE_BITS / 64];
+    seen[0] = 1;
+    let mut highest = 0;
+    for list in lists {
+        for value in list {
+            let Some(at) = index(value).filter(|at| *at < DENSE_BITS as u64) else {
+                return false;
+            };
+            seen[at as usize / 64] |= 1 << (at % 64);
+            highest = highest.max(at);
+        }
+    }
+    let words = &seen[..=highest as usize / 64];
+    let count: u64 = words.iter().map(|word| u64::from(word.count_ones())).sum();
+    count == highest + 1
+}
+
+/// The values [`Numbers::are_dense`] can judge dense.
+const DENSE_BITS: usize = 1024;
 
 /// Numbers seen while collecting (in any order, repeated), then sorted
 /// once: a number's rank is its place counted from 0's (0 is always there,
@@ -100,6 +162,16 @@ impl<T: Copy + Ord + Default + TryFrom<i64>> Ranked<T> {
     fn rank_of(&self, value: T) -> Option<T> {
         let at = self.values.binary_search(&value).ok()?;
         T::try_from(at as i64 - self.zero as i64).ok()
+    }
+
+    /// Every value is its own rank: the values are 0, 1, 2, ... (ranked).
+    fn is_identity(&self) -> bool {
+        self.zero == 0
+            && self
+                .values
+                .iter()
+                .enumerate()
+                .all(|(at, value)| T::try_from(at as i64).is_ok_and(|at| at == *value))
     }
 
     /// The values seen, sorted, each once.
@@ -163,6 +235,7 @@ impl Renaming {
             zxids: Arc::default(),
             sequences: Arc::default(),
             sort_children,
+            dense: false,
             names: R::rename_node,
             data: R::rename_data,
         }
@@ -205,6 +278,25 @@ impl Renaming {
             // child is reapable only then): 0 is ranked too.
             ranks.rank();
         }
+    }
+
+    /// Ends the collecting phase without collecting anything, for numbers
+    /// that are already their own ranks: the numbers of every part the
+    /// renaming will see, [`Numbers::are_dense`] together. Cheaper than
+    /// collecting them and [`Renaming::rank`], with the same outcome.
+    pub fn rank_dense(&mut self) {
+        debug_assert!(self.collecting && self.zxids.values.is_empty());
+        self.collecting = false;
+        self.dense = true;
+    }
+
+    /// True when every number is its own rank (always, without ranks):
+    /// with [`Renaming::keeps_clients`], the renaming changes nothing.
+    pub fn ranks_are_identity(&self) -> bool {
+        debug_assert!(!self.collecting, "ranks are read from a ranked renaming");
+        !self.ranks
+            || self.dense
+            || (self.zxids.is_identity() && self.sequences.values().all(Ranked::is_identity))
     }
 
     /// The new index of client `client`.
@@ -257,9 +349,25 @@ impl Renaming {
             Arc::make_mut(&mut self.zxids).values.push(zxid);
             return zxid;
         }
-        self.zxids
-            .rank_of(zxid)
+        self.zxid_rank(zxid)
             .unwrap_or_else(|| panic!("zxid {zxid} was not collected"))
+    }
+
+    /// The rank of a collected zxid (ranked phase).
+    fn zxid_rank(&self, zxid: Zxid) -> Option<Zxid> {
+        match self.dense {
+            true => Some(zxid),
+            false => self.zxids.rank_of(zxid),
+        }
+    }
+
+    /// The rank of a collected sequence number of a child of `parent`
+    /// (ranked phase).
+    fn sequence_rank(&self, parent: &str, sequence: i32) -> Option<i32> {
+        match self.dense {
+            true => Some(sequence),
+            false => self.sequences.get(parent)?.rank_of(sequence),
+        }
     }
 
     /// A sequence number of a child of `parent`, as its rank.
@@ -277,9 +385,7 @@ impl Renaming {
             seen.values.push(sequence);
             return sequence;
         }
-        self.sequences
-            .get(parent)
-            .and_then(|ranks| ranks.rank_of(sequence))
+        self.sequence_rank(parent, sequence)
             .unwrap_or_else(|| panic!("sequence {sequence} of {parent} was not collected"))
     }
 
@@ -363,19 +469,39 @@ impl Renaming {
             return unchanged;
         }
         for zxid in &numbers.zxids {
-            let rank = self.zxids.rank_of(*zxid).expect("a collected zxid");
+            let rank = self.zxid_rank(*zxid).expect("a collected zxid");
             hasher.write_i64(rank);
             unchanged &= rank == *zxid;
         }
         for (parent, values) in &numbers.sequences {
-            let ranks = &self.sequences[parent.as_str()];
             for value in values {
-                let rank = ranks.rank_of(*value).expect("a collected sequence number");
+                let rank = self
+                    .sequence_rank(parent, *value)
+                    .expect("a collected sequence number");
                 hasher.write_i32(rank);
                 unchanged &= rank == *value;
             }
         }
         unchanged
+    }
+
+    /// The lowest rank among the sequence numbers in `numbers` (of any
+    /// parent), `None` when they hold none or nothing is ranked. No client
+    /// renaming changes it: a sort key that keeps clients in place while
+    /// their sequence numbers do (see the model's canonical form).
+    pub fn lowest_sequence_rank(&self, numbers: &Numbers) -> Option<i32> {
+        debug_assert!(!self.collecting, "ranks are read from a ranked renaming");
+        if !self.ranks {
+            return None;
+        }
+        numbers
+            .sequences
+            .iter()
+            .filter_map(|(parent, values)| {
+                let lowest = *values.first()?;
+                self.sequence_rank(parent, lowest)
+            })
+            .min()
     }
 
     /// A node name under `parent`, renamed as the recipe builds names.
@@ -694,5 +820,71 @@ mod tests {
         );
         assert_eq!(r.sequence(&dir, 3), 1);
         assert_eq!(r.path(&path("/locks")), path("/locks"));
+    }
+
+    fn numbers(zxids: &[Zxid], sequences: &[(&str, &[i32])]) -> Numbers {
+        Numbers {
+            zxids: zxids.to_vec(),
+            sequences: sequences
+                .iter()
+                .map(|(parent, values)| (parent.to_string(), values.to_vec()))
+                .collect(),
+        }
+    }
+
+    /// Whether `parts` are dense, checked against collecting and ranking
+    /// them: dense exactly when every number is its own rank.
+    fn dense_as_ranked(parts: &[&Numbers]) -> bool {
+        let dense = Numbers::are_dense(parts);
+        let mut r = Renaming::new::<Plain>(vec![0], SessionId(257), true, true);
+        for part in parts {
+            r.collect(part);
+        }
+        r.rank();
+        let in_range = parts.iter().all(|part| {
+            part.zxids.iter().all(|z| *z < DENSE_BITS as i64)
+                && part
+                    .sequences
+                    .iter()
+                    .flat_map(|(_, v)| v)
+                    .all(|v| *v < DENSE_BITS as i32)
+        });
+        if in_range {
+            assert_eq!(dense, r.ranks_are_identity(), "{parts:?}");
+        }
+        dense
+    }
+
+    #[test]
+    fn dense_numbers_are_their_own_ranks() {
+        let a = numbers(&[1, 3], &[("/q", &[0, 2])]);
+        let b = numbers(&[2], &[("/l", &[1]), ("/q", &[1])]);
+        assert!(dense_as_ranked(&[&a, &b]));
+        assert!(dense_as_ranked(&[]));
+        // A gap: 3 would rank 2.
+        assert!(!dense_as_ranked(&[&a]));
+        // Each parent counts on its own.
+        let c = numbers(&[1, 2], &[("/l", &[3])]);
+        assert!(!dense_as_ranked(&[&a, &b, &c]));
+        // Below 0 (0 ranks above it) and past what the bits hold.
+        assert!(!dense_as_ranked(&[&numbers(&[-1], &[])]));
+        let far: Vec<Zxid> = (1..=DENSE_BITS as i64).collect();
+        assert!(!dense_as_ranked(&[&numbers(&far, &[])]));
+        let within: Vec<Zxid> = (1..DENSE_BITS as i64).collect();
+        assert!(dense_as_ranked(&[&numbers(&within, &[])]));
+    }
+
+    #[test]
+    fn a_dense_renaming_keeps_every_number() {
+        let mut r = Renaming::new::<Plain>(vec![0], SessionId(257), true, true);
+        r.rank_dense();
+        assert!(r.ranks_are_identity());
+        assert_eq!((r.zxid(0), r.zxid(5)), (0, 5));
+        assert_eq!(
+            r.path(&path("/locks/x-0000000007")),
+            path("/locks/x-0000000007")
+        );
+        let mut digested = std::collections::hash_map::DefaultHasher::new();
+        assert!(r.digest(&numbers(&[5], &[("/locks", &[7])]), &mut digested));
     }
 }

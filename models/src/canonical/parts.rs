@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::Hasher;
 use std::sync::Arc;
 use zk_recipes::rename::{rename_result_of, Numbers, Rename, RenameRecipe, Renaming};
+use zk_recipes::FencingToken;
 
 /// How the parts of a state are renamed.
 pub(super) trait Rewrite<R: ModelRecipe + RenameRecipe> {
@@ -31,6 +32,13 @@ pub(super) trait Rewrite<R: ModelRecipe + RenameRecipe> {
     fn server_numbers(&mut self, server: &Cached<ModelServer>) -> Arc<Numbers>;
     /// The zxids and sequence numbers a client holds.
     fn client_numbers(&mut self, client: &Cached<ClientState<R>>) -> Arc<Numbers>;
+    /// The zxids and sequence numbers a fencing token holds (every
+    /// client's recipe renames tokens alike: `client` is any of them).
+    fn token_numbers(
+        &mut self,
+        client: &Cached<ClientState<R>>,
+        token: FencingToken,
+    ) -> Arc<Numbers>;
     /// The server, renamed by a ranked renaming.
     fn server(&mut self, server: &Cached<ModelServer>, r: &Renaming) -> Cached<ModelServer>;
     /// A client, renamed by a ranked renaming.
@@ -55,6 +63,16 @@ impl<R: ModelRecipe + RenameRecipe> Rewrite<R> for Direct {
     fn client_numbers(&mut self, client: &Cached<ClientState<R>>) -> Arc<Numbers> {
         let mut r = self.collector.clone();
         rename_client(&mut (**client).clone(), client, &mut r);
+        Arc::new(r.collected())
+    }
+
+    fn token_numbers(
+        &mut self,
+        client: &Cached<ClientState<R>>,
+        token: FencingToken,
+    ) -> Arc<Numbers> {
+        let mut r = self.collector.clone();
+        client.session.recipe.rename_token(&mut r, token);
         Arc::new(r.collected())
     }
 
@@ -91,6 +109,7 @@ pub(super) struct Parts<R: ModelRecipe> {
     servers: ByHash<Cached<ModelServer>, PARTS>,
     clients: ByHash<Cached<ClientState<R>>, PARTS>,
     keys: ByHash<u64, NUMBERS>,
+    token_numbers: ByHash<Arc<Numbers>, TOKENS>,
     /// The numbers of every part when nothing is ranked.
     none: Arc<Numbers>,
 }
@@ -103,6 +122,7 @@ impl<R: ModelRecipe> Default for Parts<R> {
             servers: ByHash::default(),
             clients: ByHash::default(),
             keys: ByHash::default(),
+            token_numbers: ByHash::default(),
             none: Arc::default(),
         }
     }
@@ -112,6 +132,8 @@ impl<R: ModelRecipe> Default for Parts<R> {
 const PARTS: usize = 1 << 13;
 /// Numbers and keys a thread keeps.
 const NUMBERS: usize = 1 << 16;
+/// Fencing tokens' numbers a thread keeps.
+const TOKENS: usize = 1 << 8;
 
 thread_local! {
     /// Each recipe type's [`Parts`], for this checker thread.
@@ -161,6 +183,22 @@ impl<R: ModelRecipe + RenameRecipe> Rewrite<R> for Memo<'_, R> {
             .parts
             .client_numbers
             .get_or(key, || direct.client_numbers(client));
+        numbers.clone()
+    }
+
+    fn token_numbers(
+        &mut self,
+        client: &Cached<ClientState<R>>,
+        token: FencingToken,
+    ) -> Arc<Numbers> {
+        if !self.direct.collector.ranks_sequences() {
+            return self.parts.none.clone();
+        }
+        let direct = &mut self.direct;
+        let numbers = self
+            .parts
+            .token_numbers
+            .get_or((token.0 as u64, 0), || direct.token_numbers(client, token));
         numbers.clone()
     }
 
