@@ -41,6 +41,8 @@ pub struct Renamable<R: ModelRecipe> {
     pub symmetric: bool,
     /// Clients with the same workload share a class (see [`workload_classes`]).
     classes: Vec<usize>,
+    /// [`class_slots`] of the classes.
+    slots: Vec<usize>,
     canonical: CanonicalFn<R>,
     /// [`canonical_direct`]: the same form without the memo.
     direct: CanonicalFn<R>,
@@ -58,6 +60,7 @@ impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
         Renamable {
             symmetric: R::SYMMETRIC,
             classes: workload_classes(model),
+            slots: class_slots(&workload_classes(model)),
             canonical: canonical::<R>,
             direct: canonical_direct::<R>,
             renamed: renamed::<R>,
@@ -319,6 +322,22 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
     // Position p of the sorted list is taken by client `by_key[p]`.
     let mut by_key: Vec<usize> = (0..keys.len()).collect();
     by_key.sort_by_key(|c| keys[*c]);
+    // The p-th place of the sorted list is index `slots[p]`: each class
+    // keeps its own indices (its workload), also when classes interleave
+    // (the shared lock's writers 0 and 2, reader 1).
+    let slots = &model.renamable().expect("a renaming").slots;
+    // `placed[p]` is the client placed at p; a renaming maps client -> slots[p].
+    let renaming_of = |placed: &[usize]| {
+        let mut to = vec![0; placed.len()];
+        for (p, c) in placed.iter().enumerate() {
+            to[*c] = slots[p];
+        }
+        to
+    };
+    if by_key.windows(2).all(|w| keys[w[0]] != keys[w[1]]) {
+        // No ties (nearly every state): one order.
+        return vec![renaming_of(&by_key)];
+    }
     let mut orders = vec![Vec::new()];
     let mut start = 0;
     while start < by_key.len() {
@@ -339,22 +358,15 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
             .collect();
         start = end;
     }
-    // The p-th place of the sorted list is index `slots[p]`: each class
-    // keeps its own indices (its workload), also when classes interleave
-    // (the shared lock's writers 0 and 2, reader 1).
-    let mut slots: Vec<usize> = (0..keys.len()).collect();
-    slots.sort_by_key(|c| (class[*c], *c));
-    // `order[p]` is the client placed at p; a renaming maps client -> slots[p].
-    orders
-        .into_iter()
-        .map(|placed| {
-            let mut to = vec![0; placed.len()];
-            for (p, c) in placed.into_iter().enumerate() {
-                to[c] = slots[p];
-            }
-            to
-        })
-        .collect()
+    orders.iter().map(|placed| renaming_of(placed)).collect()
+}
+
+/// The indices of the clients sorted by class (then index): the p-th place
+/// of a sorted list of clients is index `slots[p]`.
+fn class_slots(classes: &[usize]) -> Vec<usize> {
+    let mut slots: Vec<usize> = (0..classes.len()).collect();
+    slots.sort_by_key(|c| (classes[*c], *c));
+    slots
 }
 
 /// Clients with the same workload share a class (the lowest such index).
