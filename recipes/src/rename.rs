@@ -30,6 +30,7 @@ use crate::zk::{
     MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, WatchedEvent, ZkResult,
     Zxid,
 };
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -85,13 +86,14 @@ impl Numbers {
     /// ranks: the zxids, with 0, are 0, 1, 2, ... up to the highest, and so
     /// are each parent's sequence numbers. (Numbers from 1024 on
     /// are answered `false`, which is always safe: they are then ranked.)
-    pub fn are_dense(parts: &[&Numbers]) -> bool {
-        let zxids = parts.iter().map(|part| part.zxids.as_slice());
+    pub fn are_dense<P: Borrow<Numbers>>(parts: &[P]) -> bool {
+        let parts = || parts.iter().map(|part| part.borrow());
+        let zxids = parts().map(|part| part.zxids.as_slice());
         if !dense(zxids, |zxid| u64::try_from(*zxid).ok()) {
             return false;
         }
         let mut parents: Vec<&str> = Vec::new();
-        for part in parts {
+        for part in parts() {
             for (parent, _) in &part.sequences {
                 if !parents.contains(&parent.as_str()) {
                     parents.push(parent);
@@ -99,7 +101,7 @@ impl Numbers {
             }
         }
         parents.into_iter().all(|parent| {
-            let values = parts.iter().filter_map(|part| {
+            let values = parts().filter_map(|part| {
                 let at = part
                     .sequences
                     .binary_search_by(|(p, _)| p.as_str().cmp(parent))

@@ -57,10 +57,11 @@ type RenamedFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> Model
 
 impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
     pub fn of(model: &RecipeModel<R>) -> Renamable<R> {
+        let classes = workload_classes(model);
         Renamable {
             symmetric: R::SYMMETRIC,
-            classes: workload_classes(model),
-            slots: class_slots(&workload_classes(model)),
+            slots: class_slots(&classes),
+            classes,
             canonical: canonical::<R>,
             direct: canonical_direct::<R>,
             renamed: renamed::<R>,
@@ -210,11 +211,10 @@ fn ranked<R: ModelRecipe + RenameRecipe>(
     }
     // Most successors of a canonical state add at most the next zxid or
     // sequence number, and drop none: their numbers are their own ranks.
-    let parts: Vec<&Numbers> = parts.iter().map(|part| &**part).collect();
     match Numbers::are_dense(&parts) {
         true => renaming.rank_dense(),
         false => {
-            for part in parts {
+            for part in &parts {
                 renaming.collect(part);
             }
             renaming.rank();
@@ -273,9 +273,10 @@ fn renamed<R: ModelRecipe + RenameRecipe>(
 /// renaming changes, the slowest-changing first.
 ///
 /// Any such key gives a canonical form (one state per class of renamed
-/// states: ties are tried in every order), but a step moves a client whose key it changes past every client
-/// it now sorts beyond, and a moved client renames the whole state: the
-/// server and every client miss the memo of renamed parts. Leading with
+/// states: ties are tried in every order), but a step moves a client whose
+/// key it changes past every client it now sorts beyond, and a moved client
+/// renames the whole state: the server and every client miss the memo of
+/// renamed parts. Leading with
 /// facts that change only at application calls or node creations, rather
 /// than with the hash of the client's whole state alone, keeps clients in
 /// place on most steps (on the 4-client lock, 19% of successors move a
@@ -303,7 +304,11 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
     renaming: &Renaming,
     rewrite: &mut impl Rewrite<R>,
 ) -> Vec<Vec<usize>> {
-    let class = &model.renamable().expect("a renaming").classes;
+    let Renamable {
+        classes: class,
+        slots,
+        ..
+    } = model.renamable().expect("a renaming");
     let anonymous = renaming.anonymous();
     let keys: Vec<ClientKey> = state
         .clients
@@ -325,7 +330,6 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
     // The p-th place of the sorted list is index `slots[p]`: each class
     // keeps its own indices (its workload), also when classes interleave
     // (the shared lock's writers 0 and 2, reader 1).
-    let slots = &model.renamable().expect("a renaming").slots;
     // `placed[p]` is the client placed at p; a renaming maps client -> slots[p].
     let renaming_of = |placed: &[usize]| {
         let mut to = vec![0; placed.len()];
