@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// Why a string is not a valid znode path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error, Serialize, Deserialize)]
@@ -26,9 +27,13 @@ pub enum PathError {
 /// segment, no NUL or control character, and does not end with `/` — except
 /// the *prefix* of a sequential create, which may (`/queue/` creates
 /// `/queue/0000000000`); build that one with [`Path::sequential_prefix`].
+///
+/// The text is shared (`Arc<str>`): a path is cloned into every request,
+/// event, watch and tree index that names it, and the model checker clones
+/// those for every state, so a clone is a reference count, not a copy.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Path(String);
+pub struct Path(Arc<str>);
 
 impl AsRef<str> for Path {
     fn as_ref(&self) -> &str {
@@ -39,27 +44,27 @@ impl AsRef<str> for Path {
 impl Path {
     /// The root znode `/`.
     pub fn root() -> Path {
-        Path("/".to_string())
+        Path(Arc::from("/"))
     }
 
     /// A node path; a trailing slash is rejected.
     pub fn new(path: impl Into<String>) -> Result<Path, PathError> {
         let path = path.into();
         validate(&path, false)?;
-        Ok(Path(path))
+        Ok(Path(path.into()))
     }
 
     /// A path built from the components of a valid one (renaming keeps
     /// every component valid).
     pub(crate) fn new_unchecked(path: String) -> Path {
-        Path(path)
+        Path(path.into())
     }
 
     /// The path given to a sequential create, which may end with `/`.
     pub fn sequential_prefix(path: impl Into<String>) -> Result<Path, PathError> {
         let path = path.into();
         validate(&path, true)?;
-        Ok(Path(path))
+        Ok(Path(path.into()))
     }
 
     /// `self` + `/` + `name`; `name` must be one valid segment.
@@ -76,7 +81,7 @@ impl Path {
     }
 
     pub fn is_root(&self) -> bool {
-        self.0 == "/"
+        &*self.0 == "/"
     }
 
     /// True when the path ends with `/` (only a sequential prefix can).
@@ -93,7 +98,7 @@ impl Path {
         Some(if cut == 0 {
             Path::root()
         } else {
-            Path(self.0[..cut].to_string())
+            Path(Arc::from(&self.0[..cut]))
         })
     }
 
@@ -160,7 +165,7 @@ impl TryFrom<String> for Path {
 
 impl From<Path> for String {
     fn from(path: Path) -> String {
-        path.0
+        path.0.to_string()
     }
 }
 

@@ -30,6 +30,7 @@ mod reaper;
 mod rename;
 mod requests;
 mod sessions;
+mod shared;
 mod tree;
 mod watches;
 mod writes;
@@ -38,6 +39,7 @@ pub use node::{NodeKind, MAX_TTL_MS};
 
 use serde::{Deserialize, Serialize};
 use sessions::SessionTable;
+use shared::Shared;
 use tree::DataTree;
 use watches::WatchTable;
 use zk_recipes::zk::{Path, Request, SessionId, Stat, WatchedEvent, ZkError, ZkResult, Zxid};
@@ -155,9 +157,9 @@ pub struct ZkServer {
     config: ServerConfig,
     now_ms: i64,
     last_zxid: Zxid,
-    tree: DataTree,
-    watches: WatchTable,
-    sessions: SessionTable,
+    tree: Shared<DataTree>,
+    watches: Shared<WatchTable>,
+    sessions: Shared<SessionTable>,
 }
 
 impl ZkServer {
@@ -168,9 +170,9 @@ impl ZkServer {
             config,
             now_ms: 0,
             last_zxid: 0,
-            tree: DataTree::new(),
-            watches: WatchTable::default(),
-            sessions: SessionTable::default(),
+            tree: Shared::new(DataTree::new()),
+            watches: Shared::new(WatchTable::default()),
+            sessions: Shared::new(SessionTable::default()),
         }
     }
 
@@ -218,7 +220,7 @@ impl ZkServer {
     /// The server heard from the session now (request or ping); ignored
     /// for a session that is not alive.
     pub fn touch_session(&mut self, id: SessionId) {
-        self.sessions.touch(id, self.now_ms);
+        self.heard_from(id);
     }
 
     /// Closes (or expires) a session: one zxid; deletes its ephemerals in
@@ -273,13 +275,15 @@ impl ZkServer {
         order: &mut dyn ChildOrder,
     ) -> Applied {
         assert!(!request.is_write(), "serve_read answers reads only");
-        self.sessions.touch(session, self.now_ms);
+        self.heard_from(session);
         self.apply_unchecked(session, request, order)
     }
 
     /// The session's connection dropped: its server-side watches are dropped.
     pub fn disconnect(&mut self, session: SessionId) {
-        self.watches.remove_session(session);
+        if self.watches.has_session(session) {
+            self.watches.remove_session(session);
+        }
     }
 
     /// Re-registers watches after a reconnect (DataTree.setWatches): fires at
@@ -295,7 +299,7 @@ impl ZkServer {
         if !self.sessions.is_alive(session) {
             return Vec::new();
         }
-        self.sessions.touch(session, self.now_ms);
+        self.heard_from(session);
         self.watches
             .reregister(&self.tree, session, relative_zxid, watches)
     }
@@ -344,6 +348,26 @@ impl ZkServer {
     /// What kind of node `path` is (the stat hides containers and TTL nodes).
     pub fn node_kind(&self, path: &Path) -> Option<NodeKind> {
         self.tree.get(path).map(|node| node.kind)
+    }
+
+    /// Records that the server heard from the session now. The parts of
+    /// the server are [`Shared`] between the model checker's states, so
+    /// what changes nothing is not written.
+    fn heard_from(&mut self, session: SessionId) {
+        if self
+            .sessions
+            .last_heard_ms(session)
+            .is_some_and(|heard_ms| heard_ms != self.now_ms)
+        {
+            self.sessions.touch(session, self.now_ms);
+        }
+    }
+
+    /// Fires the watches `change` triggers, if any.
+    fn fire(&mut self, change: &tree::Change, out: &mut Vec<Notification>) {
+        if self.watches.fired_by(change) {
+            self.watches.fire(change, out);
+        }
     }
 
     /// Starts a transaction: the next zxid becomes the last one.

@@ -2,6 +2,7 @@
 //! the effects of the ones before; on the first failure the applied ones
 //! are undone newest first and nothing fires.
 
+use super::shared::Shared;
 use super::tree::{Change, DataTree};
 use super::writes::{self, WriteContext, WriteOp};
 use zk_recipes::zk::{MultiOp, OpResult, ZkError};
@@ -9,7 +10,7 @@ use zk_recipes::zk::{MultiOp, OpResult, ZkError};
 /// Applies all `ops` in one transaction; returns their results and the
 /// changes whose watches the caller fires, in op order.
 pub(crate) fn apply_all(
-    tree: &mut DataTree,
+    tree: &mut Shared<DataTree>,
     ops: &[MultiOp],
     ctx: &mut WriteContext,
 ) -> Result<(Vec<OpResult>, Vec<Change>), ZkError> {

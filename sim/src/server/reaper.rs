@@ -19,7 +19,7 @@ impl ZkServer {
         for path in &doomed {
             let zxid = self.next_zxid();
             let change = self.tree.delete_node(path, zxid);
-            self.watches.fire(&change, &mut notifications);
+            self.fire(&change, &mut notifications);
         }
         notifications
     }

@@ -21,7 +21,7 @@ impl ZkServer {
                 notifications: Vec::new(),
             };
         }
-        self.sessions.touch(session, self.now_ms);
+        self.heard_from(session);
         self.apply_unchecked(session, request, order)
     }
 
@@ -58,7 +58,7 @@ impl ZkServer {
 
     /// exists arms a data watch whether or not the node exists.
     fn exists(&mut self, session: SessionId, path: &Path, watch: bool) -> ZkResult {
-        if watch {
+        if watch && !self.watches.watches_data(path, session) {
             self.watches.watch_data(path, session);
         }
         Ok(Reply::Exists(self.tree.get(path).map(|node| node.stat())))
@@ -71,7 +71,7 @@ impl ZkServer {
             data: node.data.clone(),
             stat: node.stat(),
         };
-        if watch {
+        if watch && !self.watches.watches_data(path, session) {
             self.watches.watch_data(path, session);
         }
         Ok(reply)
@@ -89,7 +89,7 @@ impl ZkServer {
         let mut children: Vec<String> = node.children.iter().cloned().collect();
         let stat = node.stat();
         order.arrange(&mut children);
-        if watch {
+        if watch && !self.watches.watches_children(path, session) {
             self.watches.watch_children(path, session);
         }
         Ok((children, stat))
@@ -104,7 +104,7 @@ impl ZkServer {
         let mut ctx = self.write_context(session);
         let (result, change) = writes::apply(&mut self.tree, op, &mut ctx)?;
         if let Some(change) = change {
-            self.watches.fire(&change, notifications);
+            self.fire(&change, notifications);
         }
         Ok(match result {
             OpResult::Created { path, stat } => Reply::Created { path, stat },
@@ -123,7 +123,7 @@ impl ZkServer {
         let mut ctx = self.write_context(session);
         let (results, changes) = multi::apply_all(&mut self.tree, ops, &mut ctx)?;
         for change in &changes {
-            self.watches.fire(change, notifications);
+            self.fire(change, notifications);
         }
         Ok(Reply::Multi(results))
     }

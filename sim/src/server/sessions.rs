@@ -49,6 +49,11 @@ impl SessionTable {
         self.live.contains_key(&id)
     }
 
+    /// When the server last heard from the session, if it is alive.
+    pub fn last_heard_ms(&self, id: SessionId) -> Option<i64> {
+        self.live.get(&id).map(|session| session.last_heard_ms)
+    }
+
     /// Records that the server heard from the session; ignored for dead ones.
     pub fn touch(&mut self, id: SessionId, now_ms: i64) {
         if let Some(session) = self.live.get_mut(&id) {
@@ -92,9 +97,11 @@ impl ZkServer {
         let mut notifications = Vec::new();
         for path in &doomed {
             let change = self.tree.delete_node(path, zxid);
-            self.watches.fire(&change, &mut notifications);
+            self.fire(&change, &mut notifications);
         }
-        self.watches.remove_session(id);
+        if self.watches.has_session(id) {
+            self.watches.remove_session(id);
+        }
         Ok(notifications)
     }
 

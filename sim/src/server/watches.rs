@@ -25,6 +25,38 @@ impl WatchTable {
         add(&mut self.child, path, session);
     }
 
+    /// Whether the session has a data watch on `path`.
+    pub fn watches_data(&self, path: &Path, session: SessionId) -> bool {
+        self.data.get(path).is_some_and(|s| s.contains(&session))
+    }
+
+    /// Whether the session has a child watch on `path`.
+    pub fn watches_children(&self, path: &Path, session: SessionId) -> bool {
+        self.child.get(path).is_some_and(|s| s.contains(&session))
+    }
+
+    /// Whether the session has any watch.
+    pub fn has_session(&self, session: SessionId) -> bool {
+        let mut tables = self.data.values().chain(self.child.values());
+        tables.any(|sessions| sessions.contains(&session))
+    }
+
+    /// Whether `change` triggers a watch (else [`WatchTable::fire`] changes
+    /// nothing).
+    pub fn fired_by(&self, change: &Change) -> bool {
+        match change {
+            Change::Created { path, parent, .. } => {
+                self.data.contains_key(path) || self.child.contains_key(parent)
+            }
+            Change::Deleted { path, parent, .. } => {
+                self.data.contains_key(path)
+                    || self.child.contains_key(path)
+                    || self.child.contains_key(parent)
+            }
+            Change::DataSet { path, .. } => self.data.contains_key(path),
+        }
+    }
+
     /// Forgets every watch of the session.
     pub fn remove_session(&mut self, session: SessionId) {
         for table in [&mut self.data, &mut self.child] {

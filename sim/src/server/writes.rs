@@ -3,6 +3,7 @@
 //! tree. Shared by single requests and by the ops of a multi.
 
 use super::node::{Node, NodeKind, MAX_TTL_MS};
+use super::shared::Shared;
 use super::tree::{Change, DataTree};
 use std::collections::BTreeMap;
 use zk_recipes::zk::{
@@ -102,9 +103,11 @@ pub(crate) struct WriteContext {
     pub prepared_counters: BTreeMap<Path, i32>,
 }
 
-/// Checks and applies one op; the change is `None` for a check.
+/// Checks and applies one op; the change is `None` for a check. The tree
+/// is written only once the op passed its checks, so a refused op does not
+/// copy a tree that the model checker's states share.
 pub(crate) fn apply(
-    tree: &mut DataTree,
+    tree: &mut Shared<DataTree>,
     op: WriteOp<'_>,
     ctx: &mut WriteContext,
 ) -> Result<(OpResult, Option<Change>), ZkError> {
@@ -138,7 +141,7 @@ pub(crate) fn sequence_suffix(counter: i32) -> String {
 }
 
 fn create(
-    tree: &mut DataTree,
+    tree: &mut Shared<DataTree>,
     requested: &Path,
     data: &[u8],
     mode: CreateMode,
@@ -201,7 +204,7 @@ fn created_path(requested: &Path, mode: CreateMode, counter: i32) -> Result<Path
 }
 
 fn delete(
-    tree: &mut DataTree,
+    tree: &mut Shared<DataTree>,
     path: &Path,
     version: i32,
     ctx: &WriteContext,
@@ -218,7 +221,7 @@ fn delete(
 }
 
 fn set_data(
-    tree: &mut DataTree,
+    tree: &mut Shared<DataTree>,
     path: &Path,
     data: &[u8],
     version: i32,
