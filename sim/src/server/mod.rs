@@ -11,8 +11,11 @@
 //! Layout: `node` (a znode and its stat), `tree` (the nodes and their
 //! indexes; changes and their undo), `writes` (PrepRequestProcessor's checks
 //! for create / delete / set_data / check), `multi`, `watches` (WatchManager
-//! and setWatches), `sessions`, `reaper` (ContainerManager) and `requests`
-//! (one request end to end).
+//! and setWatches), `sessions`, `reaper` (ContainerManager), `requests`
+//! (one request end to end) and `shared` (how the tree, the watch tables
+//! and the session table are shared between the model checker's states:
+//! a write that would change nothing is not made, so a part is copied
+//! only when it changes).
 //!
 //! Two 3.8.0 behaviours that surprise (both probed on the real server):
 //! - a client sees `ephemeralOwner = 0` for containers and TTL nodes
