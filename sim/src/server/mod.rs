@@ -284,9 +284,7 @@ impl ZkServer {
 
     /// The session's connection dropped: its server-side watches are dropped.
     pub fn disconnect(&mut self, session: SessionId) {
-        if self.watches.has_session(session) {
-            self.watches.remove_session(session);
-        }
+        self.forget_watches(session);
     }
 
     /// Re-registers watches after a reconnect (DataTree.setWatches): fires at
@@ -353,9 +351,12 @@ impl ZkServer {
         self.tree.get(path).map(|node| node.kind)
     }
 
-    /// Records that the server heard from the session now. The parts of
-    /// the server are [`Shared`] between the model checker's states, so
-    /// what changes nothing is not written.
+    // The parts of the server are [`Shared`] between the model checker's
+    // states: every write to the session or watch tables goes through the
+    // helpers below, which skip a write that would change nothing (so the
+    // part is not copied for it).
+
+    /// Records that the server heard from the session now.
     fn heard_from(&mut self, session: SessionId) {
         if self
             .sessions
@@ -370,6 +371,27 @@ impl ZkServer {
     fn fire(&mut self, change: &tree::Change, out: &mut Vec<Notification>) {
         if self.watches.fired_by(change) {
             self.watches.fire(change, out);
+        }
+    }
+
+    /// Arms a data watch (getData and exists) unless the session has it.
+    fn watch_data(&mut self, path: &Path, session: SessionId) {
+        if !self.watches.watches_data(path, session) {
+            self.watches.watch_data(path, session);
+        }
+    }
+
+    /// Arms a child watch (getChildren) unless the session has it.
+    fn watch_children(&mut self, path: &Path, session: SessionId) {
+        if !self.watches.watches_children(path, session) {
+            self.watches.watch_children(path, session);
+        }
+    }
+
+    /// Forgets every watch of the session, if it has any.
+    fn forget_watches(&mut self, session: SessionId) {
+        if self.watches.has_session(session) {
+            self.watches.remove_session(session);
         }
     }
 

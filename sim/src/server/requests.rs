@@ -58,8 +58,8 @@ impl ZkServer {
 
     /// exists arms a data watch whether or not the node exists.
     fn exists(&mut self, session: SessionId, path: &Path, watch: bool) -> ZkResult {
-        if watch && !self.watches.watches_data(path, session) {
-            self.watches.watch_data(path, session);
+        if watch {
+            self.watch_data(path, session);
         }
         Ok(Reply::Exists(self.tree.get(path).map(|node| node.stat())))
     }
@@ -71,8 +71,8 @@ impl ZkServer {
             data: node.data.clone(),
             stat: node.stat(),
         };
-        if watch && !self.watches.watches_data(path, session) {
-            self.watches.watch_data(path, session);
+        if watch {
+            self.watch_data(path, session);
         }
         Ok(reply)
     }
@@ -89,8 +89,8 @@ impl ZkServer {
         let mut children: Vec<String> = node.children.iter().cloned().collect();
         let stat = node.stat();
         order.arrange(&mut children);
-        if watch && !self.watches.watches_children(path, session) {
-            self.watches.watch_children(path, session);
+        if watch {
+            self.watch_children(path, session);
         }
         Ok((children, stat))
     }

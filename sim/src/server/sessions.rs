@@ -99,9 +99,7 @@ impl ZkServer {
             let change = self.tree.delete_node(path, zxid);
             self.fire(&change, &mut notifications);
         }
-        if self.watches.has_session(id) {
-            self.watches.remove_session(id);
-        }
+        self.forget_watches(id);
         Ok(notifications)
     }
 
