@@ -10,7 +10,8 @@
 //!   [`properties`] are the named properties.
 //! - One module per recipe instantiates it (setup, workload, oracles,
 //!   properties) for its `original` and `fixed` variants.
-//! - [`run`] runs a checker and turns its discoveries into readable
+//! - [`run`] runs a checker (stateright's BFS and simulation, or our own
+//!   multi-threaded DFS, `dfs`) and turns its discoveries into readable
 //!   counterexamples and replayable [`schedule`]s.
 //! - [`registry`] is the one door for recipes, built-in or a user's: each
 //!   registered variant builds its simulation (for scenario files) and its
@@ -23,6 +24,7 @@ pub mod action;
 mod app;
 pub mod cached;
 pub mod canonical;
+mod dfs;
 pub mod faults;
 pub mod lasso;
 pub mod model;

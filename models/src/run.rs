@@ -4,6 +4,7 @@
 //! [`Schedule`].
 
 use crate::action::Action;
+use crate::dfs::Dfs;
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::schedule::{FoundOn, Schedule, ScheduleStep};
 use crate::shorten;
@@ -243,30 +244,8 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     let cycles = model.cycles;
     let (servers, lag) = (model.servers, model.max_lag);
     let faults = model.faults;
-    let stop = Arc::clone(&model.stop);
-    let mut builder = model.checker().threads(options.threads.max(1));
-    if let Some(depth) = options.max_depth {
-        // stateright counts the initial state as depth 1.
-        builder = builder.target_max_depth(depth + 1);
-    }
     let started = Instant::now();
-    let (properties, counts) = match options.strategy {
-        Strategy::Simulation { seed } => {
-            if let Some(timeout) = options.timeout {
-                builder = builder.timeout(timeout);
-            }
-            let checker = builder.spawn_simulation(seed, UniformChooser).join();
-            collect(&checker, options, started, false)
-        }
-        Strategy::Bfs => {
-            let (checker, timed_out) = watch(builder.spawn_bfs(), &stop, options, started);
-            collect(&checker, options, started, timed_out)
-        }
-        Strategy::Dfs => {
-            let (checker, timed_out) = watch(builder.spawn_dfs(), &stop, options, started);
-            collect(&checker, options, started, timed_out)
-        }
-    };
+    let (properties, counts) = search(model, options, started);
     let Counts {
         states,
         unique_states,
@@ -292,6 +271,40 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         elapsed,
         exhaustive,
         properties,
+    }
+}
+
+/// Searches `model` with the strategy of `options`.
+fn search<R: ModelRecipe>(
+    model: RecipeModel<R>,
+    options: &RunOptions,
+    started: Instant,
+) -> (Vec<PropertyResult>, Counts) {
+    let stop = Arc::clone(&model.stop);
+    // stateright counts the initial state as depth 1.
+    let depth_limit = options.max_depth.map(|depth| depth + 1);
+    if options.strategy == Strategy::Dfs {
+        let dfs = Dfs::spawn(model, options.threads, depth_limit);
+        let (checker, timed_out) = watch(dfs, &stop, options, started);
+        return collect(&checker, options, started, timed_out);
+    }
+    let mut builder = model.checker().threads(options.threads.max(1));
+    if let Some(depth) = depth_limit {
+        builder = builder.target_max_depth(depth);
+    }
+    match options.strategy {
+        Strategy::Simulation { seed } => {
+            if let Some(timeout) = options.timeout {
+                builder = builder.timeout(timeout);
+            }
+            let checker = builder.spawn_simulation(seed, UniformChooser).join();
+            collect(&checker, options, started, false)
+        }
+        Strategy::Bfs => {
+            let (checker, timed_out) = watch(builder.spawn_bfs(), &stop, options, started);
+            collect(&checker, options, started, timed_out)
+        }
+        Strategy::Dfs => unreachable!("searched above"),
     }
 }
 
