@@ -10,6 +10,7 @@ mod create_mode;
 mod error;
 mod event;
 mod path;
+mod path_text;
 mod reply;
 mod request;
 mod stat;

@@ -1,8 +1,10 @@
 //! Znode paths, validated the way ZooKeeper's `PathUtils.validatePath` does.
 
+use super::path_text::PathText;
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::fmt;
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
 
 /// Why a string is not a valid znode path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error, Serialize, Deserialize)]
@@ -28,43 +30,44 @@ pub enum PathError {
 /// the *prefix* of a sequential create, which may (`/queue/` creates
 /// `/queue/0000000000`); build that one with [`Path::sequential_prefix`].
 ///
-/// The text is shared (`Arc<str>`): a path is cloned into every request,
-/// event, watch and tree index that names it, and the model checker clones
-/// those for every state, so a clone is a reference count, not a copy.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A path is cloned into every request, event, watch and tree index that
+/// names it, and the model checker clones those for every state: a short
+/// path's text is kept in place, a long one shared ([`PathText`]), so a
+/// clone never allocates. Equality, order and hash are those of the text.
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct Path(Arc<str>);
+pub struct Path(PathText);
 
 impl AsRef<str> for Path {
     fn as_ref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl Path {
     /// The root znode `/`.
     pub fn root() -> Path {
-        Path(Arc::from("/"))
+        Path(PathText::new("/"))
     }
 
     /// A node path; a trailing slash is rejected.
     pub fn new(path: impl Into<String>) -> Result<Path, PathError> {
         let path = path.into();
         validate(&path, false)?;
-        Ok(Path(path.into()))
+        Ok(Path(PathText::new(&path)))
     }
 
     /// A path built from the components of a valid one (renaming keeps
     /// every component valid).
     pub(crate) fn new_unchecked(path: String) -> Path {
-        Path(path.into())
+        Path(PathText::new(&path))
     }
 
     /// The path given to a sequential create, which may end with `/`.
     pub fn sequential_prefix(path: impl Into<String>) -> Result<Path, PathError> {
         let path = path.into();
         validate(&path, true)?;
-        Ok(Path(path.into()))
+        Ok(Path(PathText::new(&path)))
     }
 
     /// `self` + `/` + `name`; `name` must be one valid segment.
@@ -72,21 +75,22 @@ impl Path {
         if self.is_root() {
             Path::new(format!("/{name}"))
         } else {
-            Path::new(format!("{}/{name}", self.0))
+            Path::new(format!("{}/{name}", self.as_str()))
         }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 
     pub fn is_root(&self) -> bool {
-        &*self.0 == "/"
+        self.as_str() == "/"
     }
 
     /// True when the path ends with `/` (only a sequential prefix can).
     pub fn ends_with_slash(&self) -> bool {
-        self.0.len() > 1 && self.0.ends_with('/')
+        let path = self.as_str();
+        path.len() > 1 && path.ends_with('/')
     }
 
     /// The parent path; `None` for the root. The parent of `/queue/` is `/queue`.
@@ -94,18 +98,20 @@ impl Path {
         if self.is_root() {
             return None;
         }
-        let cut = self.0.rfind('/').expect("valid paths contain '/'");
+        let path = self.as_str();
+        let cut = path.rfind('/').expect("valid paths contain '/'");
         Some(if cut == 0 {
             Path::root()
         } else {
-            Path(Arc::from(&self.0[..cut]))
+            Path(PathText::new(&path[..cut]))
         })
     }
 
     /// The last segment (`lock-0000000004` of `/locks/lock-0000000004`); empty for the root.
     pub fn name(&self) -> &str {
-        let cut = self.0.rfind('/').expect("valid paths contain '/'");
-        &self.0[cut + 1..]
+        let path = self.as_str();
+        let cut = path.rfind('/').expect("valid paths contain '/'");
+        &path[cut + 1..]
     }
 }
 
@@ -145,13 +151,39 @@ fn is_invalid_char(c: char) -> bool {
 
 impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Debug for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.0)
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl PartialEq for Path {
+    fn eq(&self, other: &Path) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Path {}
+
+impl PartialOrd for Path {
+    fn partial_cmp(&self, other: &Path) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Path {
+    fn cmp(&self, other: &Path) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for Path {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
     }
 }
 
@@ -165,7 +197,7 @@ impl TryFrom<String> for Path {
 
 impl From<Path> for String {
     fn from(path: Path) -> String {
-        path.0.to_string()
+        path.as_str().to_owned()
     }
 }
 
