@@ -79,62 +79,108 @@ pub struct Numbers {
     /// By parent (sorted by parent); each parent's numbers sorted, without
     /// repeats.
     sequences: Vec<(String, Vec<i32>)>,
+    /// `zxids` as a set of bits, for [`Numbers::are_dense`].
+    zxid_bits: Bits,
+    /// Each parent's sequence numbers as a set of bits, in the order of
+    /// `sequences`.
+    sequence_bits: Vec<Bits>,
 }
 
 impl Numbers {
+    fn new(zxids: Vec<Zxid>, sequences: Vec<(String, Vec<i32>)>) -> Numbers {
+        Numbers {
+            zxid_bits: Bits::of(&zxids, |zxid| u64::try_from(*zxid).ok()),
+            sequence_bits: sequences
+                .iter()
+                .map(|(_, values)| Bits::of(values, |value| u64::try_from(*value).ok()))
+                .collect(),
+            zxids,
+            sequences,
+        }
+    }
+
+    /// The bits of the sequence numbers under `parent`, if there are any.
+    fn sequence_bits_of(&self, parent: &str) -> Option<&Bits> {
+        let at = self.sequences.iter().position(|(p, _)| p == parent)?;
+        Some(&self.sequence_bits[at])
+    }
+
     /// True when the numbers of `parts` together are already their own
     /// ranks: the zxids, with 0, are 0, 1, 2, ... up to the highest, and so
     /// are each parent's sequence numbers. (Numbers from 1024 on
     /// are answered `false`, which is always safe: they are then ranked.)
+    /// Each part brings its numbers as sets of bits, so this is a few
+    /// unions of words, whatever the parts hold.
     pub fn are_dense<P: Borrow<Numbers>>(parts: &[P]) -> bool {
-        let parts = || parts.iter().map(|part| part.borrow());
-        let zxids = parts().map(|part| part.zxids.as_slice());
-        if !dense(zxids, |zxid| u64::try_from(*zxid).ok()) {
+        let mut zxids = Bits::default();
+        for part in parts {
+            zxids.union(&part.borrow().zxid_bits);
+        }
+        if !zxids.is_dense() {
             return false;
         }
-        let mut parents: Vec<&str> = Vec::new();
-        for part in parts() {
-            for (parent, _) in &part.sequences {
-                if !parents.contains(&parent.as_str()) {
-                    parents.push(parent);
-                }
-            }
-        }
-        parents.into_iter().all(|parent| {
-            let values = parts().filter_map(|part| {
-                let at = part
-                    .sequences
-                    .binary_search_by(|(p, _)| p.as_str().cmp(parent))
-                    .ok()?;
-                Some(part.sequences[at].1.as_slice())
-            });
-            dense(values, |value| u64::try_from(*value).ok())
+        // Each parent once, at the first part that has it.
+        parts.iter().enumerate().all(|(at, part)| {
+            let part = part.borrow();
+            part.sequences
+                .iter()
+                .zip(&part.sequence_bits)
+                .all(|((parent, _), bits)| {
+                    let earlier = &parts[..at];
+                    if earlier.iter().any(|e| e.borrow().sequence_bits_of(parent).is_some()) {
+                        return true;
+                    }
+                    let mut union = bits.clone();
+                    for later in &parts[at + 1..] {
+                        if let Some(bits) = later.borrow().sequence_bits_of(parent) {
+                            union.union(bits);
+                        }
+                    }
+                    union.is_dense()
+                })
         })
     }
 }
 
-/// True when the values of `lists`, with 0, are 0, 1, 2, ... up to the
-/// highest (each list sorted without repeats; values below 0 or from
-/// [`DENSE_BITS`] on answer `false`).
-fn dense<'a, T: 'a>(
-    lists: impl Iterator<Item = &'a [T]>,
-    index: impl Fn(&T) -> Option<u64>,
-) -> bool {
-    let mut seen = [0u64; DENSE_BITS / 64];
-    seen[0] = 1;
-    let mut highest = 0;
-    for list in lists {
-        for value in list {
-            let Some(at) = index(value).filter(|at| *at < DENSE_BITS as u64) else {
-                return false;
-            };
-            seen[at as usize / 64] |= 1 << (at % 64);
-            highest = highest.max(at);
+/// A set of numbers below [`DENSE_BITS`], or the mark that a number was
+/// outside them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Bits {
+    words: [u64; DENSE_BITS / 64],
+    out_of_range: bool,
+}
+
+impl Bits {
+    fn of<T>(values: &[T], index: impl Fn(&T) -> Option<u64>) -> Bits {
+        let mut bits = Bits::default();
+        for value in values {
+            match index(value).filter(|at| *at < DENSE_BITS as u64) {
+                Some(at) => bits.words[at as usize / 64] |= 1 << (at % 64),
+                None => bits.out_of_range = true,
+            }
         }
+        bits
     }
-    let words = &seen[..=highest as usize / 64];
-    let count: u64 = words.iter().map(|word| u64::from(word.count_ones())).sum();
-    count == highest + 1
+
+    fn union(&mut self, other: &Bits) {
+        for (word, other) in self.words.iter_mut().zip(&other.words) {
+            *word |= other;
+        }
+        self.out_of_range |= other.out_of_range;
+    }
+
+    /// True when the set, with 0, is 0, 1, 2, ... up to its highest.
+    fn is_dense(&self) -> bool {
+        if self.out_of_range {
+            return false;
+        }
+        let mut words = self.words;
+        words[0] |= 1;
+        let top = words.iter().rposition(|word| *word != 0).expect("0 is in");
+        let highest = top as u32 * 64 + 63 - words[top].leading_zeros();
+        let count: u32 = words[..=top].iter().map(|word| word.count_ones()).sum();
+        count == highest + 1
+    }
 }
 
 /// The values [`Numbers::are_dense`] can judge dense.
@@ -425,14 +471,13 @@ impl Renaming {
     /// The numbers collected so far (collecting phase).
     pub fn collected(&self) -> Numbers {
         debug_assert!(self.collecting, "numbers are collected before ranking");
-        Numbers {
-            zxids: self.zxids.seen(),
-            sequences: self
-                .sequences
+        Numbers::new(
+            self.zxids.seen(),
+            self.sequences
                 .iter()
                 .map(|(parent, seen)| (parent.clone(), seen.seen()))
                 .collect(),
-        }
+        )
     }
 
     /// Adds numbers collected from another value (collecting phase), as if
@@ -825,13 +870,13 @@ mod tests {
     }
 
     fn numbers(zxids: &[Zxid], sequences: &[(&str, &[i32])]) -> Numbers {
-        Numbers {
-            zxids: zxids.to_vec(),
-            sequences: sequences
+        Numbers::new(
+            zxids.to_vec(),
+            sequences
                 .iter()
                 .map(|(parent, values)| (parent.to_string(), values.to_vec()))
                 .collect(),
-        }
+        )
     }
 
     /// Whether `parts` are dense, checked against collecting and ranking
