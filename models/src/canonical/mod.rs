@@ -122,7 +122,14 @@ fn canonical<R: ModelRecipe + RenameRecipe>(
     state: &ModelState<R>,
     form: &Canonical,
 ) -> ModelState<R> {
-    parts::with_memo(collector::<R>(model, form.ranks, None), |memo| {
+    let key = (
+        model.initial_state().first_session.0,
+        form.ranks,
+        model.child_order == crate::ChildOrderMode::Sorted,
+        model.clients.len(),
+    );
+    let collector = || collector::<R>(model, form.ranks, None);
+    parts::with_memo(key, collector, |memo| {
         canonical_through(model, state, form, memo)
     })
 }
@@ -147,17 +154,15 @@ fn canonical_through<R: ModelRecipe + RenameRecipe>(
     form: &Canonical,
     rewrite: &mut impl Rewrite<R>,
 ) -> ModelState<R> {
-    let renaming = ranked(
-        model,
-        state,
-        form.ranks,
-        (0..state.clients.len()).collect(),
-        rewrite,
-    );
-    let orders = match form.symmetry {
-        true => candidate_orders(model, state, &renaming, rewrite),
-        false => vec![(0..state.clients.len()).collect()],
-    };
+    let renaming = ranked(state, form.ranks, rewrite);
+    if !form.symmetry {
+        return match renaming.ranks_are_identity() {
+            // Every number is its own rank.
+            true => state.clone(),
+            false => renamed_state(state, &renaming, rewrite),
+        };
+    }
+    let orders = candidate_orders(model, state, &renaming, rewrite);
     let keeps_clients = orders.len() == 1 && orders[0].iter().enumerate().all(|(c, p)| c == *p);
     if keeps_clients && renaming.ranks_are_identity() {
         // Already in canonical order, every number its own rank.
@@ -190,21 +195,20 @@ fn collector<R: ModelRecipe + RenameRecipe>(
     Renaming::new::<R>(order, first, ranks, sorted)
 }
 
-/// The renaming of `state` by `order`, ranked: with `ranks`, every zxid and
-/// sequence number the state holds is collected first.
+/// The ranked renaming of `state`, clients kept: with `ranks`, every zxid
+/// and sequence number the state holds is collected first.
 fn ranked<R: ModelRecipe + RenameRecipe>(
-    model: &RecipeModel<R>,
     state: &ModelState<R>,
     ranks: bool,
-    order: Vec<usize>,
     rewrite: &mut impl Rewrite<R>,
 ) -> Renaming {
-    let mut renaming = collector::<R>(model, ranks, None);
+    let mut renaming = rewrite.collector().clone();
     if !ranks {
         renaming.rank();
-        return renaming.with_clients(order);
+        return renaming;
     }
-    let mut parts = vec![rewrite.server_numbers(&state.server)];
+    let mut parts = Vec::with_capacity(state.clients.len() + 2);
+    parts.push(rewrite.server_numbers(&state.server));
     parts.extend(state.clients.iter().map(|c| rewrite.client_numbers(c)));
     if let Some(token) = state.fence {
         parts.push(rewrite.token_numbers(&state.clients[0], token));
@@ -220,7 +224,7 @@ fn ranked<R: ModelRecipe + RenameRecipe>(
             renaming.rank();
         }
     }
-    renaming.with_clients(order)
+    renaming
 }
 
 /// `state` renamed by the ranked renaming `r`, clients moved to their new
@@ -265,7 +269,7 @@ fn renamed<R: ModelRecipe + RenameRecipe>(
     let mut direct = Direct {
         collector: collector::<R>(model, ranks, None),
     };
-    let renaming = ranked(model, state, ranks, order.to_vec(), &mut direct);
+    let renaming = ranked(state, ranks, &mut direct).with_clients(order.to_vec());
     renamed_state(state, &renaming, &mut direct)
 }
 

@@ -28,6 +28,8 @@ use zk_recipes::FencingToken;
 
 /// How the parts of a state are renamed.
 pub(super) trait Rewrite<R: ModelRecipe + RenameRecipe> {
+    /// A collecting renaming of the model's numbering (clients kept).
+    fn collector(&self) -> &Renaming;
     /// The zxids and sequence numbers the server holds.
     fn server_numbers(&mut self, server: &Cached<ModelServer>) -> Arc<Numbers>;
     /// The zxids and sequence numbers a client holds.
@@ -54,6 +56,10 @@ pub(super) struct Direct {
 }
 
 impl<R: ModelRecipe + RenameRecipe> Rewrite<R> for Direct {
+    fn collector(&self) -> &Renaming {
+        &self.collector
+    }
+
     fn server_numbers(&mut self, server: &Cached<ModelServer>) -> Arc<Numbers> {
         let mut r = self.collector.clone();
         rename_server(&mut (**server).clone(), &mut r);
@@ -112,7 +118,13 @@ pub(super) struct Parts<R: ModelRecipe> {
     token_numbers: ByHash<Arc<Numbers>, TOKENS>,
     /// The numbers of every part when nothing is ranked.
     none: Arc<Numbers>,
+    /// The last collecting renaming asked for, by what it was built from.
+    collector: Option<(CollectorKey, Renaming)>,
 }
+
+/// What a model's collecting renaming is built from: client 0's first
+/// session, ranks, sorted children, the number of clients.
+pub(super) type CollectorKey = (i64, bool, bool, usize);
 
 impl<R: ModelRecipe> Default for Parts<R> {
     fn default() -> Self {
@@ -124,6 +136,7 @@ impl<R: ModelRecipe> Default for Parts<R> {
             keys: ByHash::default(),
             token_numbers: ByHash::default(),
             none: Arc::default(),
+            collector: None,
         }
     }
 }
@@ -140,9 +153,11 @@ thread_local! {
     static MEMOS: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::default();
 }
 
-/// Runs `f` with this thread's memo for recipe type `R`.
+/// Runs `f` with this thread's memo for recipe type `R`, renaming with
+/// the collecting renaming `collector` builds (built once per `key`).
 pub(super) fn with_memo<R: ModelRecipe, T>(
-    collector: Renaming,
+    key: CollectorKey,
+    collector: impl FnOnce() -> Renaming,
     f: impl FnOnce(&mut Memo<'_, R>) -> T,
 ) -> T {
     MEMOS.with(|memos| {
@@ -152,6 +167,14 @@ pub(super) fn with_memo<R: ModelRecipe, T>(
             .or_insert_with(|| Box::new(Parts::<R>::default()))
             .downcast_mut::<Parts<R>>()
             .expect("memos are keyed by their type");
+        let collector = match &parts.collector {
+            Some((built_for, collector)) if *built_for == key => collector.clone(),
+            _ => {
+                let collector = collector();
+                parts.collector = Some((key, collector.clone()));
+                collector
+            }
+        };
         f(&mut Memo {
             direct: Direct { collector },
             parts,
@@ -160,6 +183,10 @@ pub(super) fn with_memo<R: ModelRecipe, T>(
 }
 
 impl<R: ModelRecipe + RenameRecipe> Rewrite<R> for Memo<'_, R> {
+    fn collector(&self) -> &Renaming {
+        &self.direct.collector
+    }
+
     fn server_numbers(&mut self, server: &Cached<ModelServer>) -> Arc<Numbers> {
         if !self.direct.collector.ranks_sequences() {
             return self.parts.none.clone();
