@@ -48,8 +48,9 @@ const SESSION_STRIDE: i64 = 0x100;
 #[derive(Clone, Debug)]
 pub struct Renaming {
     collecting: bool,
-    /// Client `c` becomes `clients[c]`.
-    clients: Vec<usize>,
+    /// Client `c` becomes `clients[c]` (shared: a renaming is cloned for
+    /// every state the model checker renames).
+    clients: Arc<[usize]>,
     first_session: i64,
     /// Replace zxids and sequence numbers by their ranks.
     ranks: bool,
@@ -107,7 +108,7 @@ impl Numbers {
 
     /// True when the numbers of `parts` together are already their own
     /// ranks: the zxids, with 0, are 0, 1, 2, ... up to the highest, and so
-    /// are each parent's sequence numbers. (Numbers from 1024 on
+    /// are each parent's sequence numbers. (Numbers from 256 on
     /// are answered `false`, which is always safe: they are then ranked.)
     /// Each part brings its numbers as sets of bits, so this is a few
     /// unions of words, whatever the parts hold.
@@ -127,7 +128,10 @@ impl Numbers {
                 .zip(&part.sequence_bits)
                 .all(|((parent, _), bits)| {
                     let earlier = &parts[..at];
-                    if earlier.iter().any(|e| e.borrow().sequence_bits_of(parent).is_some()) {
+                    if earlier
+                        .iter()
+                        .any(|e| e.borrow().sequence_bits_of(parent).is_some())
+                    {
                         return true;
                     }
                     let mut union = bits.clone();
@@ -183,8 +187,8 @@ impl Bits {
     }
 }
 
-/// The values [`Numbers::are_dense`] can judge dense.
-const DENSE_BITS: usize = 1024;
+/// The values [`Numbers::are_dense`] can judge dense (larger ones are ranked).
+const DENSE_BITS: usize = 256;
 
 /// Numbers seen while collecting (in any order, repeated), then sorted
 /// once: a number's rank is its place counted from 0's (0 is always there,
@@ -277,7 +281,7 @@ impl Renaming {
         debug_assert!(is_permutation(&clients), "{clients:?} is not a permutation");
         Renaming {
             collecting: true,
-            clients,
+            clients: clients.into(),
             first_session: first_session.0,
             ranks,
             zxids: Arc::default(),
@@ -294,7 +298,7 @@ impl Renaming {
     pub fn with_clients(&self, clients: Vec<usize>) -> Renaming {
         debug_assert!(is_permutation(&clients), "{clients:?} is not a permutation");
         Renaming {
-            clients,
+            clients: clients.into(),
             ..self.clone()
         }
     }
@@ -303,7 +307,7 @@ impl Renaming {
     /// permutation, only for keys that no permutation may change.
     pub fn anonymous(&self) -> Renaming {
         Renaming {
-            clients: vec![0; self.clients.len()],
+            clients: vec![0; self.clients.len()].into(),
             ..self.clone()
         }
     }
