@@ -429,7 +429,7 @@ fn collect<R: ModelRecipe>(
 
 use crate::shorten::StatePath;
 
-/// stateright 0.30 keeps overwriting an `eventually` discovery with later
+/// stateright 0.30's BFS keeps overwriting an `eventually` discovery with later
 /// terminal states once the property is discovered (it stops clearing the
 /// property's bit), so the path it returns may end in a state that satisfies
 /// the property. The verdict is right; the path is then searched again as
