@@ -10,7 +10,7 @@ use crate::schedule::{FoundOn, Schedule, ScheduleStep};
 use crate::shorten;
 use crate::state::ModelState;
 use crate::FaultBudget;
-use stateright::{Checker, Expectation, Model, UniformChooser};
+use stateright::{Checker, CheckerBuilder, Expectation, Model, UniformChooser};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -283,28 +283,39 @@ fn search<R: ModelRecipe>(
     let stop = Arc::clone(&model.stop);
     // stateright counts the initial state as depth 1.
     let depth_limit = options.max_depth.map(|depth| depth + 1);
-    if options.strategy == Strategy::Dfs {
-        let dfs = Dfs::spawn(model, options.threads, depth_limit);
-        let (checker, timed_out) = watch(dfs, &stop, options, started);
-        return collect(&checker, options, started, timed_out);
-    }
-    let mut builder = model.checker().threads(options.threads.max(1));
-    if let Some(depth) = depth_limit {
-        builder = builder.target_max_depth(depth);
-    }
     match options.strategy {
+        Strategy::Dfs => {
+            let dfs = Dfs::spawn(model, options.threads, depth_limit);
+            let (checker, timed_out) = watch(dfs, &stop, options, started);
+            collect(&checker, options, started, timed_out)
+        }
+        Strategy::Bfs => {
+            let bfs = stateright_checker(model, options, depth_limit).spawn_bfs();
+            let (checker, timed_out) = watch(bfs, &stop, options, started);
+            collect(&checker, options, started, timed_out)
+        }
         Strategy::Simulation { seed } => {
+            let mut builder = stateright_checker(model, options, depth_limit);
             if let Some(timeout) = options.timeout {
                 builder = builder.timeout(timeout);
             }
             let checker = builder.spawn_simulation(seed, UniformChooser).join();
             collect(&checker, options, started, false)
         }
-        Strategy::Bfs => {
-            let (checker, timed_out) = watch(builder.spawn_bfs(), &stop, options, started);
-            collect(&checker, options, started, timed_out)
-        }
-        Strategy::Dfs => unreachable!("searched above"),
+    }
+}
+
+/// stateright's checker of `model`, for the strategies it runs (BFS and
+/// simulation).
+fn stateright_checker<R: ModelRecipe>(
+    model: RecipeModel<R>,
+    options: &RunOptions,
+    depth_limit: Option<usize>,
+) -> CheckerBuilder<RecipeModel<R>> {
+    let builder = model.checker().threads(options.threads.max(1));
+    match depth_limit {
+        Some(depth) => builder.target_max_depth(depth),
+        None => builder,
     }
 }
 

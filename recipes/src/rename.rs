@@ -90,10 +90,10 @@ pub struct Numbers {
 impl Numbers {
     fn new(zxids: Vec<Zxid>, sequences: Vec<(String, Vec<i32>)>) -> Numbers {
         Numbers {
-            zxid_bits: Bits::of(&zxids, |zxid| u64::try_from(*zxid).ok()),
+            zxid_bits: Bits::of(&zxids),
             sequence_bits: sequences
                 .iter()
-                .map(|(_, values)| Bits::of(values, |value| u64::try_from(*value).ok()))
+                .map(|(_, values)| Bits::of(values))
                 .collect(),
             zxids,
             sequences,
@@ -127,23 +127,34 @@ impl Numbers {
                 .iter()
                 .zip(&part.sequence_bits)
                 .all(|((parent, _), bits)| {
-                    let earlier = &parts[..at];
-                    if earlier
-                        .iter()
-                        .any(|e| e.borrow().sequence_bits_of(parent).is_some())
-                    {
-                        return true;
-                    }
-                    let mut union = bits.clone();
-                    for later in &parts[at + 1..] {
-                        if let Some(bits) = later.borrow().sequence_bits_of(parent) {
-                            union.union(bits);
-                        }
-                    }
-                    union.is_dense()
+                    parent_is_dense(parent, bits, &parts[..at], &parts[at + 1..])
                 })
         })
     }
+}
+
+/// True when `parent`'s sequence numbers are dense over all parts: `bits`
+/// from the first part that has the parent, `earlier` and `later` the
+/// parts before and after it (judged already when an earlier part has it).
+fn parent_is_dense<P: Borrow<Numbers>>(
+    parent: &str,
+    bits: &Bits,
+    earlier: &[P],
+    later: &[P],
+) -> bool {
+    if earlier
+        .iter()
+        .any(|part| part.borrow().sequence_bits_of(parent).is_some())
+    {
+        return true;
+    }
+    let mut union = bits.clone();
+    for part in later {
+        if let Some(bits) = part.borrow().sequence_bits_of(parent) {
+            union.union(bits);
+        }
+    }
+    union.is_dense()
 }
 
 /// A set of numbers below [`DENSE_BITS`], or the mark that a number was
@@ -155,10 +166,17 @@ struct Bits {
 }
 
 impl Bits {
-    fn of<T>(values: &[T], index: impl Fn(&T) -> Option<u64>) -> Bits {
+    /// The set of `values` (below 0 or from [`DENSE_BITS`] on: out of range).
+    fn of<T: Copy>(values: &[T]) -> Bits
+    where
+        u64: TryFrom<T>,
+    {
         let mut bits = Bits::default();
         for value in values {
-            match index(value).filter(|at| *at < DENSE_BITS as u64) {
+            match u64::try_from(*value)
+                .ok()
+                .filter(|at| *at < DENSE_BITS as u64)
+            {
                 Some(at) => bits.words[at as usize / 64] |= 1 << (at % 64),
                 None => bits.out_of_range = true,
             }

@@ -32,6 +32,7 @@ use crate::state::{ClientState, ModelState, Pending};
 use parts::{rename_items, Direct, Rewrite};
 use std::hash::Hash;
 use zk_recipes::rename::{Numbers, RenameRecipe, Renaming};
+use zk_recipes::zk::SessionId;
 
 /// What a recipe's renaming allows, recorded when a model is built for a
 /// recipe that declares one.
@@ -122,13 +123,8 @@ fn canonical<R: ModelRecipe + RenameRecipe>(
     state: &ModelState<R>,
     form: &Canonical,
 ) -> ModelState<R> {
-    let key = (
-        model.initial_state().first_session.0,
-        form.ranks,
-        model.child_order == crate::ChildOrderMode::Sorted,
-        model.clients.len(),
-    );
-    let collector = || collector::<R>(model, form.ranks, None);
+    let key = collector_key(model, form.ranks);
+    let collector = || collector::<R>(model, form.ranks);
     parts::with_memo(key, collector, |memo| {
         canonical_through(model, state, form, memo)
     })
@@ -142,7 +138,7 @@ fn canonical_direct<R: ModelRecipe + RenameRecipe>(
     form: &Canonical,
 ) -> ModelState<R> {
     let mut direct = Direct {
-        collector: collector::<R>(model, form.ranks, None),
+        collector: collector::<R>(model, form.ranks),
     };
     canonical_through(model, state, form, &mut direct)
 }
@@ -182,17 +178,20 @@ fn canonical_through<R: ModelRecipe + RenameRecipe>(
     best.expect("at least one order").1
 }
 
-/// A collecting renaming of the model's numbering with client `c` renamed
-/// to `order[c]` (the identity for `None`).
-fn collector<R: ModelRecipe + RenameRecipe>(
-    model: &RecipeModel<R>,
-    ranks: bool,
-    order: Option<Vec<usize>>,
-) -> Renaming {
-    let first = model.initial_state().first_session;
-    let sorted = model.child_order == crate::ChildOrderMode::Sorted;
-    let order = order.unwrap_or_else(|| (0..model.clients.len()).collect());
-    Renaming::new::<R>(order, first, ranks, sorted)
+/// A collecting renaming of the model's numbering, clients kept.
+fn collector<R: ModelRecipe + RenameRecipe>(model: &RecipeModel<R>, ranks: bool) -> Renaming {
+    let (first, ranks, sorted, clients) = collector_key(model, ranks);
+    Renaming::new::<R>((0..clients).collect(), SessionId(first), ranks, sorted)
+}
+
+/// What [`collector`] builds the model's collecting renaming from.
+fn collector_key<R: ModelRecipe>(model: &RecipeModel<R>, ranks: bool) -> parts::CollectorKey {
+    (
+        model.initial_state().first_session.0,
+        ranks,
+        model.child_order == crate::ChildOrderMode::Sorted,
+        model.clients.len(),
+    )
 }
 
 /// The ranked renaming of `state`, clients kept: with `ranks`, every zxid
@@ -267,7 +266,7 @@ fn renamed<R: ModelRecipe + RenameRecipe>(
     ranks: bool,
 ) -> ModelState<R> {
     let mut direct = Direct {
-        collector: collector::<R>(model, ranks, None),
+        collector: collector::<R>(model, ranks),
     };
     let renaming = ranked(state, ranks, &mut direct).with_clients(order.to_vec());
     renamed_state(state, &renaming, &mut direct)

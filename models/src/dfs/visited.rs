@@ -80,12 +80,17 @@ impl Hasher for Identity {
 mod tests {
     use super::*;
 
+    /// `count` distinct, well-spread fingerprints.
+    fn fingerprints(count: u64) -> Vec<u64> {
+        (0..count)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect()
+    }
+
     #[test]
     fn a_fingerprint_is_new_once() {
         let visited = Visited::new();
-        let fingerprints: Vec<u64> = (0..100_000u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .collect();
+        let fingerprints = fingerprints(100_000);
         assert!(fingerprints.iter().all(|f| visited.insert(*f)));
         assert!(fingerprints.iter().all(|f| !visited.insert(*f)));
         assert_eq!(visited.len(), fingerprints.len());
@@ -94,9 +99,7 @@ mod tests {
     #[test]
     fn threads_agree_on_which_insert_was_first() {
         let visited = Visited::new();
-        let fingerprints: Vec<u64> = (0..200_000u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .collect();
+        let fingerprints = fingerprints(200_000);
         let firsts: usize = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..2)
                 .map(|_| {
