@@ -36,8 +36,11 @@
 //! verdict with and without the reduction, and pins what it saves.
 //!
 //! Testing invisibility computes the step's successor; the checker asks for
-//! it right after (`next_state`), so it is kept for that call on the same
-//! thread ([`take_successor`]) instead of being computed twice.
+//! it right after (`next_state`), so every successor computed while looking
+//! for the step is kept for those calls on the same thread
+//! ([`take_successor`]) instead of being computed twice: the chosen one,
+//! or, when no step is safe alone, the deliveries tested on the way, which
+//! the full expansion of the state asks for next.
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
@@ -50,15 +53,15 @@ use std::cell::RefCell;
 use zk_sim::client::ConnectionState;
 
 thread_local! {
-    /// The last reduced step found on this thread: a [`Reduced`].
-    static LAST_REDUCED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+    /// The successors computed by the last look for a step on this
+    /// thread: a [`Computed`].
+    static COMPUTED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
-/// A reduced step and the successor computed while testing it.
-struct Reduced<R: ModelRecipe> {
+/// Successors of one state computed while looking for a reduced step.
+struct Computed<R: ModelRecipe> {
     from: ModelState<R>,
-    action: Action,
-    to: ModelState<R>,
+    successors: Vec<(Action, ModelState<R>)>,
 }
 
 /// The successor of `action` from `state`, if the reduction just computed it
@@ -67,9 +70,16 @@ pub fn take_successor<R: ModelRecipe>(
     state: &ModelState<R>,
     action: Action,
 ) -> Option<ModelState<R>> {
-    let reduced = LAST_REDUCED.with(|cell| cell.borrow_mut().take())?;
-    let reduced = reduced.downcast::<Reduced<R>>().ok()?;
-    (reduced.action == action && reduced.from == *state).then_some(reduced.to)
+    COMPUTED.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let computed = cell.as_mut()?.downcast_mut::<Computed<R>>()?;
+        if computed.from != *state {
+            *cell = None;
+            return None;
+        }
+        let at = computed.successors.iter().position(|(a, _)| *a == action)?;
+        Some(computed.successors.swap_remove(at).1)
+    })
 }
 
 /// The single step to explore from `state`, if one is safe to pick alone.
@@ -80,16 +90,24 @@ pub fn invisible_step<R: ModelRecipe>(
     if state.budget != FaultBudget::NONE {
         return None;
     }
-    let (action, to) = (0..state.clients.len())
-        .filter(|&c| delivery_is_independent(model, state, c))
-        .find_map(|c| invisible_successor(model, state, c).map(|to| (Action::Deliver(c), to)))?;
-    let reduced = Reduced {
+    let mut computed = Computed {
         from: state.clone(),
-        action,
-        to,
+        successors: Vec::new(),
     };
-    LAST_REDUCED.with(|cell| *cell.borrow_mut() = Some(Box::new(reduced)));
-    Some(action)
+    let mut chosen = None;
+    for c in (0..state.clients.len()).filter(|&c| delivery_is_independent(model, state, c)) {
+        let (to, invisible) = delivered(model, state, c);
+        if invisible {
+            computed.successors = vec![(Action::Deliver(c), to)];
+            chosen = Some(Action::Deliver(c));
+            break;
+        }
+        computed.successors.push((Action::Deliver(c), to));
+    }
+    if !computed.successors.is_empty() {
+        COMPUTED.with(|cell| *cell.borrow_mut() = Some(Box::new(computed)));
+    }
+    chosen
 }
 
 /// `Deliver(c)` commutes with everything that can happen before it.
@@ -108,13 +126,13 @@ fn delivery_is_independent<R: ModelRecipe>(
         && state.is_alive(c)
 }
 
-/// The successor of `Deliver(c)`, if the step changes nothing any property
-/// reads.
-fn invisible_successor<R: ModelRecipe>(
+/// The successor of `Deliver(c)`, and whether the step changes nothing any
+/// property reads.
+fn delivered<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &ModelState<R>,
     c: ClientId,
-) -> Option<ModelState<R>> {
+) -> (ModelState<R>, bool) {
     let mut next = state.clone();
     transition::apply(model, &mut next, Action::Deliver(c), &mut Narration::off());
     let (before, after) = (&state.clients[c], &next.clients[c]);
@@ -128,5 +146,5 @@ fn invisible_successor<R: ModelRecipe>(
         && after.next_step == before.next_step
         && after.generation == before.generation
         && after.last_call_failed == before.last_call_failed;
-    invisible.then_some(next)
+    (next, invisible)
 }

@@ -31,6 +31,7 @@ use crate::shorten::StatePath;
 use crate::state::{ClientState, ModelState, Pending};
 use parts::{rename_items, Direct, Rewrite};
 use std::hash::Hash;
+use std::sync::Arc;
 use zk_recipes::rename::{Numbers, RenameRecipe, Renaming};
 use zk_recipes::zk::SessionId;
 
@@ -150,15 +151,23 @@ fn canonical_through<R: ModelRecipe + RenameRecipe>(
     form: &Canonical,
     rewrite: &mut impl Rewrite<R>,
 ) -> ModelState<R> {
-    let renaming = ranked(state, form.ranks, rewrite);
-    if !form.symmetry {
-        return match renaming.ranks_are_identity() {
-            // Every number is its own rank.
-            true => state.clone(),
-            false => renamed_state(state, &renaming, rewrite),
-        };
+    // Looked up once here, then handed to every use below.
+    let numbers = numbers_of(state, rewrite);
+    // Most successors of a canonical state add at most the next zxid or
+    // sequence number, and drop none: their numbers are their own ranks.
+    let dense = !form.ranks || Numbers::are_dense(&numbers);
+    if !form.symmetry && dense {
+        return state.clone();
     }
-    let orders = candidate_orders(model, state, &renaming, rewrite);
+    let renaming = ranked(
+        form.ranks.then_some(&numbers[..]),
+        dense,
+        rewrite.collector(),
+    );
+    if !form.symmetry {
+        return renamed_state(state, &numbers, &renaming, rewrite);
+    }
+    let orders = candidate_orders(model, state, &numbers, &renaming, rewrite);
     let keeps_clients = orders.len() == 1 && orders[0].iter().enumerate().all(|(c, p)| c == *p);
     if keeps_clients && renaming.ranks_are_identity() {
         // Already in canonical order, every number its own rank.
@@ -166,7 +175,7 @@ fn canonical_through<R: ModelRecipe + RenameRecipe>(
     }
     let mut best: Option<(u64, ModelState<R>)> = None;
     for order in orders {
-        let candidate = renamed_state(state, &renaming.with_clients(order), rewrite);
+        let candidate = renamed_state(state, &numbers, &renaming.with_clients(order), rewrite);
         if keeps_clients {
             return candidate;
         }
@@ -194,48 +203,52 @@ fn collector_key<R: ModelRecipe>(model: &RecipeModel<R>, ranks: bool) -> parts::
     )
 }
 
-/// The ranked renaming of `state`, clients kept: with `ranks`, every zxid
-/// and sequence number the state holds is collected first.
-fn ranked<R: ModelRecipe + RenameRecipe>(
+/// The zxids and sequence numbers of every part of `state`: the server,
+/// then each client, then the fencing token (nothing for a part when the
+/// rewrite does not rank).
+fn numbers_of<R: ModelRecipe + RenameRecipe>(
     state: &ModelState<R>,
-    ranks: bool,
     rewrite: &mut impl Rewrite<R>,
-) -> Renaming {
-    let mut renaming = rewrite.collector().clone();
-    if !ranks {
-        renaming.rank();
-        return renaming;
-    }
+) -> Vec<Arc<Numbers>> {
     let mut parts = Vec::with_capacity(state.clients.len() + 2);
     parts.push(rewrite.server_numbers(&state.server));
     parts.extend(state.clients.iter().map(|c| rewrite.client_numbers(c)));
     if let Some(token) = state.fence {
         parts.push(rewrite.token_numbers(&state.clients[0], token));
     }
-    // Most successors of a canonical state add at most the next zxid or
-    // sequence number, and drop none: their numbers are their own ranks.
-    match Numbers::are_dense(&parts) {
-        true => renaming.rank_dense(),
-        false => {
-            for part in &parts {
+    parts
+}
+
+/// The ranked renaming of a state whose parts hold `numbers` (`None`
+/// without ranks), clients kept; `dense` when the numbers are their own
+/// ranks ([`Numbers::are_dense`]). `collector` is the model's collecting
+/// renaming.
+fn ranked(numbers: Option<&[Arc<Numbers>]>, dense: bool, collector: &Renaming) -> Renaming {
+    let mut renaming = collector.clone();
+    match numbers {
+        Some(_) if dense => renaming.rank_dense(),
+        Some(parts) => {
+            for part in parts {
                 renaming.collect(part);
             }
             renaming.rank();
         }
+        None => renaming.rank(),
     }
     renaming
 }
 
 /// `state` renamed by the ranked renaming `r`, clients moved to their new
-/// index.
+/// index; `numbers` are its parts' ([`numbers_of`]).
 fn renamed_state<R: ModelRecipe + RenameRecipe>(
     state: &ModelState<R>,
+    numbers: &[Arc<Numbers>],
     r: &Renaming,
     rewrite: &mut impl Rewrite<R>,
 ) -> ModelState<R> {
     let mut clients: Vec<Option<Cached<ClientState<R>>>> = vec![None; state.clients.len()];
     for (c, client) in state.clients.iter().enumerate() {
-        clients[r.client(c)] = Some(rewrite.client(client, r));
+        clients[r.client(c)] = Some(rewrite.client(client, &numbers[1 + c], r));
     }
     let fence = state.fence.map(|token| {
         state.clients[0]
@@ -244,7 +257,7 @@ fn renamed_state<R: ModelRecipe + RenameRecipe>(
             .rename_token(&mut r.clone(), token)
     });
     ModelState {
-        server: rewrite.server(&state.server, r),
+        server: rewrite.server(&state.server, &numbers[0], r),
         clients: clients
             .into_iter()
             .map(|c| c.expect("a permutation"))
@@ -268,8 +281,11 @@ fn renamed<R: ModelRecipe + RenameRecipe>(
     let mut direct = Direct {
         collector: collector::<R>(model, ranks),
     };
-    let renaming = ranked(state, ranks, &mut direct).with_clients(order.to_vec());
-    renamed_state(state, &renaming, &mut direct)
+    let numbers = numbers_of(state, &mut direct);
+    let dense = !ranks || Numbers::are_dense(&numbers);
+    let renaming = ranked(ranks.then_some(&numbers[..]), dense, &direct.collector)
+        .with_clients(order.to_vec());
+    renamed_state(state, &numbers, &renaming, &mut direct)
 }
 
 /// What clients are sorted by: facts about a client that no client
@@ -304,6 +320,7 @@ struct ClientKey {
 fn candidate_orders<R: ModelRecipe + RenameRecipe>(
     model: &RecipeModel<R>,
     state: &ModelState<R>,
+    numbers: &[Arc<Numbers>],
     renaming: &Renaming,
     rewrite: &mut impl Rewrite<R>,
 ) -> Vec<Vec<usize>> {
@@ -323,8 +340,8 @@ fn candidate_orders<R: ModelRecipe + RenameRecipe>(
             generation: client.generation,
             pending: client.pending,
             holds: client.holding.is_some(),
-            lowest_sequence: renaming.lowest_sequence_rank(&rewrite.client_numbers(client)),
-            anonymous_hash: rewrite.key(client, &anonymous),
+            lowest_sequence: renaming.lowest_sequence_rank(&numbers[1 + c]),
+            anonymous_hash: rewrite.key(client, &numbers[1 + c], &anonymous),
         })
         .collect();
     // Position p of the sorted list is taken by client `by_key[p]`.

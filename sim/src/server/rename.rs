@@ -3,8 +3,9 @@
 //! watch tables and the live sessions. The model checker renames a state
 //! through this to find its canonical form.
 
-use super::node::NodeKind;
+use super::node::{Node, NodeKind};
 use super::sessions::SessionTable;
+use super::shared::Shared;
 use super::tree::DataTree;
 use super::watches::WatchTable;
 use super::ZkServer;
@@ -15,66 +16,107 @@ use zk_recipes::zk::{Path, SessionId};
 impl Rename for ZkServer {
     fn rename(&mut self, r: &mut Renaming) {
         self.last_zxid = r.zxid(self.last_zxid);
-        self.tree.rename(r);
-        self.watches.rename(r);
-        self.sessions.rename(r);
+        // Each part is built renamed from the shared one, not copied first
+        // and then rebuilt (a write through `Shared` would copy it).
+        self.tree = Shared::new(self.tree.renamed(r));
+        self.watches = Shared::new(self.watches.renamed(r));
+        self.sessions = Shared::new(self.sessions.renamed(r));
     }
 }
 
 impl Rename for DataTree {
     fn rename(&mut self, r: &mut Renaming) {
-        let nodes = std::mem::take(&mut self.nodes);
-        self.nodes = nodes
-            .into_iter()
-            .map(|(path, mut node)| {
-                node.data = r.data(&path, &node.data);
-                if let NodeKind::Ephemeral { owner } = &mut node.kind {
-                    owner.rename(r);
-                }
-                node.czxid = r.zxid(node.czxid);
-                node.mzxid = r.zxid(node.mzxid);
-                node.pzxid = r.zxid(node.pzxid);
-                if node.child_creates != 0 {
-                    // The counter is the next sequence number to be given.
-                    node.child_creates = r.sequence(&path, node.child_creates);
-                }
-                node.children = node.children.iter().map(|c| r.name(&path, c)).collect();
-                (r.path(&path), node)
-            })
+        *self = self.renamed(r);
+    }
+}
+
+impl DataTree {
+    fn renamed(&self, r: &mut Renaming) -> DataTree {
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|(path, node)| (r.path(path), node.renamed(path, r)))
             .collect();
-        let ephemerals = std::mem::take(&mut self.ephemerals);
-        self.ephemerals = ephemerals
-            .into_iter()
-            .map(|(session, paths)| (r.session(session), rename_paths(paths, r)))
+        let ephemerals = self
+            .ephemerals
+            .iter()
+            .map(|(session, paths)| (r.session(*session), rename_paths(paths, r)))
             .collect();
-        self.reapable = rename_paths(std::mem::take(&mut self.reapable), r);
+        DataTree {
+            nodes,
+            ephemerals,
+            reapable: rename_paths(&self.reapable, r),
+        }
+    }
+}
+
+impl Node {
+    /// The node at `path`, renamed.
+    fn renamed(&self, path: &Path, r: &mut Renaming) -> Node {
+        let mut kind = self.kind;
+        if let NodeKind::Ephemeral { owner } = &mut kind {
+            owner.rename(r);
+        }
+        Node {
+            data: r.data(path, &self.data),
+            kind,
+            czxid: r.zxid(self.czxid),
+            mzxid: r.zxid(self.mzxid),
+            pzxid: r.zxid(self.pzxid),
+            // The counter is the next sequence number to be given.
+            child_creates: match self.child_creates {
+                0 => 0,
+                creates => r.sequence(path, creates),
+            },
+            children: self.children.iter().map(|c| r.name(path, c)).collect(),
+            ..*self
+        }
     }
 }
 
 impl Rename for WatchTable {
     fn rename(&mut self, r: &mut Renaming) {
-        for table in [&mut self.data, &mut self.child] {
-            *table = std::mem::take(table)
-                .into_iter()
-                .map(|(path, sessions)| (r.path(&path), rename_sessions(sessions, r)))
-                .collect();
+        *self = self.renamed(r);
+    }
+}
+
+impl WatchTable {
+    fn renamed(&self, r: &mut Renaming) -> WatchTable {
+        let table = |table: &BTreeMap<Path, BTreeSet<SessionId>>, r: &mut Renaming| {
+            table
+                .iter()
+                .map(|(path, sessions)| (r.path(path), rename_sessions(sessions, r)))
+                .collect()
+        };
+        WatchTable {
+            data: table(&self.data, r),
+            child: table(&self.child, r),
         }
     }
 }
 
 impl Rename for SessionTable {
     fn rename(&mut self, r: &mut Renaming) {
-        self.live = std::mem::take(&mut self.live)
-            .into_iter()
-            .map(|(session, state)| (r.session(session), state))
-            .collect::<BTreeMap<_, _>>();
+        *self = self.renamed(r);
     }
 }
 
-fn rename_paths(paths: BTreeSet<Path>, r: &mut Renaming) -> BTreeSet<Path> {
+impl SessionTable {
+    fn renamed(&self, r: &Renaming) -> SessionTable {
+        SessionTable {
+            live: self
+                .live
+                .iter()
+                .map(|(session, state)| (r.session(*session), state.clone()))
+                .collect(),
+        }
+    }
+}
+
+fn rename_paths(paths: &BTreeSet<Path>, r: &mut Renaming) -> BTreeSet<Path> {
     paths.iter().map(|path| r.path(path)).collect()
 }
 
-fn rename_sessions(sessions: BTreeSet<SessionId>, r: &Renaming) -> BTreeSet<SessionId> {
-    sessions.into_iter().map(|s| r.session(s)).collect()
+fn rename_sessions(sessions: &BTreeSet<SessionId>, r: &Renaming) -> BTreeSet<SessionId> {
+    sessions.iter().map(|s| r.session(*s)).collect()
 }
