@@ -148,3 +148,64 @@ fn delivered<R: ModelRecipe>(
         && after.last_call_failed == before.last_call_failed;
     (next, invisible)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Setup;
+    use std::collections::HashSet;
+
+    /// Every successor the look-ahead keeps is the one a step computes, is
+    /// handed out once, and only for the state it was computed from; both
+    /// outcomes of the look-ahead (a step taken alone, none) are met.
+    #[test]
+    fn kept_successors_are_the_steps_own() {
+        let model = crate::lock::fixed(&Setup::new(3)).raw();
+        let (mut alone, mut expanded) = (0, 0);
+        let mut seen = HashSet::new();
+        let mut pending = vec![model.initial()];
+        let mut actions = Vec::new();
+        while let Some(state) = pending.pop() {
+            let fingerprint = crate::canonical::fingerprint(&state);
+            if seen.len() >= 3_000 || !seen.insert(fingerprint) {
+                continue;
+            }
+            let chosen = invisible_step(&model, &state);
+            actions.clear();
+            model.all_actions(&state, &mut actions);
+            let mut kept = 0;
+            for &action in &actions {
+                let next = model.step(&state, action);
+                if let Some(successor) = take_successor(&state, action) {
+                    assert!(successor == next, "{action:?}");
+                    assert!(take_successor(&state, action).is_none(), "handed out twice");
+                    kept += 1;
+                }
+                pending.push(next);
+            }
+            match chosen {
+                Some(_) => alone += usize::from(kept == 1),
+                None => expanded += usize::from(kept > 0),
+            }
+        }
+        assert!(alone > 100 && expanded > 100, "{alone} {expanded}");
+    }
+
+    #[test]
+    fn a_kept_successor_is_not_handed_to_another_state() {
+        let model = crate::lock::fixed(&Setup::new(2)).raw();
+        let mut state = model.initial();
+        while invisible_step(&model, &state).is_none() {
+            let mut actions = Vec::new();
+            model.all_actions(&state, &mut actions);
+            state = model.step(&state, actions[0]);
+        }
+        let chosen = invisible_step(&model, &state).expect("found above");
+        let other = model.step(&state, chosen);
+        assert!(take_successor(&other, chosen).is_none());
+        assert!(
+            take_successor(&state, chosen).is_none(),
+            "dropped for another state"
+        );
+    }
+}
