@@ -159,11 +159,7 @@ fn canonical_through<R: ModelRecipe + RenameRecipe>(
     if !form.symmetry && dense {
         return state.clone();
     }
-    let renaming = ranked(
-        form.ranks.then_some(&numbers[..]),
-        dense,
-        rewrite.collector(),
-    );
+    let renaming = ranked(&numbers, dense, rewrite.collector());
     if !form.symmetry {
         return renamed_state(state, &numbers, &renaming, rewrite);
     }
@@ -219,22 +215,20 @@ fn numbers_of<R: ModelRecipe + RenameRecipe>(
     parts
 }
 
-/// The ranked renaming of a state whose parts hold `numbers` (`None`
-/// without ranks), clients kept; `dense` when the numbers are their own
-/// ranks ([`Numbers::are_dense`]). `collector` is the model's collecting
-/// renaming.
-fn ranked(numbers: Option<&[Arc<Numbers>]>, dense: bool, collector: &Renaming) -> Renaming {
+/// The ranked renaming of a state whose parts hold `numbers`, clients
+/// kept; `dense` when the numbers are their own ranks
+/// ([`Numbers::are_dense`], and always without ranks, where no number is
+/// ranked). `collector` is the model's collecting renaming.
+fn ranked(numbers: &[Arc<Numbers>], dense: bool, collector: &Renaming) -> Renaming {
     let mut renaming = collector.clone();
-    match numbers {
-        Some(_) if dense => renaming.rank_dense(),
-        Some(parts) => {
-            for part in parts {
-                renaming.collect(part);
-            }
-            renaming.rank();
-        }
-        None => renaming.rank(),
+    if dense {
+        renaming.rank_dense();
+        return renaming;
     }
+    for part in numbers {
+        renaming.collect(part);
+    }
+    renaming.rank();
     renaming
 }
 
@@ -283,8 +277,7 @@ fn renamed<R: ModelRecipe + RenameRecipe>(
     };
     let numbers = numbers_of(state, &mut direct);
     let dense = !ranks || Numbers::are_dense(&numbers);
-    let renaming = ranked(ranks.then_some(&numbers[..]), dense, &direct.collector)
-        .with_clients(order.to_vec());
+    let renaming = ranked(&numbers, dense, &direct.collector).with_clients(order.to_vec());
     renamed_state(state, &numbers, &renaming, &mut direct)
 }
 

@@ -24,12 +24,6 @@ impl Rename for ZkServer {
     }
 }
 
-impl Rename for DataTree {
-    fn rename(&mut self, r: &mut Renaming) {
-        *self = self.renamed(r);
-    }
-}
-
 impl DataTree {
     fn renamed(&self, r: &mut Renaming) -> DataTree {
         let nodes = self
@@ -74,12 +68,6 @@ impl Node {
     }
 }
 
-impl Rename for WatchTable {
-    fn rename(&mut self, r: &mut Renaming) {
-        *self = self.renamed(r);
-    }
-}
-
 impl WatchTable {
     fn renamed(&self, r: &mut Renaming) -> WatchTable {
         let table = |table: &BTreeMap<Path, BTreeSet<SessionId>>, r: &mut Renaming| {
@@ -92,12 +80,6 @@ impl WatchTable {
             data: table(&self.data, r),
             child: table(&self.child, r),
         }
-    }
-}
-
-impl Rename for SessionTable {
-    fn rename(&mut self, r: &mut Renaming) {
-        *self = self.renamed(r);
     }
 }
 
