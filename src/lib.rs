@@ -17,10 +17,16 @@
 //! - 1: a property was violated (also a non-deterministic run under
 //!   `--check-determinism`); an output error after a violation was found
 //!   (an unwritable `--json` file, say) is reported but never hides it;
+//! - 3: zkcheck itself failed, never the recipe: a panic inside a run
+//!   (with its seed and replay command), or a `replay` of a schedule the
+//!   simulator disagrees with;
 //! - 2: bad input (file, line and key named), a run that could not have
-//!   failed (no workload made progress), or an output file that cannot be
-//!   written;
-//! - 0: every property holds.
+//!   failed (no workload made progress, or the faults left it less than
+//!   3% of its planned goals), or an output file that cannot be written;
+//! - 4: a bounded search found nothing (`check` stopped by `--depth`,
+//!   `--timeout`, a memory budget or its lasso limits, random walks, a
+//!   `--clients` range with a count not searched exhaustively): not a pass;
+//! - 0: every property holds, and every search was exhaustive.
 
 pub mod bench;
 mod commands;

@@ -26,8 +26,12 @@
 //!
 //! Environment: `ZKCHECK_SEED=N` runs only seed N of every scenario check
 //! (and prints its trace); `ZKCHECK_SEEDS=A..B` replaces the seed range.
+//! A model check's `.holds()` fails the test when its search was not
+//! exhaustive (stopped at a bound): no violation within bounds is not a pass.
 //! A bad scenario file, a bad setting or a run that could not have failed
-//! fails the test with the file, line and key named.
+//! fails the test with the file, line and key named. A run that panics
+//! fails the test as an internal error of zkcheck (with the seed and the
+//! panic), never as a property violation: `.fails()` does not return it.
 
 use crate::commands::sim::{quote as shell_word, replay_command};
 use std::path::{Path, PathBuf};
@@ -142,13 +146,14 @@ impl ScenarioCheck<'_> {
         let runner = scenario.runner();
         let single = std::env::var(SEED_VAR).is_ok();
         for seed in self.range(scenario).iter(None) {
-            let report = runner.run(seed, single);
+            let report = crate::commands::internal_error::catch(|| runner.run(seed, single))
+                .unwrap_or_else(|panic| panic!("{}", internal_error(scenario, seed, &panic)));
             if single {
                 print!("{}", report.trace);
             }
             if let (true, Some(why)) = (report.passed(), report.vacuous()) {
                 panic!(
-                    "{}: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]",
+                    "{}: seed {seed} could not have failed (or nearly): {why}; check the scenario's [config], [workload] and fault rates",
                     scenario.file.display()
                 );
             }
@@ -163,6 +168,18 @@ impl ScenarioCheck<'_> {
         }
         None
     }
+}
+
+/// What a test that hit a panic inside a run fails with: an internal error
+/// of zkcheck, with the seed, not a property violation of the recipe.
+fn internal_error(scenario: &Scenario, seed: u64, panic: &str) -> String {
+    let rerun =
+        crate::commands::internal_error::rerun_command("cargo run --release --", scenario, seed);
+    format!(
+        "{}: {}\n  this test on that seed: {SEED_VAR}={seed} cargo test",
+        scenario.file.display(),
+        crate::commands::internal_error::describe(seed, panic, &rerun)
+    )
 }
 
 /// How to rerun one seed: this test alone, or the command line.
@@ -208,6 +225,8 @@ pub struct ModelCheck<'r> {
     recipe: String,
     variant: String,
     setup: Setup,
+    /// `.lag(..)` was called (refused with one server).
+    lag_given: bool,
 }
 
 /// Model-checks `recipe`'s `variant` (2 clients, no faults, sorted child
@@ -219,6 +238,7 @@ pub fn model<'r>(registry: &'r Registry, recipe: &str, variant: &str) -> ModelCh
         recipe: recipe.to_string(),
         variant: variant.to_string(),
         setup: Setup::new(2),
+        lag_given: false,
     }
 }
 
@@ -256,9 +276,11 @@ impl ModelCheck<'_> {
         self
     }
 
-    /// The follower lags at most `lag` committed transactions (`check --lag`).
+    /// The follower lags at most `lag` committed transactions (`check --lag`;
+    /// with one server there is no follower, and the check fails the test).
     pub fn lag(mut self, lag: usize) -> Self {
         self.setup.lag = lag;
+        self.lag_given = true;
         self
     }
 
@@ -297,9 +319,19 @@ impl ModelCheck<'_> {
     }
 
     /// Every property holds (and every example is found) over the whole
-    /// state space; returns the unique state count, for pinning.
+    /// state space; returns the unique state count, for pinning. A search
+    /// that stopped at a bound (a memory budget) before it saw every state
+    /// fails the test: no violation within bounds is not a pass (the
+    /// command line's exit status 4).
     pub fn holds(self) -> usize {
         let report = self.run();
+        if !report.exhaustive {
+            panic!(
+                "{}: expected every property to hold, but the search was not exhaustive: it stopped at a bound before it saw every state, so no violation within it is not a pass; make the model smaller (fewer clients, cycles or faults, --symmetry, --ranks)\n{}",
+                self.command(),
+                report.summary()
+            );
+        }
         let failures = report.failures();
         if !failures.is_empty() {
             let mut text = format!("{}: expected every property to hold\n", self.command());
@@ -339,6 +371,11 @@ impl ModelCheck<'_> {
     }
 
     fn run(&self) -> zk_models::run::CheckReport {
+        assert!(
+            !(self.lag_given && self.setup.servers == 1),
+            "{}: .lag(..) bounds the follower's lag, and one server has no follower: add .servers(2)",
+            self.command()
+        );
         let model = self
             .registry
             .model(&self.recipe, &self.variant)

@@ -552,7 +552,10 @@ fn failing_seed() -> u64 {
 fn a_violation_is_not_hidden_by_an_unwritable_json_file() {
     let seed = failing_seed().to_string();
     let bug = "scenarios/bugs/bug1-prefix-ordering.toml";
-    let json = "/nonexistent/dir/x.json";
+    // A path that cannot be created is refused before the run (see
+    // tests/untrusted_input.rs); /dev/full opens, and its write fails
+    // after the run.
+    let json = "/dev/full";
     let run = zkcheck(&["sim", bug, "--seed", &seed, "--json", json]);
     run.expect(1);
     assert!(run.stdout.contains("VIOLATION"), "{}", run.describe());

@@ -1,6 +1,6 @@
 //! `zkcheck check --liveness cycles` on the command line: exit 1 and a
-//! replayable lasso for a livelock, 0 when there is none, 2 when the search
-//! stops at its limit without one (no verdict) and on bad flags; `replay`
+//! replayable lasso for a livelock, 0 when there is none, 4 when the search
+//! stops at its limit without one (not exhaustive), 2 on bad flags; `replay`
 //! of the written schedule runs the cycle and says it is a lasso.
 //!
 //! No built-in recipe livelocks, so this test is its own `main`
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             "the fixed lock exits 0 and the default ignores cycles",
             fixed_builtin,
         ),
-        ("a search stopped at its state limit exits 2", cut),
+        ("a search stopped at its state limit exits 4", cut),
         ("bad flags and a bad cycle_start exit 2", bad_input),
     ];
     for (name, check) in checks {
@@ -175,7 +175,11 @@ fn cut(out: &Path) {
         "10",
     ];
     let run = zkcheck(&[&args[..], &["--out", out]].concat());
-    run.expect(2, &["NO VERDICT", "state limit (10 states)"]);
+    // Stopped by its state limit without a lasso: not exhaustive (4), not a pass.
+    run.expect(
+        4,
+        &["NO VERDICT", "state limit (10 states)", "not exhaustive"],
+    );
 }
 
 fn bad_input(out: &Path) {

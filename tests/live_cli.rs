@@ -7,11 +7,18 @@
 //! 127.0.0.1:2181): `scripts/zk-server start; cargo test --test live_cli -- --ignored`.
 //! They check that a fixed lock holds, that the original lock's ordering
 //! bug shows live, that an existing root is refused untouched, and that
-//! every run leaves the server as it found it.
+//! every run leaves the server as it found it; that SIGTERM and SIGHUP
+//! clean up like Ctrl-C; that a root a SIGKILLed run left is named by the
+//! next run with a command that removes it; that a raised soft open-file
+//! limit lets a run go through.
+//!
+//! Open-file limits (no server needed): a hard limit below what the run
+//! needs is refused at once with the number needed; a soft one below it is
+//! raised to the hard one.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn zkcheck(args: &[&str]) -> Output {
@@ -128,6 +135,77 @@ fn a_zookeeper_that_is_not_3x_is_refused() {
     assert!(
         stderr(&output).contains("runs ZooKeeper 4.0.0-future; zkcheck live needs 3.x"),
         "{}",
+        stderr(&output)
+    );
+}
+
+/// `zkcheck ARGS` under the open-file limits `ulimit_flags` sets (dash's
+/// `ulimit`: `-n N` sets both limits, `-S`/`-H` one), waited for at most
+/// `patience` (then killed: a hang fails the test instead of blocking it).
+fn zkcheck_limited(ulimit_flags: &str, args: &[&str], patience: Duration) -> Output {
+    let script = format!("{ulimit_flags} && exec \"$0\" \"$@\"");
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_zkcheck"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    wait_bounded(child, patience)
+}
+
+/// Waits for `child` at most `patience`; kills it and fails past that.
+fn wait_bounded(mut child: Child, patience: Duration) -> Output {
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > patience {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "zkcheck still ran after {patience:?}: {}{}",
+                stdout(&output),
+                stderr(&output)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_hard_open_file_limit_below_the_need_is_refused_with_the_number() {
+    let zk = closed_port();
+    // lock-fixed: 5 clients, about 48 + 6 x 5 = 78 descriptors.
+    let output = zkcheck_limited(
+        "ulimit -n 64",
+        &["live", "scenarios/lock-fixed.toml", "--zk", &zk],
+        Duration::from_secs(10),
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "needs about 78 file descriptors, the hard limit is 64; raise it with `ulimit -n 78`"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_soft_open_file_limit_below_the_need_is_raised_to_the_hard_one() {
+    // Past the limits, the run goes on to its next check: the address.
+    let zk = closed_port();
+    let output = zkcheck_limited(
+        "ulimit -S -n 64 && ulimit -H -n 200",
+        &["live", "scenarios/lock-fixed.toml", "--zk", &zk],
+        Duration::from_secs(10),
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no server answers"),
+        "not refused for descriptors: {}",
         stderr(&output)
     );
 }
@@ -307,4 +385,198 @@ fn an_existing_root_is_refused_and_left_untouched() {
         stderr(&output)
     );
     assert_eq!(after, before, "nothing written, nothing removed");
+}
+
+/// Whether `path` exists on the server at `addr`.
+fn exists_on_server(addr: &str, path: &str) -> bool {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut session = zk_live::LiveSession::connect(addr, 4_000).await.unwrap();
+        let exists = zk_recipes::zk::Request::Exists {
+            path: zk_recipes::zk::Path::new(path.to_string()).unwrap(),
+            watch: false,
+        };
+        let reply = session.apply(&exists).await;
+        session.close().await.unwrap();
+        matches!(reply, Ok(zk_recipes::zk::Reply::Exists(Some(_))))
+    })
+}
+
+/// Starts `zkcheck live scenarios/lock-fixed.toml` (its faults, 5 clients,
+/// ~20 s) with `extra` flags and waits until its root `root` exists.
+fn start_live_run(addr: &str, seed: &str, root: &str, extra: &[&str]) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args([
+            "live",
+            "scenarios/lock-fixed.toml",
+            "--zk",
+            addr,
+            "--seed",
+            seed,
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zkcheck runs");
+    let started = Instant::now();
+    while !exists_on_server(addr, root) {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the run never created {root}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Into the run proper (clients connected, faults striking).
+    std::thread::sleep(Duration::from_millis(1_500));
+    child
+}
+
+fn send_signal(child: &Child, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+fn sigterm_and_sighup_clean_up_like_ctrl_c() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let before = node_count(&addr);
+    for signal in ["TERM", "HUP", "INT"] {
+        let root = format!("/zkcheck-live-cli-{signal}-{}", std::process::id());
+        let child = start_live_run(&addr, "2", &root, &["--root", &root]);
+        send_signal(&child, signal);
+        let output = wait_bounded(child, Duration::from_secs(15));
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains(&format!(
+                "interrupted by SIG{signal}; the run's root `{root}` was removed"
+            )),
+            "{}",
+            stderr(&output)
+        );
+        assert!(!exists_on_server(&addr, &root), "{root} left behind");
+        assert!(!exists_on_server(&addr, &format!("{root}.running")));
+    }
+    assert_eq!(node_count(&addr), before, "the runs left nodes behind");
+}
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+fn a_root_a_killed_run_left_is_named_with_a_command_that_removes_it() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let before = node_count(&addr);
+    let seed = "77";
+    // The default root: the killed run's seed and pid.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args([
+            "live",
+            "scenarios/lock-fixed.toml",
+            "--zk",
+            &addr,
+            "--seed",
+            seed,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let root = format!("/zkcheck-live-{seed}-{}", child.id());
+    let started = Instant::now();
+    while !exists_on_server(&addr, &root) {
+        assert!(started.elapsed() < Duration::from_secs(15), "no {root}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1_000));
+    child.kill().unwrap(); // SIGKILL: no clean-up
+    child.wait().unwrap();
+    assert!(exists_on_server(&addr, &root), "SIGKILL leaves the root");
+    // Stale once the killed run's session expired (lock-fixed: 4 s).
+    let started = Instant::now();
+    loop {
+        let listed = zkcheck(&["live", "--list-stale", "--zk", &addr]);
+        if stdout(&listed).contains(&root) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "never listed as stale: {}",
+            stdout(&listed)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The next run names it, with the command that removes it.
+    let file = quiet_scenario("after-kill", "fixed", "\"liveness\"");
+    let next = zkcheck(&["live", file.to_str().unwrap(), "--zk", &addr]);
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    let text = stdout(&next);
+    assert!(text.contains(&format!("  {root} (pid ")), "{text}");
+    let command = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("remove with: "))
+        .unwrap_or_else(|| panic!("no removal command: {text}"));
+    assert!(
+        command.contains(&format!("--remove-stale {root}")),
+        "{command}"
+    );
+    // The command as printed, pasted into a shell.
+    let removed = Command::new("sh").arg("-c").arg(command).output().unwrap();
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    assert!(stdout(&removed).contains(&format!("removed stale root {root}")));
+    assert!(!exists_on_server(&addr, &root));
+    assert_eq!(node_count(&addr), before, "the killed run's nodes remain");
+}
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+fn a_live_runs_root_is_never_removed_as_stale() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let root = format!("/zkcheck-live-cli-alive-{}", std::process::id());
+    let child = start_live_run(&addr, "5", &root, &["--root", &root]);
+    let refused = zkcheck(&["live", "--zk", &addr, "--remove-stale", &root]);
+    send_signal(&child, "TERM");
+    let output = wait_bounded(child, Duration::from_secs(15));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("belongs to a live run that still runs"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(stderr(&output).contains("interrupted by SIGTERM"));
+    assert!(!exists_on_server(&addr, &root));
+}
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+fn a_run_under_a_low_soft_open_file_limit_raises_it_and_passes() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let file = quiet_scenario("low-soft-limit", "fixed", "\"liveness\"");
+    let output = zkcheck_limited(
+        "ulimit -S -n 64 && ulimit -H -n 200",
+        &["live", file.to_str().unwrap(), "--zk", &addr],
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("the soft limit was raised from 64 to 200 (about 78 needed)"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(stdout(&output).contains("5 of 5 workloads done"));
 }

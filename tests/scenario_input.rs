@@ -351,3 +351,129 @@ fn written_scenarios_load_back() {
     let queue = parse("recipe = \"queue\"\nvariant = \"fixed\"\nclients = 3\n").unwrap();
     parse(&queue.to_toml()).unwrap();
 }
+
+/// `BASE` checking `properties` (a TOML list) instead of its own.
+fn checking(properties: &str) -> String {
+    edit(
+        r#"check = ["mutual_exclusion", "liveness", "no_leaks"]"#,
+        &format!("check = {properties}"),
+    )
+}
+
+/// Issue 30, class 4: a property knob that would let a property pass
+/// without checking anything is refused.
+#[test]
+fn property_knobs_must_let_their_property_fail() {
+    // FIFO orders the children of the recipe's directory: any other
+    // directory holds none of the contenders' nodes.
+    let fifo = checking(r#"["fifo", "liveness"]"#);
+    refused(
+        &fifo.replace(
+            "[properties]\n",
+            "[properties]\nfifo_dir = \"/elsewhere\"\n",
+        ),
+        "properties.fifo_dir",
+        "not the directory the recipe's nodes live in",
+    );
+    let same = parse(&fifo.replace("[properties]\n", "[properties]\nfifo_dir = \"/locks\"\n"))
+        .expect("the recipe's own directory");
+    assert_eq!(same.fifo_dir.as_ref().map(|p| p.as_str()), Some("/locks"));
+    refused(
+        &edit("[properties]\n", "[properties]\nfifo_dir = \"/locks\"\n"),
+        "properties.fifo_dir",
+        "does not check it",
+    );
+    // A herd bound at or above the other clients can never be exceeded.
+    let herd = checking(r#"["herd", "mutual_exclusion"]"#).replace("clients = 3", "clients = 5");
+    for bound in [4, 1000] {
+        refused(
+            &herd.replace(
+                "[properties]\n",
+                &format!("[properties]\nherd_bound = {bound}\n"),
+            ),
+            "properties.herd_bound",
+            "can never be exceeded",
+        );
+    }
+    parse(&herd.replace("[properties]\n", "[properties]\nherd_bound = 3\n"))
+        .expect("a bound below the 4 other clients");
+    refused(
+        &checking(r#"["herd"]"#)
+            .replace("clients = 3", "clients = 2")
+            .replace("client = 2", "client = 1"),
+        "properties.herd_bound",
+        "at most the 1 other client(s)",
+    );
+    refused(
+        &edit("[properties]\n", "[properties]\nherd_bound = 1\n"),
+        "properties.herd_bound",
+        "does not check it",
+    );
+    // An empty fixed_properties checks nothing.
+    refused(
+        &format!("fixed_properties = []\n{BASE}"),
+        "fixed_properties",
+        "checks nothing",
+    );
+    // FIFO judges exclusive acquisitions; a semaphore grants leases.
+    let semaphore = BASE.replace("recipe = \"lock\"", "recipe = \"semaphore\"");
+    refused(
+        &semaphore.replace(
+            r#"check = ["mutual_exclusion", "liveness", "no_leaks"]"#,
+            r#"check = ["fifo"]"#,
+        ),
+        "properties.check",
+        "exclusive acquisitions only",
+    );
+}
+
+/// Issue 30, class 8: even ensembles, a lag on one server and a `client`
+/// on a server fault are refused.
+#[test]
+fn ensembles_are_odd_and_take_only_what_they_read() {
+    for servers in [2, 4, 6] {
+        refused(
+            &format!("ensemble = {servers}\n{BASE}"),
+            "ensemble",
+            "1, 3, 5 or 7",
+        );
+    }
+    for servers in [1, 3, 5, 7] {
+        parse(&format!("ensemble = {servers}\n{BASE}")).expect("an odd ensemble");
+    }
+    let lag = edit(
+        "[faults.rates]",
+        "[timing]\napply_lag_ms = [10, 50]\n\n[faults.rates]",
+    );
+    refused(&lag, "timing.apply_lag_ms", "one server");
+    parse(&format!("ensemble = 3\n{lag}")).expect("a lag with followers");
+    let crash =
+        "\n[[faults.schedule]]\nat_ms = 300\nfault = \"server_crash\"\nserver = 1\ndown_ms = 50\n";
+    let ensemble = format!("ensemble = 3\n{BASE}{crash}");
+    parse(&ensemble).expect("a server fault without a client");
+    refused(
+        &ensemble.replace(
+            "fault = \"server_crash\"",
+            "client = 0\nfault = \"server_crash\"",
+        ),
+        "faults.schedule[2].client",
+        "leave `client` out",
+    );
+}
+
+/// The shrinker's output (`Scenario::to_toml`) never gives a server fault
+/// a `client`, so a shrunk ensemble scenario loads back.
+#[test]
+fn a_written_server_fault_has_no_client() {
+    let crash =
+        "\n[[faults.schedule]]\nat_ms = 300\nfault = \"server_crash\"\nserver = 1\ndown_ms = 50\n";
+    let scenario = parse(&format!("ensemble = 3\n{BASE}{crash}")).expect("valid");
+    let written = scenario.to_toml();
+    let table: toml::Table = written.parse().expect("TOML");
+    let entries = table["faults"]["schedule"].as_array().expect("a schedule");
+    assert_eq!(entries.len(), 3, "{written}");
+    assert!(entries[0].get("client").is_some(), "{written}");
+    assert!(entries[2].get("client").is_none(), "{written}");
+    let again = parse(&written).unwrap_or_else(|e| panic!("{e}\n{written}"));
+    assert_eq!(again.faults, scenario.faults);
+}

@@ -351,7 +351,7 @@ fn malformed_shard_files_are_refused_with_file_line_and_key() {
     merge(&[&old], &[]).refused(&[&old, "key `format`"]);
     let version = write(
         "version.json",
-        &good.replace("\"format_version\": 2,", "\"format_version\": 3,"),
+        &good.replace("\"format_version\": 3,", "\"format_version\": 4,"),
     );
     merge(&[&version], &[]).refused(&[&format!(
         "{version}:{}: key `format_version`",

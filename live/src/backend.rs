@@ -14,7 +14,12 @@
 //!   and password), closed: the server ends the session;
 //! - a client pause: nothing passes the client's proxy until it resumes
 //!   (no pings: past the session timeout the server expires it).
+//!
+//! A socket the harness cannot open (out of descriptors, ...) is recorded
+//! ([`Backend::local_failure`]): the driver stops the run and the verdict
+//! is the harness's error, never a recipe's liveness violation.
 
+use crate::descriptors::LocalFailure;
 use crate::proxy::{FaultProxy, Hole};
 use crate::LiveSession;
 use std::sync::Arc;
@@ -37,6 +42,8 @@ pub struct ZkBackend {
     start: Instant,
     /// A session of the driver's own (not through a proxy) for snapshots.
     observer: tokio::sync::Mutex<Option<LiveSession>>,
+    /// The first local resource failure of the run (the proxies' included).
+    local_failure: LocalFailure,
 }
 
 impl ZkBackend {
@@ -48,7 +55,23 @@ impl ZkBackend {
             session_timeout_ms,
             start: Instant::now(),
             observer: tokio::sync::Mutex::new(None),
+            local_failure: LocalFailure::default(),
         }
+    }
+
+    /// A session at `addr`; a failure for lack of descriptors is recorded
+    /// as the harness's (the client library reports it as a lost connection).
+    async fn open_session(
+        &self,
+        addr: &str,
+        session: Option<zkc::SessionInfo>,
+    ) -> Result<LiveSession, BackendError> {
+        LiveSession::connect_to(addr, self.session_timeout_ms, session)
+            .await
+            .map_err(|error| {
+                self.local_failure.probe("open a ZooKeeper session");
+                BackendError(error.to_string())
+            })
     }
 
     /// Closes the observer session.
@@ -61,10 +84,7 @@ impl ZkBackend {
     async fn walk(&self, dir: &Path) -> Result<Vec<NodeInfo>, BackendError> {
         let mut observer = self.observer.lock().await;
         if observer.is_none() {
-            let session = LiveSession::connect(&self.addr, self.session_timeout_ms)
-                .await
-                .map_err(|error| BackendError(error.to_string()))?;
-            *observer = Some(session);
+            *observer = Some(self.open_session(&self.addr, None).await?);
         }
         let session = observer.as_mut().expect("connected above");
         let nodes = walk_tree(session, dir).await.map_err(BackendError)?;
@@ -123,12 +143,10 @@ pub(crate) async fn walk_tree(
 impl Backend for ZkBackend {
     fn connect(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>> {
         Box::pin(async move {
-            let proxy = FaultProxy::start(&self.addr)
+            let proxy = FaultProxy::start_reporting(&self.addr, self.local_failure.clone())
                 .await
                 .map_err(|error| BackendError(error.to_string()))?;
-            let session = LiveSession::connect(&proxy.addr().to_string(), self.session_timeout_ms)
-                .await
-                .map_err(|error| BackendError(error.to_string()))?;
+            let session = self.open_session(&proxy.addr().to_string(), None).await?;
             let state = session
                 .state_watcher()
                 .ok_or_else(|| BackendError("the new session closed at once".to_string()))?;
@@ -138,6 +156,7 @@ impl Backend for ZkBackend {
                 proxy: Arc::new(proxy),
                 addr: self.addr.clone(),
                 session_timeout_ms: self.session_timeout_ms,
+                local_failure: self.local_failure.clone(),
                 heal_timer: None,
             });
             Ok(connection)
@@ -155,6 +174,10 @@ impl Backend for ZkBackend {
     fn sleep(&self, ms: u64) -> BoxFuture<'static, ()> {
         Box::pin(tokio::time::sleep(Duration::from_millis(ms)))
     }
+
+    fn local_failure(&self) -> Option<String> {
+        self.local_failure.get()
+    }
 }
 
 /// One client session behind its own proxy.
@@ -165,6 +188,7 @@ struct ZkConnection {
     /// The server itself (expiry connects there directly).
     addr: String,
     session_timeout_ms: u64,
+    local_failure: LocalFailure,
     /// Ends a drop's down time.
     heal_timer: Option<JoinHandle<()>>,
 }
@@ -301,7 +325,11 @@ impl Connection for ZkConnection {
                 .ok_or_else(|| BackendError("the session is closed".to_string()))?;
             let mut twin = LiveSession::connect_to(&self.addr, self.session_timeout_ms, Some(info))
                 .await
-                .map_err(|error| BackendError(error.to_string()))?;
+                .map_err(|error| {
+                    self.local_failure
+                        .probe("open a connection to expire a session");
+                    BackendError(error.to_string())
+                })?;
             twin.close()
                 .await
                 .map_err(|error| BackendError(error.to_string()))

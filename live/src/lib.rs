@@ -31,16 +31,21 @@
 //! machines, workloads and oracles (`zk_sim::live`) against the real server
 //! through [`ZkBackend`], with real faults (a proxy per client, expiry by a
 //! second connection into the session), under a root directory of its own
-//! that it removes at the end; [`preflight`] refuses a wrong address or a
-//! server that is not ZooKeeper 3.x before anything is written.
+//! that it removes at the end (also on SIGINT, SIGTERM and SIGHUP);
+//! [`preflight`] refuses a wrong address or a server that is not ZooKeeper
+//! 3.x and [`descriptors`] a process that cannot open the file descriptors
+//! the run needs, before anything is written; [`stale`] finds the roots of
+//! runs that were killed and removes them on request.
 
 pub mod admin;
 pub mod backend;
 mod convert;
+pub mod descriptors;
 pub mod preflight;
 pub mod proxy;
 pub mod run;
 mod session;
+pub mod stale;
 mod watches;
 
 pub use backend::ZkBackend;

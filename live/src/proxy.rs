@@ -21,8 +21,14 @@
 //! handshake). [`FaultProxy::wait_swallowed`] lets a test act at the exact
 //! moment a request or its reply disappeared.
 //!
+//! A proxy that cannot accept a connection or open its upstream socket
+//! because the process ran out of descriptors (or another local resource)
+//! records it ([`FaultProxy::local_failure`]): the harness failed, not the
+//! server or the recipe. A failed accept backs off before it retries.
+//!
 //! Runs on the ambient tokio runtime; dropping the proxy closes everything.
 
+use crate::descriptors::LocalFailure;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -113,6 +119,8 @@ struct Shared {
     control: watch::Sender<Control>,
     swallowed: watch::Sender<Swallowed>,
     open_connections: AtomicUsize,
+    /// Where local resource failures go (see [`FaultProxy::local_failure`]).
+    local_failure: LocalFailure,
 }
 
 /// Largest frame forwarded; ZooKeeper's own limit (jute.maxbuffer) is ~1 MB.
@@ -122,19 +130,34 @@ const MAX_FRAME_BYTES: usize = 16 << 20;
 /// the proxy closed its own, before it is dropped anyway.
 const CLOSE_LINGER: Duration = Duration::from_secs(2);
 
+/// How long the accept loop waits after a failed accept: the error (out of
+/// descriptors, say) leaves the listener ready, so retrying at once spins.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
 impl FaultProxy {
     /// Listens on an ephemeral port of 127.0.0.1 and forwards every
     /// connection to `upstream` (`host:port`).
     pub async fn start(upstream: &str) -> Result<FaultProxy, ProxyError> {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(ProxyError::Bind)?;
+        FaultProxy::start_reporting(upstream, LocalFailure::default()).await
+    }
+
+    /// [`FaultProxy::start`], recording local resource failures (its own
+    /// listener's included) in `local_failure`, shared with the caller.
+    pub async fn start_reporting(
+        upstream: &str,
+        local_failure: LocalFailure,
+    ) -> Result<FaultProxy, ProxyError> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
+            local_failure.note("open a proxy's listener", &error);
+            ProxyError::Bind(error)
+        })?;
         let addr = listener.local_addr().map_err(ProxyError::Bind)?;
         let shared = Arc::new(Shared {
             upstream: std::sync::Mutex::new(upstream.to_string()),
             control: watch::Sender::new(Control::default()),
             swallowed: watch::Sender::new(Swallowed::default()),
             open_connections: AtomicUsize::new(0),
+            local_failure,
         });
         let accept_task = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(FaultProxy {
@@ -209,6 +232,13 @@ impl FaultProxy {
         }
     }
 
+    /// The first time the proxy could not accept a connection or open its
+    /// upstream socket for lack of a local resource (`EMFILE`, ...): the
+    /// harness's failure. Refused connections (a server down) are not one.
+    pub fn local_failure(&self) -> Option<String> {
+        self.shared.local_failure.get()
+    }
+
     /// Connections currently open through the proxy.
     pub fn open_connections(&self) -> usize {
         self.shared.open_connections.load(Ordering::Relaxed)
@@ -225,12 +255,16 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                if let Ok((client, _)) = accepted {
+            accepted = listener.accept() => match accepted {
+                Ok((client, _)) => {
                     let epoch = shared.control.borrow().cut_epoch;
                     connections.spawn(serve_connection(client, epoch, shared.clone()));
                 }
-            }
+                Err(error) => {
+                    shared.local_failure.note("accept a connection in a proxy", &error);
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            },
             // Reap finished connection tasks so the set does not grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
@@ -261,7 +295,12 @@ async fn serve_connection(client: TcpStream, epoch: u64, shared: Arc<Shared>) {
     let _ = client.set_nodelay(true);
     let (mut client_read, mut client_write) = client.into_split();
     let upstream = shared.upstream.lock().unwrap().clone();
-    if let Ok(server) = TcpStream::connect(&upstream).await {
+    let connected = TcpStream::connect(&upstream).await;
+    if let Err(error) = &connected {
+        let what = format!("connect a proxy to {upstream}");
+        shared.local_failure.note(&what, error);
+    }
+    if let Ok(server) = connected {
         let _ = server.set_nodelay(true);
         let (mut server_read, mut server_write) = server.into_split();
         // Set when a frame of this connection was swallowed. The pumps and

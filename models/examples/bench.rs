@@ -30,6 +30,7 @@ fn main() {
         max_depth,
         timeout: None,
         progress_every: None,
+        memory_budget: None,
     };
     let report = entry.check(&setup, &options);
     print!("{}", report.summary());

@@ -60,9 +60,10 @@
 //!    `s` (exact state equality, so a fingerprint collision cannot fake a
 //!    cycle), and narrated as numbered steps like every counterexample.
 //!
-//! A search cut by its state limit or timeout still reports a lasso it
-//! found among the states it expanded (their edges are complete); without
-//! one its answer is no verdict ([`LassoVerdict::Inconclusive`]).
+//! A search cut by its state limit, its timeout or its memory budget
+//! ([`crate::memory`]; looked at every 1024 states) still reports a lasso
+//! it found among the states it expanded (their edges are complete);
+//! without one its answer is no verdict ([`LassoVerdict::Inconclusive`]).
 //!
 //! ## Canonical states
 //!
@@ -79,6 +80,7 @@
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
+use crate::memory::{Bytes, MemoryBudget, MemoryStop, MemoryWatch};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::run::{trace, TraceStep};
 use crate::schedule::{FoundOn, Schedule};
@@ -92,7 +94,9 @@ use std::time::{Duration, Instant};
 /// The property a lasso violates (schedules name it).
 pub const PROGRESS: &str = "progress";
 
-/// Default state limit of a search (about 100 bytes per state).
+/// Default state limit of a search. The memory budget usually stops a
+/// search first: the queue holds whole states (see BENCHMARKS.md for the
+/// bytes per state measured).
 pub const DEFAULT_MAX_STATES: usize = 5_000_000;
 
 /// Bounds of a lasso search.
@@ -103,6 +107,9 @@ pub struct LassoOptions {
     pub timeout: Option<Duration>,
     /// Print a progress line to stderr this often.
     pub progress_every: Option<Duration>,
+    /// Stop when the process nears this much memory in use; None:
+    /// [`MemoryBudget::for_this_process`].
+    pub memory_budget: Option<MemoryBudget>,
 }
 
 impl Default for LassoOptions {
@@ -111,6 +118,7 @@ impl Default for LassoOptions {
             max_states: DEFAULT_MAX_STATES,
             timeout: None,
             progress_every: None,
+            memory_budget: None,
         }
     }
 }
@@ -284,6 +292,18 @@ impl Graph {
 pub enum Limit {
     States(usize),
     Timeout(Duration),
+    Memory(MemoryStop),
+}
+
+impl Limit {
+    /// `states`, `timeout` or `memory`: the reason reports keep.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Limit::States(_) => "states",
+            Limit::Timeout(_) => "timeout",
+            Limit::Memory(_) => "memory",
+        }
+    }
 }
 
 impl fmt::Display for Limit {
@@ -291,6 +311,12 @@ impl fmt::Display for Limit {
         match self {
             Limit::States(n) => write!(f, "its state limit ({n} states)"),
             Limit::Timeout(t) => write!(f, "its timeout ({} s)", t.as_secs()),
+            Limit::Memory(stop) => write!(
+                f,
+                "its memory budget ({}; {} in use)",
+                stop.budget,
+                Bytes(stop.in_use_bytes)
+            ),
         }
     }
 }
@@ -370,6 +396,12 @@ impl LassoReport {
             self.edges,
             self.elapsed.as_secs_f64(),
             match self.cut {
+                Some(Limit::Memory(stop)) => format!(
+                    " (not exhaustive: memory budget of {} reached after {} states; {} in use, the last third of the budget kept for a table that doubles)",
+                    stop.budget,
+                    self.states,
+                    Bytes(stop.in_use_bytes)
+                ),
                 Some(limit) => format!(" (stopped at {limit})"),
                 None => " (exhaustive)".to_string(),
             }
@@ -554,13 +586,18 @@ fn explore<R: ModelRecipe>(
         queue.push_back(state);
     }
     let mut next_progress = options.progress_every.map(|every| started + every);
+    let memory = MemoryWatch::new(
+        options
+            .memory_budget
+            .unwrap_or_else(MemoryBudget::for_this_process),
+    );
     let mut cut = None;
     let mut actions = Vec::new();
     while let Some(state) = queue.pop_front() {
         let current = graph.first_edge.len() as u32;
-        // The clock now and then: every 1024 states.
+        // The clock and the memory now and then: every 1024 states.
         let clock = current & 0x3ff == 0;
-        cut = limit_reached(&graph, options, started, clock);
+        cut = limit_reached(&graph, options, &memory, started, clock);
         if cut.is_some() {
             break;
         }
@@ -607,18 +644,25 @@ fn explore<R: ModelRecipe>(
     (graph, cut)
 }
 
-/// The state limit, or (when `clock`: now and then) the timeout.
+/// The state limit, or (when `clock`: now and then) the timeout or the
+/// memory budget.
 fn limit_reached(
     graph: &Graph,
     options: &LassoOptions,
+    memory: &MemoryWatch,
     started: Instant,
     clock: bool,
 ) -> Option<Limit> {
     if graph.states() > options.max_states {
         return Some(Limit::States(options.max_states));
     }
-    let timeout = options.timeout.filter(|_| clock)?;
-    (started.elapsed() >= timeout).then_some(Limit::Timeout(timeout))
+    if !clock {
+        return None;
+    }
+    let timeout = options.timeout.filter(|t| started.elapsed() >= *t);
+    timeout
+        .map(Limit::Timeout)
+        .or_else(|| memory.check().map(Limit::Memory))
 }
 
 fn report_progress(

@@ -17,6 +17,8 @@
 //!   registered variant builds its simulation (for scenario files) and its
 //!   model (for `check`, `explore` and schedule replay); a hold recipe gets
 //!   a generic model from its constructor and calls.
+//! - [`memory`] is the memory budget every search stops at (as at a
+//!   timeout), measured from `/proc/self/statm`.
 //! - [`lasso`] searches for livelocks: reachable fair cycles in which a
 //!   call stays pending (liveness as cycles, reported as lassos).
 
@@ -27,6 +29,7 @@ pub mod canonical;
 mod dfs;
 pub mod faults;
 pub mod lasso;
+pub mod memory;
 pub mod model;
 pub mod narrate;
 pub mod properties;

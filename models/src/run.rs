@@ -4,7 +4,8 @@
 //! [`Schedule`].
 
 use crate::action::Action;
-use crate::dfs::Dfs;
+use crate::dfs::{Dfs, Order};
+use crate::memory::{Bytes, MemoryBudget, MemoryStop, MemoryWatch};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::schedule::{FoundOn, Schedule, ScheduleStep};
 use crate::shorten;
@@ -47,6 +48,11 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Print a progress line to stderr this often (long runs).
     pub progress_every: Option<Duration>,
+    /// Stop when the process nears this much memory in use (the search is
+    /// then not exhaustive); None: [`MemoryBudget::for_this_process`]. A
+    /// simulation holds one walk at a time (its length bounded by the depth)
+    /// and is not watched.
+    pub memory_budget: Option<MemoryBudget>,
 }
 
 impl Default for RunOptions {
@@ -57,6 +63,39 @@ impl Default for RunOptions {
             max_depth: None,
             timeout: None,
             progress_every: None,
+            memory_budget: None,
+        }
+    }
+}
+
+/// What cut a search short before it visited every state it could reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Timeout(Duration),
+    Memory(MemoryStop),
+}
+
+impl Stop {
+    /// `timeout` or `memory`: the reason reports keep.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Stop::Timeout(_) => "timeout",
+            Stop::Memory(_) => "memory",
+        }
+    }
+
+    /// `not exhaustive: memory budget of 4.0 GiB reached after N states (...)`.
+    pub fn describe(&self, states: usize) -> String {
+        match self {
+            Stop::Timeout(timeout) => format!(
+                "not exhaustive: timeout of {} s reached after {states} states",
+                timeout.as_secs()
+            ),
+            Stop::Memory(memory) => format!(
+                "not exhaustive: memory budget of {} reached after {states} states ({} in use; the last third of the budget is kept for a table that doubles)",
+                memory.budget,
+                Bytes(memory.in_use_bytes)
+            ),
         }
     }
 }
@@ -118,8 +157,11 @@ pub struct CheckReport {
     pub unique_states: usize,
     pub max_depth: usize,
     pub elapsed: Duration,
-    /// Every reachable state was visited (no depth or time bound cut the search).
+    /// Every reachable state was visited (no depth, time or memory bound
+    /// cut the search).
     pub exhaustive: bool,
+    /// The timeout or the memory budget stopped the search.
+    pub stop: Option<Stop>,
     pub properties: Vec<PropertyResult>,
 }
 
@@ -190,7 +232,11 @@ impl CheckReport {
             self.max_depth,
             self.elapsed.as_secs_f64(),
             self.states_per_second(),
-            if self.exhaustive { " (exhaustive)" } else { " (bounded: not exhaustive)" },
+            match (self.exhaustive, &self.stop) {
+                (true, _) => " (exhaustive)".to_string(),
+                (false, Some(stop)) => format!(" ({})", stop.describe(self.unique_states)),
+                (false, None) => " (bounded: not exhaustive)".to_string(),
+            },
         );
         for property in &self.properties {
             let _ = writeln!(
@@ -251,12 +297,11 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         unique_states,
         max_depth,
         elapsed,
-        timed_out: counts_timed_out,
+        stop,
     } = counts;
     let depth_cut = options.max_depth.is_some_and(|depth| max_depth > depth);
-    let timed_out = counts_timed_out;
     let exhaustive =
-        !matches!(options.strategy, Strategy::Simulation { .. }) && !depth_cut && !timed_out;
+        !matches!(options.strategy, Strategy::Simulation { .. }) && !depth_cut && stop.is_none();
     CheckReport {
         model: name,
         clients,
@@ -270,6 +315,7 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         max_depth,
         elapsed,
         exhaustive,
+        stop,
         properties,
     }
 }
@@ -283,16 +329,21 @@ fn search<R: ModelRecipe>(
     let stop = Arc::clone(&model.stop);
     // stateright counts the initial state as depth 1.
     let depth_limit = options.max_depth.map(|depth| depth + 1);
+    let memory = MemoryWatch::new(
+        options
+            .memory_budget
+            .unwrap_or_else(MemoryBudget::for_this_process),
+    );
     match options.strategy {
         Strategy::Dfs => {
-            let dfs = Dfs::spawn(model, options.threads, depth_limit);
-            let (checker, timed_out) = watch(dfs, &stop, options, started);
-            collect(&checker, options, started, timed_out)
+            let dfs = Dfs::spawn(model, Order::DepthFirst, options.threads, depth_limit);
+            let (checker, stopped) = watch(dfs, &stop, options, memory, started);
+            collect(&checker, options, memory, started, stopped)
         }
         Strategy::Bfs => {
-            let bfs = stateright_checker(model, options, depth_limit).spawn_bfs();
-            let (checker, timed_out) = watch(bfs, &stop, options, started);
-            collect(&checker, options, started, timed_out)
+            let bfs = Dfs::spawn(model, Order::BreadthFirst, options.threads, depth_limit);
+            let (checker, stopped) = watch(bfs, &stop, options, memory, started);
+            collect(&checker, options, memory, started, stopped)
         }
         Strategy::Simulation { seed } => {
             let mut builder = stateright_checker(model, options, depth_limit);
@@ -300,13 +351,12 @@ fn search<R: ModelRecipe>(
                 builder = builder.timeout(timeout);
             }
             let checker = builder.spawn_simulation(seed, UniformChooser).join();
-            collect(&checker, options, started, false)
+            collect(&checker, options, memory, started, None)
         }
     }
 }
 
-/// stateright's checker of `model`, for the strategies it runs (BFS and
-/// simulation).
+/// stateright's checker of `model`, for the random walks.
 fn stateright_checker<R: ModelRecipe>(
     model: RecipeModel<R>,
     options: &RunOptions,
@@ -319,28 +369,40 @@ fn stateright_checker<R: ModelRecipe>(
     }
 }
 
+/// How often the watcher looks at the clock and the memory in use, at
+/// most: a search growing by 1 GB/s grows 100 MB between two looks, well
+/// inside the third of its budget kept free.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
 /// Waits for a search to finish: sets the model's stop flag when the
-/// timeout passes (see `RecipeModel::stop`; stateright's own timeout holds
-/// a lock while it sleeps) and prints progress lines to stderr. Returns the
-/// joined checker and whether the timeout stopped it; the flag is cleared
-/// again, so the model can rebuild and narrate the paths found.
+/// timeout passes or the memory in use reaches the budget's stop point
+/// (see `RecipeModel::stop`; stateright's own timeout holds a lock while it
+/// sleeps) and prints progress lines to stderr. Returns the joined checker
+/// and what stopped it; the flag is cleared again, so the model can
+/// rebuild and narrate the paths found.
 fn watch<R: ModelRecipe, C: Checker<RecipeModel<R>>>(
     checker: C,
     stop: &AtomicBool,
     options: &RunOptions,
+    memory: MemoryWatch,
     started: Instant,
-) -> (C, bool) {
+) -> (C, Option<Stop>) {
     let mut poll = Duration::from_millis(1);
     let mut next_progress = options.progress_every.map(|every| started + every);
+    let mut stopped = None;
     while !checker.is_done() {
         std::thread::sleep(poll);
-        poll = (poll * 2).min(Duration::from_millis(100));
+        poll = (poll * 2).min(WATCH_EVERY);
         let now = Instant::now();
-        if options
-            .timeout
-            .is_some_and(|timeout| now >= started + timeout)
-        {
-            stop.store(true, Ordering::Relaxed);
+        if stopped.is_none() {
+            stopped = options
+                .timeout
+                .filter(|timeout| now >= started + *timeout)
+                .map(Stop::Timeout)
+                .or_else(|| memory.check().map(Stop::Memory));
+            if stopped.is_some() {
+                stop.store(true, Ordering::Relaxed);
+            }
         }
         if let (Some(due), Some(every)) = (next_progress, options.progress_every) {
             if now >= due {
@@ -350,7 +412,8 @@ fn watch<R: ModelRecipe, C: Checker<RecipeModel<R>>>(
         }
     }
     let checker = checker.join();
-    (checker, stop.swap(false, Ordering::Relaxed))
+    stop.store(false, Ordering::Relaxed);
+    (checker, stopped)
 }
 
 /// `progress: 120 s, 104532112 states (0.87 M/s), 40234001 unique, depth 57`.
@@ -373,21 +436,28 @@ struct Counts {
     unique_states: usize,
     max_depth: usize,
     elapsed: Duration,
-    /// The search was cut short by the timeout.
-    timed_out: bool,
+    /// The timeout or the memory budget cut the search short.
+    stop: Option<Stop>,
 }
 
 fn collect<R: ModelRecipe>(
     checker: &dyn Checker<RecipeModel<R>>,
     options: &RunOptions,
+    memory: MemoryWatch,
     started: Instant,
-    stopped: bool,
+    stopped_by: Option<Stop>,
 ) -> (Vec<PropertyResult>, Counts) {
     let elapsed = started.elapsed();
     // A simulation ends only at its timeout; a stopped search made every
     // state it had queued look terminal, so its `eventually` discoveries
     // mean nothing.
-    let timed_out = stopped || options.timeout.is_some_and(|timeout| elapsed >= timeout);
+    let stopped = stopped_by.is_some();
+    let stop = stopped_by.or_else(|| {
+        options
+            .timeout
+            .filter(|timeout| elapsed >= *timeout)
+            .map(Stop::Timeout)
+    });
     let model = checker.model();
     let mut discoveries = checker.discoveries();
     let properties = model
@@ -399,7 +469,8 @@ fn collect<R: ModelRecipe>(
                 .map(|path| path.into_vec())
                 .filter(|_| !(stopped && property.expectation == Expectation::Eventually));
             if property.expectation == Expectation::Eventually {
-                path = path.map(|path| eventually_counterexample(model, &property, path, options));
+                path = path
+                    .map(|path| eventually_counterexample(model, &property, path, options, memory));
             }
             // A path of canonical states becomes the concrete run it stands
             // for; the rest works on concrete states.
@@ -433,23 +504,25 @@ fn collect<R: ModelRecipe>(
         unique_states,
         max_depth: checker.max_depth(),
         elapsed,
-        timed_out,
+        stop,
     };
     (properties, counts)
 }
 
 use crate::shorten::StatePath;
 
-/// stateright 0.30's BFS keeps overwriting an `eventually` discovery with later
-/// terminal states once the property is discovered (it stops clearing the
-/// property's bit), so the path it returns may end in a state that satisfies
-/// the property. The verdict is right; the path is then searched again as
+/// The BFS (as stateright 0.30's, see [`crate::dfs`]) keeps overwriting an
+/// `eventually` discovery with later terminal states once the property is
+/// discovered (it stops clearing the property's bit), so the path it
+/// returns may end in a state that satisfies the property. The verdict is
+/// right; the path is then searched again (breadth first, one thread) as
 /// the shortest path to a terminal state that breaks the property.
 fn eventually_counterexample<R: ModelRecipe>(
     model: &RecipeModel<R>,
     property: &stateright::Property<RecipeModel<R>>,
     path: StatePath<R>,
     options: &RunOptions,
+    memory: MemoryWatch,
 ) -> StatePath<R> {
     let ends_badly = path
         .last()
@@ -457,13 +530,22 @@ fn eventually_counterexample<R: ModelRecipe>(
     if ends_badly {
         return path;
     }
-    let mut builder = model
-        .terminal_goal_model(property.name, property.condition)
-        .checker();
-    if let Some(depth) = options.max_depth {
-        builder = builder.target_max_depth(depth + 1);
+    let goal_model = model.terminal_goal_model(property.name, property.condition);
+    let stop = Arc::clone(&goal_model.stop);
+    let depth_limit = options.max_depth.map(|depth| depth + 1);
+    // The search again, within the same memory budget (no timeout: the
+    // first search ended).
+    let goal_model = Dfs::spawn(goal_model, Order::BreadthFirst, 1, depth_limit);
+    let unbounded = RunOptions {
+        timeout: None,
+        progress_every: None,
+        ..*options
+    };
+    let (rerun, stopped) = watch(goal_model, &stop, &unbounded, memory, Instant::now());
+    if stopped.is_some() {
+        // Stopped, every state looked terminal: its discovery means nothing.
+        return path;
     }
-    let rerun = builder.spawn_bfs().join();
     rerun
         .discovery(property.name)
         .map(|path| path.into_vec())

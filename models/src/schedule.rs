@@ -415,6 +415,12 @@ impl Schedule {
                 ),
             );
         }
+        if self.steps.is_empty() {
+            return at(
+                "step",
+                "the schedule has no steps: it shows nothing to replay (`zkcheck check` writes at least one `[[step]]`)".to_string(),
+            );
+        }
         if self.steps.len() > MAX_STEPS {
             return at(
                 &format!("step[{MAX_STEPS}]"),

@@ -352,6 +352,7 @@ fn a_timeout_stops_a_large_search_soon_without_false_liveness_verdicts() {
         max_depth: None,
         timeout: Some(std::time::Duration::from_millis(300)),
         progress_every: None,
+        memory_budget: None,
     };
     let report = zk_models::Registry::builtin()
         .model("lock", "fixed")

@@ -146,6 +146,7 @@ fn badge(verdict: Verdict) -> &'static str {
         Verdict::Pass => "<span class=\"badge pass\">PASS</span>",
         Verdict::Violation => "<span class=\"badge violation\">VIOLATION</span>",
         Verdict::Error => "<span class=\"badge error\">ERROR</span>",
+        Verdict::InternalError => "<span class=\"badge error\">INTERNAL ERROR</span>",
     }
 }
 
@@ -196,6 +197,9 @@ fn write_run(out: &mut String, kind: ReportKind, index: usize, run: &Run) {
             Verdict::Pass => "No property was broken.",
             Verdict::Violation => "The run failed, but the report names no violation.",
             Verdict::Error => "The run did not complete (no progress, or it did not run).",
+            Verdict::InternalError => {
+                "zkcheck panicked during the run: an internal error of zkcheck, not a property violation of the recipe."
+            }
         };
         let _ = writeln!(out, "<p class=\"verdict-words\">{words}</p>");
     }

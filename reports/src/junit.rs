@@ -205,6 +205,10 @@ fn run_cases(runs: &[Run]) -> Vec<Case> {
                     message: "the run did not complete".to_string(),
                     body: format!("Replay: {}\n", run.replay),
                 },
+                Verdict::InternalError => CaseResult::Error {
+                    message: "internal error of zkcheck (the run panicked)".to_string(),
+                    body: format!("Rerun: {}\n", run.replay),
+                },
                 _ => {
                     let mut body = String::new();
                     for violation in &run.violations {

@@ -14,6 +14,7 @@
 
 pub mod html;
 pub mod junit;
+pub mod limits;
 pub mod markdown;
 pub mod schema;
 pub mod svg;
@@ -39,10 +40,14 @@ pub enum ReportError {
          (render the report with the zkcheck that wrote it, or regenerate it)"
     )]
     Version { found: u64, expected: u32 },
+    /// A number beyond what the renderers draw (see [`limits`]).
+    #[error("not renderable: {0}")]
+    Limit(#[from] limits::LimitError),
 }
 
 /// Reads a report document, refusing one of another schema version before
-/// looking at any other field (a later version may have changed them).
+/// looking at any other field (a later version may have changed them), and
+/// one with numbers beyond what the renderers draw ([`limits::check`]).
 pub fn from_json(text: &str) -> Result<Report, ReportError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
     let found = value
@@ -55,7 +60,9 @@ pub fn from_json(text: &str) -> Result<Report, ReportError> {
             expected: SCHEMA_VERSION,
         });
     }
-    Ok(serde_json::from_value(value)?)
+    let report: Report = serde_json::from_value(value)?;
+    limits::check(&report)?;
+    Ok(report)
 }
 
 /// The report document, pretty-printed, with a final newline.

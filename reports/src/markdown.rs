@@ -70,6 +70,7 @@ fn verdict_word(verdict: Verdict) -> &'static str {
         Verdict::Pass => "✅ PASS",
         Verdict::Violation => "❌ VIOLATION",
         Verdict::Error => "⚠️ ERROR",
+        Verdict::InternalError => "⚠️ INTERNAL ERROR of zkcheck",
     }
 }
 
@@ -245,11 +246,11 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | `{}` |",
-            cell(&code_text(&bucket.signature)),
+            code_cell(&bucket.signature),
             bucket.seeds,
             bucket.first_seed,
             cell(&bucket.summary),
-            cell(&code_text(&bucket.replay))
+            code_cell(&bucket.replay)
         );
     }
     out.push('\n');
@@ -314,13 +315,13 @@ fn write_check(out: &mut String, check: &Check) {
             property.steps.len().to_string()
         };
         let schedule = match &property.schedule {
-            Some(schedule) => format!("`{}`", cell(&code_text(schedule))),
+            Some(schedule) => format!("`{}`", code_cell(schedule)),
             None => "—".to_string(),
         };
         let _ = writeln!(
             out,
             "| `{}` | {} | {mark}{} | {steps} | {schedule} |",
-            cell(&code_text(&property.name)),
+            code_cell(&property.name),
             cell(&property.expectation),
             cell(&property.verdict),
         );
@@ -365,9 +366,9 @@ fn write_catalog(out: &mut String, catalog: &Catalog) {
             "| **{}** {} | `{}` ({}) | `{}` | {} | {} | {} | {} |",
             cell(&entry.bug),
             cell(&entry.title),
-            cell(&code_text(&entry.recipe)),
+            code_cell(&entry.recipe),
             cell(&entry.variant),
-            cell(&code_text(&entry.signature)),
+            code_cell(&entry.signature),
             cell(&simulation_cell(entry)),
             cell(&model_cell(entry)),
             cell(&fixed_cell(entry)),
@@ -446,21 +447,52 @@ pub(crate) fn fixed_cell(entry: &CatalogEntry) -> String {
     text
 }
 
-/// A table cell: one line, `|` escaped.
+/// A table cell of user text: [`one_line`], `|` escaped.
 fn cell(text: &str) -> String {
     one_line(text).replace('|', "\\|")
 }
 
-/// Text on one line (newlines would end a list item or a table row).
+/// A table cell shown as code: [`code_text`], `|` escaped (GitHub reads
+/// `\|` as a pipe inside a code span in a table too).
+fn code_cell(text: &str) -> String {
+    code_text(text).replace('|', "\\|")
+}
+
+/// User text (a name, a message, a diagnosis) as Markdown text on one
+/// line: newlines would end a list item or a table row, and nothing in it
+/// may act as Markdown's HTML: `<` and `&` become entities (an unclosed
+/// `<!--` in a scenario's name would hide the rest of a pull-request
+/// comment; a tag, an autolink or an entity would render; `>` alone opens
+/// nothing in running text, so the diagnoses' `->` stay readable in a
+/// terminal), and `\` `` ` `` `[` `]` are backslash-escaped (no code span
+/// swallowing what follows, no link or image pointing elsewhere).
 fn one_line(text: &str) -> String {
-    text.replace("\r\n", " ").replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Text for inside single backticks: one line, a backtick replaced by a
 /// similar-looking character (a code span cannot hold its own delimiter
-/// simply).
+/// simply). Markdown renders nothing inside a code span, so nothing else
+/// needs escaping.
 fn code_text(text: &str) -> String {
-    one_line(text).replace('`', "ˋ")
+    text.replace("\r\n", " ")
+        .replace(['\n', '\r'], " ")
+        .replace('`', "ˋ")
 }
 
 /// A fenced code block longer than any run of backticks in `body`.
@@ -500,5 +532,14 @@ mod tests {
     #[test]
     fn cells_escape_pipes() {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+        assert_eq!(code_cell("a|b`"), "a\\|bˋ");
+    }
+
+    #[test]
+    fn user_text_renders_no_html() {
+        assert_eq!(
+            one_line("<!-- a & b -->\r\n[x](y) `z` \\"),
+            "&lt;!-- a &amp; b --> \\[x\\](y) \\`z\\` \\\\"
+        );
     }
 }

@@ -8,8 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The schema version this crate writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this crate writes and reads: 2 added the verdict
+/// `internal_error` (a run that panicked).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One report: a single run, a sweep, a model check or the bug catalog.
 /// Exactly one of `runs`, `sweep`, `check`, `catalog` is the subject
@@ -78,6 +79,9 @@ pub enum Verdict {
     Violation,
     /// The run could not have failed (no progress) or did not run.
     Error,
+    /// The run panicked: an internal error of zkcheck, not a property
+    /// violation of the recipe (the trace holds the panic's message).
+    InternalError,
 }
 
 /// A broken property, with its diagnosis.
@@ -245,6 +249,10 @@ pub struct Check {
     pub states: u64,
     /// Every state was visited (no timeout, no depth bound).
     pub exhaustive: bool,
+    /// What stopped the search before it visited every state: `timeout`
+    /// or `memory` (its memory budget); absent when neither did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
     pub properties: Vec<PropertyVerdict>,
 }
 

@@ -250,3 +250,30 @@ fn rendering_is_deterministic() {
         assert_eq!(html(&report), html(&report.clone()));
     }
 }
+
+/// A document's numbers do not size what is drawn: a client numbered in
+/// the billions is refused on reading (it would size the lanes), and a
+/// run with more spans than the timeline draws has only the first drawn,
+/// said in its caption (the overlap search among them is quadratic).
+#[test]
+fn what_a_document_asks_to_draw_is_bounded() {
+    use zk_reports::limits::{MAX_CLIENTS, MAX_DRAWN_HOLDS};
+    let mut report = common::lock_report();
+    report.runs[0].clients = 2_000_000_000;
+    let error = zk_reports::from_json(&zk_reports::to_json(&report)).unwrap_err();
+    assert!(error.to_string().contains("runs[0].clients"), "{error}");
+    // Rendered anyway (a document built in memory): bounded lanes and rows.
+    let page = html(&report);
+    assert!(page.len() < 8 * 1024 * 1024, "{} bytes", page.len());
+    assert!(!page.contains(&format!("data-lane=\"c{MAX_CLIENTS}\"")));
+
+    let mut report = common::lock_report();
+    let hold = report.runs[0].holds[0].clone();
+    report.runs[0].holds = vec![hold; MAX_DRAWN_HOLDS * 5];
+    let page = html(&report);
+    assert!(
+        page.contains(&format!("(the first {MAX_DRAWN_HOLDS} drawn")),
+        "the timeline says it drew only some spans"
+    );
+    assert_eq!(page.matches("<g class=\"span\"").count(), MAX_DRAWN_HOLDS);
+}

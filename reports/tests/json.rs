@@ -25,10 +25,10 @@ fn another_version_is_refused() {
     );
     let message = error.to_string();
     assert!(
-        message.contains("report schema version 2 is not supported"),
+        message.contains("report schema version 3 is not supported"),
         "{message}"
     );
-    assert!(message.contains("reads version 1"), "{message}");
+    assert!(message.contains("reads version 2"), "{message}");
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn no_version_or_not_json_is_refused() {
     ));
     assert!(matches!(from_json("not json"), Err(ReportError::Json(_))));
     assert!(matches!(
-        from_json(r#"{"schema_version": 1, "title": "x"}"#),
+        from_json(r#"{"schema_version": 2, "title": "x"}"#),
         Err(ReportError::Json(_))
     ));
 }
@@ -58,7 +58,7 @@ fn no_version_or_not_json_is_refused() {
 #[test]
 fn optional_sections_default() {
     let text = r#"{
-        "schema_version": 1, "generated_by": "zkcheck 0.1.0", "kind": "run",
+        "schema_version": 2, "generated_by": "zkcheck 0.1.0", "kind": "run",
         "title": "t", "command": "zkcheck sim x.toml"
     }"#;
     let report = from_json(text).unwrap();

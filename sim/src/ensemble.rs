@@ -26,7 +26,12 @@
 //! - a server cut off from the leader applies nothing and commits nothing,
 //!   but serves reads from its stale state until the driver stops it; while
 //!   the ensemble elects a leader no write commits, and the new leader
-//!   hears from every live session at once (its session tracker restarts).
+//!   hears from every live session at once (its session tracker restarts);
+//! - nothing commits without a leader: a write, or a close (or expiry) of a
+//!   session, that arrives while the ensemble elects waits, and the new
+//!   leader commits what waited in the order it arrived; a new session is
+//!   refused until a leader is there (the server is not serving), and the
+//!   leader's expiry and reaper do not run.
 
 use crate::server::{
     Applied, ChildOrder, Notification, PermutedOrder, ServerConfig, SessionError, ShuffledOrder,
@@ -77,6 +82,19 @@ enum Change {
         order: DeletionOrder,
     },
     Reap,
+}
+
+/// A transaction that waits for a leader to commit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Waiting {
+    /// The session's oldest write not committed yet (its server could not
+    /// reach a leader when the session sent it).
+    Write(SessionId),
+    /// The session's close (or expiry), decided while no leader was there.
+    Close {
+        session: SessionId,
+        order: DeletionOrder,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -180,8 +198,8 @@ pub struct Ensemble {
     log_start: usize,
     now_ms: i64,
     connections: BTreeMap<SessionId, Connection>,
-    /// Sessions with a write waiting for a leader, in the order sent.
-    uncommitted: VecDeque<SessionId>,
+    /// Writes and closes waiting for a leader, in the order they came.
+    waiting: VecDeque<Waiting>,
 }
 
 impl Ensemble {
@@ -208,7 +226,7 @@ impl Ensemble {
             log_start: 0,
             now_ms: 0,
             connections: BTreeMap::new(),
-            uncommitted: VecDeque::new(),
+            waiting: VecDeque::new(),
         }
     }
 
@@ -252,6 +270,13 @@ impl Ensemble {
     /// A leader election is under way: no write commits.
     pub fn is_electing(&self) -> bool {
         self.electing
+    }
+
+    /// The session's close waits for a leader to commit it.
+    pub fn is_closing(&self, session: SessionId) -> bool {
+        self.waiting.iter().any(|waiting| {
+            matches!(waiting, Waiting::Close { session: closing, .. } if *closing == session)
+        })
     }
 
     /// The server the session is connected to, if any.
@@ -356,7 +381,10 @@ impl Ensemble {
     pub fn disconnect(&mut self, session: SessionId) {
         if let Some(connection) = self.connections.remove(&session) {
             self.replicas[connection.server].core.disconnect(session);
-            self.uncommitted.retain(|s| *s != session);
+            // Its writes fail with the connection; a close the leader
+            // decided still commits.
+            self.waiting
+                .retain(|waiting| *waiting != Waiting::Write(session));
         }
     }
 
@@ -401,7 +429,7 @@ impl Ensemble {
         if is_write && reaches_leader {
             self.commit_waiting_write(session, &mut events);
         } else if is_write {
-            self.uncommitted.push_back(session);
+            self.waiting.push_back(Waiting::Write(session));
         }
         self.answer_ready(server, order, &mut events);
         events
@@ -450,17 +478,24 @@ impl Ensemble {
         (due, events)
     }
 
-    /// The leader closes (or, as a fault, expires) one session now.
+    /// The leader closes (or, as a fault, expires) one session now; while
+    /// the ensemble elects, the close waits for the new leader, which
+    /// commits it (see [`Ensemble::is_closing`]). A session already closed,
+    /// or whose close already waits, is not alive.
     pub fn close_session(
         &mut self,
         session: SessionId,
         order: DeletionOrder,
         child_order: &mut dyn ChildOrder,
     ) -> Result<Vec<EnsembleEvent>, SessionError> {
-        if !self.committed().is_session_alive(session) {
+        if !self.committed().is_session_alive(session) || self.is_closing(session) {
             return Err(SessionError::NotAlive(session));
         }
         let mut events = Vec::new();
+        if self.electing {
+            self.waiting.push_back(Waiting::Close { session, order });
+            return Ok(events);
+        }
         self.commit(Change::Close { session, order }, &mut events);
         self.answer_all(child_order, &mut events);
         Ok(events)
@@ -525,7 +560,9 @@ impl Ensemble {
     }
 
     /// `server` becomes the leader: it catches up, hears from every live
-    /// session now, and commits the writes that waited, in the order sent.
+    /// session now (each gets a fresh timeout, connected or not: its
+    /// session tracker starts anew), and commits the writes and closes that
+    /// waited, in the order they came.
     pub fn elect(&mut self, server: ServerIndex, order: &mut dyn ChildOrder) -> Vec<EnsembleEvent> {
         assert!(
             self.replicas[server].serving,
@@ -540,8 +577,7 @@ impl Ensemble {
         self.electing = false;
         let now_ms = self.now_ms.max(self.replicas[server].core.now_ms());
         self.set_time_ms(now_ms);
-        let live: Vec<SessionId> = self.connections.keys().copied().collect();
-        for session in live {
+        for session in self.replicas[server].core.live_sessions() {
             self.replicas[server].core.touch_session(session);
         }
         self.forward_waiting(&mut events);
@@ -549,22 +585,29 @@ impl Ensemble {
         events
     }
 
-    /// With a leader, commits the writes that waited for one, in the order
-    /// sent, and gives waiting syncs their target, for every session whose
-    /// server reaches the leader (the others keep waiting).
+    /// With a leader, commits the closes that waited for one and the
+    /// writes of every session whose server reaches the leader, in the
+    /// order they came (the other writes keep waiting), and gives waiting
+    /// syncs their target.
     fn forward_waiting(&mut self, events: &mut Vec<EnsembleEvent>) {
         if self.electing {
             return;
         }
-        let waiting = std::mem::take(&mut self.uncommitted);
-        for session in waiting {
-            let reaches = self
-                .server_of(session)
-                .is_some_and(|server| self.replicas[server].in_quorum);
-            if reaches {
-                self.commit_waiting_write(session, events);
-            } else {
-                self.uncommitted.push_back(session);
+        let waiting = std::mem::take(&mut self.waiting);
+        for next in waiting {
+            match next {
+                Waiting::Close { session, order } => {
+                    self.commit(Change::Close { session, order }, events);
+                }
+                // A write whose connection is gone (a close before it
+                // ended the session) failed with it.
+                Waiting::Write(session) => match self.server_of(session) {
+                    None => {}
+                    Some(server) if self.replicas[server].in_quorum => {
+                        self.commit_waiting_write(session, events)
+                    }
+                    Some(_) => self.waiting.push_back(next),
+                },
             }
         }
         let committed = self.committed_count();
@@ -793,5 +836,111 @@ impl Ensemble {
             return Err(ConnectError::NotServing(server));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::SortedOrder;
+    use zk_recipes::zk::{CreateMode, Path};
+
+    fn create(path: &str) -> Request {
+        Request::Create {
+            path: Path::new(path).unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::Ephemeral,
+        }
+    }
+
+    /// Three servers, one session on server 1 with an ephemeral node.
+    fn ensemble_with_session() -> (Ensemble, SessionId) {
+        let mut ensemble = Ensemble::new(3, ServerConfig::default());
+        let session = SessionId(7);
+        ensemble
+            .open_session(1, session, 4_000, &mut SortedOrder)
+            .unwrap();
+        while ensemble.lag(1) > 0 {
+            ensemble.apply_next(1, &mut SortedOrder);
+        }
+        ensemble.submit(session, create("/e"), &mut SortedOrder);
+        (ensemble, session)
+    }
+
+    #[test]
+    fn a_close_without_a_leader_waits_for_the_next_one() {
+        let (mut ensemble, session) = ensemble_with_session();
+        ensemble.begin_election();
+        let events = ensemble
+            .close_session(session, DeletionOrder::Permuted(0), &mut SortedOrder)
+            .expect("a close while electing is accepted");
+        assert!(events.is_empty(), "nothing commits without a leader");
+        assert!(ensemble.is_closing(session));
+        assert!(ensemble.committed().is_session_alive(session));
+        // A second expiry of the same session is refused: it is closing.
+        assert!(ensemble
+            .close_session(session, DeletionOrder::Permuted(0), &mut SortedOrder)
+            .is_err());
+        ensemble.elect(2, &mut SortedOrder);
+        assert!(!ensemble.is_closing(session));
+        assert!(!ensemble.committed().is_session_alive(session));
+        let ephemeral = Path::new("/e").unwrap();
+        assert!(ensemble.committed().node_kind(&ephemeral).is_none());
+    }
+
+    #[test]
+    fn writes_and_closes_without_a_leader_commit_in_the_order_they_came() {
+        let (mut ensemble, session) = ensemble_with_session();
+        let other = SessionId(8);
+        ensemble
+            .open_session(2, other, 4_000, &mut SortedOrder)
+            .unwrap();
+        while ensemble.lag(2) > 0 {
+            ensemble.apply_next(2, &mut SortedOrder);
+        }
+        ensemble.begin_election();
+        // The other session's write first, then the close, then a write of
+        // the closing session: the last fails with its session.
+        ensemble.submit(other, create("/before"), &mut SortedOrder);
+        ensemble
+            .close_session(session, DeletionOrder::Permuted(0), &mut SortedOrder)
+            .unwrap();
+        ensemble.submit(session, create("/after"), &mut SortedOrder);
+        let zxid = ensemble.committed().last_zxid();
+        ensemble.elect(0, &mut SortedOrder);
+        let committed = ensemble.committed();
+        let before = committed
+            .stat(&Path::new("/before").unwrap())
+            .expect("committed");
+        assert!(before.czxid > zxid);
+        assert!(!committed.is_session_alive(session));
+        assert!(committed.node_kind(&Path::new("/after").unwrap()).is_none());
+        // Every server applies the same log.
+        for server in 0..3 {
+            while ensemble.lag(server) > 0 {
+                ensemble.apply_next(server, &mut SortedOrder);
+            }
+            assert_eq!(
+                ensemble.server(server).paths(),
+                ensemble.committed().paths()
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_leader_gives_every_live_session_a_fresh_timeout() {
+        let (mut ensemble, session) = ensemble_with_session();
+        ensemble.disconnect(session);
+        ensemble.begin_election();
+        ensemble.set_time_ms(3_999);
+        ensemble.elect(1, &mut SortedOrder);
+        // Not heard from for 3,999 ms, but the new leader's tracker
+        // restarted at election: not due at 4,000 ms.
+        ensemble.set_time_ms(4_000);
+        let (expired, _) = ensemble.expire_due(DeletionOrder::Permuted(0), &mut SortedOrder);
+        assert!(expired.is_empty(), "{expired:?}");
+        ensemble.set_time_ms(8_000);
+        let (expired, _) = ensemble.expire_due(DeletionOrder::Permuted(0), &mut SortedOrder);
+        assert_eq!(expired, vec![session]);
     }
 }

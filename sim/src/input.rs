@@ -1,7 +1,10 @@
 //! Reading a user's input file (a scenario, a schedule): a regular file
 //! only (never a pipe, a device or a directory, which could block or never
 //! end), of bounded size, holding UTF-8 text without NUL bytes. Every
-//! command reads its input files through [`read_input`].
+//! command reads its input files through [`read_input`] (scenarios,
+//! schedules, sweep shards: at most [`MAX_INPUT_BYTES`]) or, for a report
+//! document `zkcheck report` renders (a long run's trace is megabytes),
+//! [`read_input_up_to`] with [`MAX_REPORT_BYTES`].
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,6 +13,10 @@ use std::path::{Path, PathBuf};
 /// and schedules under 64 KiB; a file beyond this is not one of ours.
 pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
 
+/// Largest report document `zkcheck report` reads, in bytes: a report
+/// carries every event of its runs' traces (a long run's is about 10 MB).
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Why an input file cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
@@ -17,8 +24,12 @@ pub enum InputError {
     Unreadable { file: PathBuf, message: String },
     #[error("{}: not a regular file ({kind}); give the path of a scenario or schedule file", file.display())]
     NotAFile { file: PathBuf, kind: &'static str },
-    #[error("{}: {bytes} bytes is larger than the {MAX_INPUT_BYTES}-byte limit of an input file", file.display())]
-    TooLarge { file: PathBuf, bytes: u64 },
+    #[error("{}: {bytes} bytes is larger than the {limit}-byte limit of this input file", file.display())]
+    TooLarge {
+        file: PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
     #[error("{}:{line}: not UTF-8 text", file.display())]
     NotText { file: PathBuf, line: usize },
     #[error("{}:{line}: a NUL byte (column {column}); input files are text", file.display())]
@@ -52,6 +63,11 @@ impl InputError {
 
 /// Reads `file` as text: a regular file of at most [`MAX_INPUT_BYTES`].
 pub fn read_input(file: &Path) -> Result<String, InputError> {
+    read_input_up_to(file, MAX_INPUT_BYTES)
+}
+
+/// Reads `file` as text: a regular file of at most `limit` bytes.
+pub fn read_input_up_to(file: &Path, limit: u64) -> Result<String, InputError> {
     let unreadable = |error: std::io::Error| InputError::Unreadable {
         file: file.to_path_buf(),
         message: error.to_string(),
@@ -67,8 +83,9 @@ pub fn read_input(file: &Path) -> Result<String, InputError> {
     let too_large = |bytes| InputError::TooLarge {
         file: file.to_path_buf(),
         bytes,
+        limit,
     };
-    if metadata.len() > MAX_INPUT_BYTES {
+    if metadata.len() > limit {
         return Err(too_large(metadata.len()));
     }
     // The file may grow between the look and the read: read one byte more
@@ -76,10 +93,10 @@ pub fn read_input(file: &Path) -> Result<String, InputError> {
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     std::fs::File::open(file)
         .map_err(unreadable)?
-        .take(MAX_INPUT_BYTES + 1)
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(unreadable)?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+    if bytes.len() as u64 > limit {
         return Err(too_large(bytes.len() as u64));
     }
     text_of(file, bytes)

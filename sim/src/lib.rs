@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod diagnosis;
+pub mod echo;
 pub mod ensemble;
 pub mod faults;
 pub mod input;

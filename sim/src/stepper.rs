@@ -693,6 +693,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
             owners: &self.owners,
             history: &self.history,
             fifo_dir,
+            heal_ms: None,
         }
     }
 

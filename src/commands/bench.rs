@@ -80,6 +80,7 @@ fn measure_all(harness: &Harness, args: BenchArgs) -> Result<ExitCode, ExitCode>
     if let Some(bad) = args.clients.iter().find(|c| !(1..=200).contains(*c)) {
         return Err(bad_input(format!("--clients: {bad} is outside 1..=200")));
     }
+    super::outputs::probe(args.json.as_deref(), None)?;
     let budget = Duration::from_secs_f64(args.budget_seconds);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut rows = Vec::new();

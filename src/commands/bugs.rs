@@ -12,7 +12,10 @@
 //!   must all pass.
 //!
 //! It prints a table and exits 0 only if every entry is caught with its
-//! own signature and every fix holds; 1 otherwise; 2 on bad input.
+//! own signature and every fix holds; 1 otherwise; 3 when that is so but
+//! a seed's run panicked (an internal error of zkcheck: that seed neither
+//! catches the bug nor fails the fix; it is printed with its panic and the
+//! command that reruns it); 2 on bad input.
 
 use super::check::ModelArgs;
 use super::report::{document, run_record, this_command, write_dir};
@@ -65,6 +68,7 @@ struct Entry {
 
 fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
     let entries = load_entries(harness, args)?;
+    super::outputs::probe(None, args.report.as_deref())?;
     let seeds = args
         .seeds
         .as_deref()
@@ -78,14 +82,24 @@ fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
     };
     let mut rows = Vec::new();
     let mut pages = Vec::new();
+    let mut internal_errors = 0;
+    let mut failed_otherwise = false;
     for entry in &entries {
         let range = seeds.unwrap_or(entry.scenario.seeds);
-        let (row, page) = check_entry(harness, entry, range, jobs, args.no_model)?;
+        let (row, page, panics, caught_and_fixed) =
+            check_entry(harness, entry, range, jobs, args.no_model)?;
         print_row(&row);
+        for (rerun, seed, panic) in &panics {
+            println!(
+                "         {}",
+                super::internal_error::describe(*seed, panic, rerun).replace('\n', "\n         ")
+            );
+        }
+        failed_otherwise |= !caught_and_fixed;
+        internal_errors += panics.len();
         rows.push(row);
         pages.push(page);
     }
-    let all_ok = rows.iter().all(|row| row.ok);
     println!(
         "{} of {} catalog entries caught by their own mechanism with their fix holding",
         rows.iter().filter(|row| row.ok).count(),
@@ -104,7 +118,16 @@ fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
             output_failed |= write_dir(dir, &bug, &page).is_err();
         }
     }
-    Ok(super::sim::exit_status(!all_ok, output_failed))
+    if internal_errors > 0 {
+        eprintln!(
+            "error: {internal_errors} seed(s) hit an INTERNAL ERROR of zkcheck (the run panicked): a bug in zkcheck, not a verdict on the recipes"
+        );
+    }
+    Ok(super::sim::exit_status_with_internal(
+        failed_otherwise,
+        internal_errors > 0,
+        output_failed,
+    ))
 }
 
 /// Every scenario of the catalog directory, in file-name order.
@@ -202,32 +225,50 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
         all_orders: model.all_orders,
         no_reduction: false,
         servers: model.servers,
-        lag: model.lag,
+        lag: (model.servers > 1).then_some(model.lag),
     }
 }
 
 /// What one seed showed: its signatures, or nothing when it passed.
 type SeedSignatures = Vec<String>;
 
-/// Runs every seed of `range` on `jobs` threads; returns each failing
-/// seed's signatures, by seed.
-fn sweep(runner: &dyn Runner, range: SeedRange, jobs: usize) -> BTreeMap<u64, SeedSignatures> {
+/// What a sweep of an entry found.
+#[derive(Default)]
+struct Found {
+    /// Each failing seed's signatures, by seed.
+    failing: BTreeMap<u64, SeedSignatures>,
+    /// Each seed whose run panicked (an internal error), with the panic.
+    panics: BTreeMap<u64, String>,
+}
+
+/// Runs every seed of `range` on `jobs` threads.
+fn sweep(runner: &dyn Runner, range: SeedRange, jobs: usize) -> Found {
     let seeds = Mutex::new(range.iter(None));
-    let found = Mutex::new(BTreeMap::new());
+    let found = Mutex::new(Found::default());
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| loop {
                 let Some(seed) = seeds.lock().expect("seeds").next() else {
                     return;
                 };
-                let report = runner.run(seed, false);
+                let report = match super::internal_error::catch(|| runner.run(seed, false)) {
+                    Ok(report) => report,
+                    Err(panic) => {
+                        found.lock().expect("found").panics.insert(seed, panic);
+                        continue;
+                    }
+                };
                 let mut signatures: SeedSignatures =
                     report.violations.iter().map(|v| v.signature()).collect();
                 if report.passed() && report.vacuous().is_some() {
                     signatures.push("no_progress".to_string());
                 }
                 if !signatures.is_empty() {
-                    found.lock().expect("found").insert(seed, signatures);
+                    found
+                        .lock()
+                        .expect("found")
+                        .failing
+                        .insert(seed, signatures);
                 }
             });
         }
@@ -237,16 +278,26 @@ fn sweep(runner: &dyn Runner, range: SeedRange, jobs: usize) -> BTreeMap<u64, Se
 
 type Page = Option<(String, zk_reports::Report)>;
 
+/// An internal error of one seed: (rerun command, seed, panic).
+type Panic = (String, u64, String);
+
 fn check_entry(
     harness: &Harness,
     entry: &Entry,
     range: SeedRange,
     jobs: usize,
     no_model: bool,
-) -> Result<(schema::CatalogEntry, Page), ExitCode> {
+) -> Result<(schema::CatalogEntry, Page, Vec<Panic>, bool), ExitCode> {
     let mut scenario = entry.scenario.clone();
     scenario.all_violations = true;
-    let failing = sweep(scenario.runner().as_ref(), range, jobs);
+    let Found { failing, panics } = sweep(scenario.runner().as_ref(), range, jobs);
+    let rerun = |scenario: &Scenario, seed| {
+        super::internal_error::rerun_command(&harness.program, scenario, seed)
+    };
+    let mut internal: Vec<Panic> = panics
+        .into_iter()
+        .map(|(seed, panic)| (rerun(&entry.scenario, seed), seed, panic))
+        .collect();
     let caught: Vec<u64> = failing
         .iter()
         .filter(|(_, signatures)| signatures.contains(&entry.signature))
@@ -258,7 +309,14 @@ fn check_entry(
             *others.entry(signature.clone()).or_default() += 1;
         }
     }
-    let fixed_failing = sweep(entry.fixed.runner().as_ref(), range, jobs);
+    let fixed = sweep(entry.fixed.runner().as_ref(), range, jobs);
+    let fixed_failing = fixed.failing;
+    internal.extend(
+        fixed
+            .panics
+            .into_iter()
+            .map(|(seed, panic)| (rerun(&entry.fixed, seed), seed, panic)),
+    );
     let first_seed = caught.first().copied();
     let (model, fixed_model) = match (&entry.model, no_model) {
         (Some(model), false) => model_findings(harness, entry, model),
@@ -271,7 +329,9 @@ fn check_entry(
         .as_ref()
         .is_none_or(|m| m.steps.is_some() && m.replayed_signatures.contains(&entry.signature))
         && fixed_model.as_ref().is_none_or(|(_, holds)| *holds);
-    let ok = first_seed.is_some() && fixed_failing.is_empty() && model_ok;
+    // Caught by its own mechanism and fixed, internal errors aside.
+    let caught_and_fixed = first_seed.is_some() && fixed_failing.is_empty() && model_ok;
+    let ok = caught_and_fixed && internal.is_empty();
     let row = schema::CatalogEntry {
         bug: entry.bug.clone(),
         title: entry.scenario.raw.description.clone(),
@@ -306,7 +366,7 @@ fn check_entry(
         page.runs.push(run_record(harness, &scenario, &report));
         (entry.bug.clone(), page)
     });
-    Ok((row, page))
+    Ok((row, page, internal, caught_and_fixed))
 }
 
 /// The original's model check (the property's counterexample or example)
@@ -322,6 +382,7 @@ fn model_findings(
         max_depth: None,
         timeout: Some(std::time::Duration::from_secs(600)),
         progress_every: None,
+        memory_budget: None,
     };
     let variant = model
         .variant

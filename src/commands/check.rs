@@ -7,9 +7,14 @@
 //! With `--liveness cycles` a lasso search follows (`super::lasso`): a
 //! livelock is reported as a lasso, like a counterexample.
 //!
-//! Exit status: 0 when every property holds, 1 on a violation (or a missing
-//! example in an exhaustive search, or a lasso), 2 on bad input (and on a
-//! lasso search stopped by its limits without a lasso: no verdict).
+//! Exit status (precedence 1 > 3 > 2 > 4 > 0, as in the README's table):
+//! 1 on a violation (or a missing example in an exhaustive search, or a
+//! lasso); 3 when zkcheck itself failed (an internal error, never the
+//! recipe's); 2 on bad input or an unwritable output; 4 when the search was
+//! bounded and found nothing: stopped by `--depth`, `--timeout`, a memory
+//! budget, `--strategy simulation`, or a lasso search stopped by its state
+//! limit, its timeout or its memory budget (not exhaustive: no pass); 0 only
+//! when an exhaustive search found every property to hold.
 
 use super::cutoff::Clients;
 use super::Harness;
@@ -18,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use zk_models::lasso::{LassoOptions, DEFAULT_MAX_STATES};
+use zk_models::memory::MemoryBudget;
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::schedule::{Schedule, MAX_CLIENTS};
 use zk_models::setup::{DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS};
@@ -78,9 +84,9 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 1)]
     pub servers: usize,
     /// With --servers 2: the most committed transactions the follower may
-    /// lag; at that lag nothing commits until it applies.
-    #[arg(long, default_value_t = DEFAULT_LAG)]
-    pub lag: usize,
+    /// lag; at that lag nothing commits until it applies [default: 2].
+    #[arg(long)]
+    pub lag: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -121,9 +127,18 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "terminal")]
     pub liveness: super::lasso::LivenessArg,
     /// With --liveness cycles: the most states the lasso search explores
-    /// (it keeps about 100 bytes per state) [default: 5000000].
+    /// (it keeps about 1.9 KB per state, BENCHMARKS.md; the memory budget
+    /// usually stops it first) [default: 5000000].
     #[arg(long, value_name = "N")]
     pub lasso_states: Option<usize>,
+    /// Stop each search (the check, the lasso search) when the process
+    /// nears this much memory in use, e.g. 512M or 4G (K, M, G, T: powers
+    /// of 1024): at two thirds of it, the rest kept for a table that
+    /// doubles. The search is then not exhaustive (reason: memory)
+    /// [default: half of what the process may use: the smallest of the
+    /// physical memory, RLIMIT_AS, RLIMIT_DATA and the cgroup's limit].
+    #[arg(long, value_name = "SIZE")]
+    pub memory_budget: Option<String>,
 }
 
 /// Bad command-line input, naming the flag.
@@ -141,6 +156,11 @@ fn flag_error(flag: &'static str, message: impl ToString) -> InputError {
 }
 
 impl ModelArgs {
+    /// `--lag`, or its default.
+    pub fn lag(&self) -> usize {
+        self.lag.unwrap_or(DEFAULT_LAG)
+    }
+
     /// The model and its size, or the first bad flag.
     pub fn resolve(&self, harness: &Harness) -> Result<(ModelVariant, Setup), InputError> {
         let model = harness
@@ -187,10 +207,16 @@ impl ModelArgs {
                 ),
             ));
         }
-        if !(1..=MAX_LAG).contains(&self.lag) {
+        if let (Some(lag), 1) = (self.lag, self.servers) {
             return Err(flag_error(
                 "--lag",
-                format!("must be in 1..={MAX_LAG}, got {}", self.lag),
+                format!("bounds the follower's lag, and one server has no follower: give it with --servers {MAX_SERVERS} (got --lag {lag})"),
+            ));
+        }
+        if !(1..=MAX_LAG).contains(&self.lag()) {
+            return Err(flag_error(
+                "--lag",
+                format!("must be in 1..={MAX_LAG}, got {}", self.lag()),
             ));
         }
         let order = if self.all_orders {
@@ -206,7 +232,7 @@ impl ModelArgs {
             .with_reduction(!self.no_reduction)
             .with_cycles(self.cycles)
             .with_servers(self.servers)
-            .with_lag(self.lag);
+            .with_lag(self.lag());
         if let Some(error) = model.canonical_error(&setup) {
             let flag = if self.symmetry {
                 "--symmetry"
@@ -220,6 +246,16 @@ impl ModelArgs {
 }
 
 impl CheckArgs {
+    /// `--memory-budget`, checked against what this process may use; None:
+    /// the default budget.
+    fn memory_budget(&self) -> Result<Option<MemoryBudget>, InputError> {
+        self.memory_budget
+            .as_deref()
+            .map(MemoryBudget::parse)
+            .transpose()
+            .map_err(|error| flag_error("--memory-budget", error))
+    }
+
     /// The lasso search's bounds, if `--liveness cycles` asks for it.
     fn lasso_options(&self) -> Result<Option<LassoOptions>, InputError> {
         use super::lasso::LivenessArg;
@@ -235,6 +271,7 @@ impl CheckArgs {
                 max_states,
                 self.timeout.map(Duration::from_secs),
                 (self.progress > 0).then(|| Duration::from_secs(self.progress)),
+                self.memory_budget()?,
             ))),
         }
     }
@@ -275,6 +312,7 @@ impl CheckArgs {
             max_depth: self.depth,
             timeout: self.timeout.map(Duration::from_secs),
             progress_every: (self.progress > 0).then(|| Duration::from_secs(self.progress)),
+            memory_budget: self.memory_budget()?,
         })
     }
 }
@@ -294,6 +332,9 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(code) = super::outputs::probe(None, args.report.as_deref()) {
+        return code;
+    }
     let report = model.check(&setup, &options);
     let mut stdout = std::io::stdout().lock();
     // Output errors (a closed pipe) do not change the verdict.
@@ -341,11 +382,34 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let lasso = lasso_options
         .map(|options| super::lasso::run(&harness.program, &model, &setup, &options, &args.out));
     let livelock = lasso.is_some_and(|l| l.livelock);
-    let lasso_error = lasso.is_some_and(|l| l.no_verdict || l.output_failed);
-    super::sim::exit_status(
-        !report.failures().is_empty() || livelock,
-        output_failed || lasso_error,
-    )
+    let lasso_error = lasso.is_some_and(|l| l.output_failed);
+    let bounded = !report.exhaustive || lasso.is_some_and(|l| l.not_exhaustive);
+    let violation = !report.failures().is_empty() || livelock;
+    if bounded && !violation {
+        println!(
+            "
+{NOT_EXHAUSTIVE_NOTE}"
+        );
+    }
+    verdict_status(violation, output_failed || lasso_error, bounded)
+}
+
+/// What a bounded search that found nothing prints last.
+pub(super) const NOT_EXHAUSTIVE_NOTE: &str = "not exhaustive: the search stopped at a bound (depth, time, memory, states, or random walks) before it saw every state; no violation within it, which is not a pass (exit 4)";
+
+/// A check's exit status, by the precedence 1 > 2 > 4 > 0 (see the
+/// README's table): a violation, else bad input or an unwritable output,
+/// else a search cut by any bound (`--depth`, `--timeout`, a memory budget,
+/// `--strategy simulation`, the lasso search's limits) that found nothing,
+/// else an exhaustive pass.
+pub(super) fn verdict_status(violation: bool, bad_output: bool, not_exhaustive: bool) -> ExitCode {
+    use super::sim::{EXIT_BAD_INPUT, EXIT_NOT_EXHAUSTIVE, EXIT_VIOLATION};
+    match (violation, bad_output, not_exhaustive) {
+        (true, _, _) => ExitCode::from(EXIT_VIOLATION),
+        (false, true, _) => ExitCode::from(EXIT_BAD_INPUT),
+        (false, false, true) => ExitCode::from(EXIT_NOT_EXHAUSTIVE),
+        (false, false, false) => ExitCode::SUCCESS,
+    }
 }
 
 /// `--report DIR`: the verdicts and each counterexample as a run.
@@ -399,10 +463,11 @@ pub(super) fn write_schedule_file(
     suffix: &str,
 ) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!(
-        "{}-{}-{}{suffix}.toml",
+    let stem = format!(
+        "{}-{}-{}{suffix}",
         schedule.recipe, schedule.variant, schedule.property
-    ));
+    );
+    let path = super::report::file_in(dir, &stem, "toml");
     std::fs::write(&path, schedule.to_toml())?;
     Ok(path)
 }

@@ -29,6 +29,7 @@ pub fn check_record(report: &CheckReport, faults: &str, strategy: &str) -> schem
         unique_states: report.unique_states as u64,
         states: report.states as u64,
         exhaustive: report.exhaustive,
+        stopped_by: report.stop.map(|stop| stop.reason().to_string()),
         properties: report
             .properties
             .iter()

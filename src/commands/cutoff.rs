@@ -15,8 +15,8 @@
 //! example" are no answer and never count as new; a violation or an
 //! example found is one. A signature is that of one counterexample per
 //! property (the shortest with `--strategy bfs`), so a new signature may be
-//! a different path to a known mechanism as well as a new one. After a count whose search timed out the larger counts
-//! are skipped (they would not finish either) and named.
+//! a different path to a known mechanism as well as a new one. After a count whose search timed out or reached its memory
+//! budget the larger counts are skipped (they would not finish either) and named.
 //!
 //! Each property's counterexample is named (its length) and written as a
 //! schedule only for the first count it shows one at, as
@@ -25,8 +25,10 @@
 //! first count each `sometimes` property has an example at.
 //! `--report DIR` takes one count and is refused with a range.
 //!
-//! Exit status: 1 if any count had a failure (as `check` with one count),
-//! else 0; 2 on bad input (a bad range names `--clients`).
+//! Exit status: 1 if any count had a failure (as `check` with one count);
+//! else 2 on bad input (a bad range names `--clients`); else 4 if any
+//! count's search was not exhaustive (a timeout, a depth or memory bound,
+//! random walks) or larger counts were skipped after one timed out; else 0.
 
 use super::check::{CheckArgs, InputError};
 use super::Harness;
@@ -35,7 +37,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
-use zk_models::run::{CheckReport, Strategy, Verdict};
+use zk_models::run::{CheckReport, Stop, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
 use zk_models::ModelVariant;
 
@@ -193,9 +195,10 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
                 new.push(signature.clone());
             }
         }
+        // Cut short by the timeout or the memory budget.
         let timed_out = !report.exhaustive
             && !matches!(options.strategy, Strategy::Simulation { .. })
-            && options.timeout.is_some_and(|t| report.elapsed >= t);
+            && report.stop.is_some();
         let row = Row {
             report,
             signatures,
@@ -213,7 +216,9 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
     counterexamples(&mut stdout, harness, &args, &rows);
     let _ = writeln!(stdout, "\n{}", closing(&rows, skipped));
     let failed = rows.iter().any(|row| !row.report.failures().is_empty());
-    super::sim::exit_status(failed, false)
+    // The closing line names the counts that were not exhaustive.
+    let bounded = skipped.is_some() || rows.iter().any(|row| !row.report.exhaustive);
+    super::check::verdict_status(failed, false, bounded)
 }
 
 fn header(args: &CheckArgs, first: usize, last: usize) -> String {
@@ -226,7 +231,7 @@ fn header(args: &CheckArgs, first: usize, last: usize) -> String {
         out += &format!(" x {} cycles", model.cycles);
     }
     if model.servers != 1 {
-        out += &format!(", {} servers (lag <= {})", model.servers, model.lag);
+        out += &format!(", {} servers (lag <= {})", model.servers, model.lag());
     }
     out += &format!(
         ", faults {}, {} with {} thread(s)",
@@ -294,7 +299,10 @@ fn search(row: &Row) -> String {
     if report.exhaustive {
         "exhaustive".to_string()
     } else if row.timed_out {
-        "TIMED OUT".to_string()
+        match report.stop {
+            Some(Stop::Memory(_)) => "MEMORY BUDGET".to_string(),
+            _ => "TIMED OUT".to_string(),
+        }
     } else if let Strategy::Simulation { .. } = report.options.strategy {
         "random walks".to_string()
     } else {
@@ -452,7 +460,11 @@ fn closing(rows: &[Row], skipped: Option<(usize, usize)>) -> String {
             format!("{from}..{to}")
         };
         out += &format!(
-            "; skipped {range} client(s): {last_count} clients timed out, a larger count would not finish either"
+            "; skipped {range} client(s): {last_count} clients {}, a larger count would not finish either",
+            match last.report.stop {
+                Some(Stop::Memory(_)) => "reached the memory budget",
+                _ => "timed out",
+            }
         );
     }
     out

@@ -224,6 +224,7 @@ fn herd(harness: &Harness, args: &HerdArgs) -> Result<ExitCode, ExitCode> {
         Some(jobs) => jobs,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    super::outputs::probe(args.json.as_deref(), None)?;
     let mut runners: Vec<Vec<Box<dyn Runner>>> = Vec::new();
     for compared in &COMPARED {
         let mut row = Vec::new();

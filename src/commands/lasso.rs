@@ -6,13 +6,14 @@
 //! and its replay command printed, like a counterexample.
 //!
 //! What it adds to the exit status (see `check`): a lasso is a violation
-//! (1); a search stopped by its state limit or the timeout without a lasso
-//! is no verdict, an error (2), never a pass.
+//! (1); a search stopped by any limit (its state limit, the timeout, a
+//! memory budget) without a lasso is not exhaustive (4), never a pass.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use zk_models::lasso::{render_lasso, LassoOptions, LassoReport, LassoVerdict};
+use zk_models::memory::MemoryBudget;
 use zk_models::{ModelVariant, Setup};
 
 /// How liveness is judged.
@@ -28,8 +29,9 @@ pub enum LivenessArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LassoOutcome {
     pub livelock: bool,
-    /// No lasso, but the search was cut: no verdict.
-    pub no_verdict: bool,
+    /// No lasso, but the search was cut by one of its limits, whatever it
+    /// was: not exhaustive.
+    pub not_exhaustive: bool,
     /// The schedule could not be written.
     pub output_failed: bool,
 }
@@ -39,11 +41,13 @@ pub fn options(
     max_states: usize,
     timeout: Option<Duration>,
     progress: Option<Duration>,
+    memory_budget: Option<MemoryBudget>,
 ) -> LassoOptions {
     LassoOptions {
         max_states,
         timeout,
         progress_every: progress,
+        memory_budget,
     }
 }
 
@@ -62,7 +66,7 @@ pub fn run(
     let _ = write!(stdout, "\n{}", report.summary());
     let mut outcome = LassoOutcome {
         livelock: report.verdict() == LassoVerdict::Livelock,
-        no_verdict: matches!(report.verdict(), LassoVerdict::Inconclusive(_)),
+        not_exhaustive: matches!(report.verdict(), LassoVerdict::Inconclusive(_)),
         output_failed: false,
     };
     let Some(lasso) = &report.lasso else {

@@ -9,7 +9,17 @@
 //! and the one that simulates the same seed), 2 on bad input with nothing
 //! written on the server: a fault the real world cannot inject (the message
 //! names the scenario key), an address nothing answers at, a server that is
-//! not ZooKeeper 3.x, a root that already exists.
+//! not ZooKeeper 3.x, a root that already exists, a hard open-file limit
+//! below what the run needs (the number needed is named; a soft limit too
+//! low is raised to the hard one). Also 2: a run ended by SIGINT, SIGTERM
+//! or SIGHUP (its root removed) or that could not finish for the server.
+//! 3 when the harness itself failed mid-run (a socket it could not open,
+//! a panic in the driver): no verdict on the recipe.
+//!
+//! Roots that killed runs left behind (see `zk_live::stale`) are named at
+//! the start of every run with the command that removes them;
+//! `--list-stale` only lists them, `--remove-stale PATH` removes one
+//! (refusing a root that is not zkcheck's or whose run still runs).
 //!
 //! `--vs-sim` also runs the same seed in the simulator (repeatedly, for at
 //! least a second) and prints both speeds (workload cycles, i.e.
@@ -17,20 +27,24 @@
 
 use super::sim::{
     bad_input, exit_status, load_scenario, print_no_progress, quote, write_json, EXIT_BAD_INPUT,
+    EXIT_INTERNAL_ERROR,
 };
 use super::Harness;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use zk_live::{run_live, LiveOptions, LiveRun};
+use zk_live::descriptors::{descriptors_needed, DescriptorBudget};
+use zk_live::stale::{find_stale_roots, remove_stale_roots, StaleRoot};
+use zk_live::{run_live, LiveOptions, LiveRun, LiveRunError};
 use zk_sim::scenario::Scenario;
 use zk_sim::world::RunReport;
 
 #[derive(clap::Args)]
 pub struct LiveArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
+    /// The scenario file (TOML); none with --list-stale or --remove-stale.
+    #[arg(required_unless_present_any = ["list_stale", "remove_stale"])]
+    pub scenario: Option<PathBuf>,
     /// The ZooKeeper server, HOST:PORT.
     #[arg(long, value_name = "HOST:PORT")]
     pub zk: String,
@@ -50,6 +64,14 @@ pub struct LiveArgs {
     /// Write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Only list the roots killed live runs left under `/`, each with the
+    /// command that removes it; runs nothing.
+    #[arg(long, conflicts_with_all = ["scenario", "remove_stale"])]
+    pub list_stale: bool,
+    /// Only remove this stale root (repeatable); a root that is not
+    /// zkcheck's, or whose run still runs, is refused untouched.
+    #[arg(long, value_name = "PATH", conflicts_with = "scenario")]
+    pub remove_stale: Vec<String>,
 }
 
 /// One live run as JSON.
@@ -67,10 +89,19 @@ struct LiveJson<'a> {
 }
 
 pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
-    let scenario = match load_scenario(harness, &args.scenario, args.variant.as_deref(), "live") {
+    if !args.remove_stale.is_empty() {
+        return remove_stale(&args.zk, &args.remove_stale);
+    }
+    let Some(file) = args.scenario.as_deref().filter(|_| !args.list_stale) else {
+        return list_stale(harness, &args.zk);
+    };
+    let scenario = match load_scenario(harness, file, args.variant.as_deref(), "live") {
         Ok(scenario) => scenario,
         Err(code) => return code,
     };
+    if let Err(code) = super::outputs::probe(args.json.as_deref(), None) {
+        return code;
+    }
     let seed = args.seed.unwrap_or(0);
     let options = LiveOptions {
         addr: args.zk.clone(),
@@ -81,13 +112,10 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
         "live: scenario {} ({} {}), seed {seed}, server {}",
         scenario.name, scenario.recipe.name, scenario.raw.variant, args.zk
     );
+    name_stale_roots(harness, &args.zk);
     let live = match run_live(&scenario, &options) {
         Ok(live) => live,
-        Err(error) if error.is_bad_input() => return bad_input(error),
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+        Err(error) => return run_failed(&error, scenario.raw.clients),
     };
     let report = &live.report;
     let rerun = rerun_command(harness, &scenario, &args.zk, seed);
@@ -138,8 +166,99 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
     exit_status(!report.passed(), output_failed || vacuous.is_some())
 }
 
+/// The exit status and message of a live run that ended without a verdict.
+fn run_failed(error: &LiveRunError, clients: usize) -> ExitCode {
+    if error.is_bad_input() {
+        return bad_input(error);
+    }
+    eprintln!("error: {error}");
+    if error.is_internal() {
+        let message = error.to_string();
+        // EMFILE and ENFILE, as io::Error prints them.
+        if message.contains("(os error 24)") || message.contains("(os error 23)") {
+            eprintln!(
+                "  (a run of {clients} clients needs about {} file descriptors: `ulimit -n` shows the limit)",
+                descriptors_needed(clients)
+            );
+        }
+        return ExitCode::from(EXIT_INTERNAL_ERROR);
+    }
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// `--list-stale`: the stale roots on the server with their removal command.
+fn list_stale(harness: &Harness, zk: &str) -> ExitCode {
+    match find_stale_roots(zk) {
+        Ok(stale) if stale.is_empty() => {
+            println!("no stale roots under / on {zk}");
+            ExitCode::SUCCESS
+        }
+        Ok(stale) => {
+            print_stale(harness, zk, &stale);
+            ExitCode::SUCCESS
+        }
+        Err(error) if error.is_bad_input() => bad_input(error),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// `--remove-stale PATH...`: removes the named stale roots.
+fn remove_stale(zk: &str, roots: &[String]) -> ExitCode {
+    let outcome = remove_stale_roots(zk, roots);
+    match outcome {
+        Ok(removed) => {
+            for root in removed {
+                println!("removed stale root {root}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => bad_input(error),
+    }
+}
+
+/// Before a run: names the stale roots earlier killed runs left, with the
+/// command that removes them. A scan that fails says so and the run goes
+/// on (its own checks report an unreachable server).
+fn name_stale_roots(harness: &Harness, zk: &str) {
+    match find_stale_roots(zk) {
+        Ok(stale) if stale.is_empty() => {}
+        Ok(stale) => print_stale(harness, zk, &stale),
+        Err(error) if error.is_bad_input() => {}
+        Err(error) => eprintln!("note: could not look for stale roots: {error}"),
+    }
+}
+
+fn print_stale(harness: &Harness, zk: &str, stale: &[StaleRoot]) {
+    println!(
+        "stale: {} root(s) left on the server by live runs that were killed:",
+        stale.len()
+    );
+    for root in stale {
+        println!("  {} ({})", root.root, root.owner.describe());
+    }
+    let paths: Vec<String> = stale
+        .iter()
+        .map(|root| format!(" --remove-stale {}", quote(root.root.as_str())))
+        .collect();
+    println!(
+        "  remove with: {} live --zk {}{}",
+        harness.program,
+        quote(zk),
+        paths.concat()
+    );
+}
+
 fn print_summary(live: &LiveRun, clients: usize) {
     let report = &live.report;
+    if let DescriptorBudget::Raised { from, to } = live.descriptors {
+        println!(
+            "file descriptors: the soft limit was raised from {from} to {to} (about {} needed)",
+            descriptors_needed(clients)
+        );
+    }
     let stats = &report.stats;
     println!(
         "ZooKeeper {}, root {}: {} requests, {} outcomes, {} faults injected, {} of {} workloads done, {:.2} s wall",

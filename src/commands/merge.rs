@@ -19,11 +19,13 @@
 //! on refused input, an incomplete merge, a seed that made no progress or
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
-use super::sim::{bad_input, exit_status, load_scenario, write_json};
+use super::sim::{bad_input, exit_status_with_internal, load_scenario, write_json};
 use super::sweep_result::{
-    describe, print_buckets, text_hash, Findings, MergedShards, SweepJson, FORMAT, FORMAT_VERSION,
+    describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepJson,
+    FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,
 };
 use super::Harness;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use zk_sim::scenario::{SeedRange, Shard};
@@ -84,6 +86,9 @@ struct ShardFile {
 }
 
 pub fn run(harness: &Harness, args: MergeArgs) -> ExitCode {
+    if let Err(code) = super::outputs::probe(args.json.as_deref(), args.report.as_deref()) {
+        return code;
+    }
     match merge(harness, &args) {
         Ok(code) => code,
         Err(error) => bad_input(error),
@@ -122,19 +127,30 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             )
         })
         .collect();
+    // Every sum the merge makes, checked first: `absorb` then adds
+    // numbers known to fit.
+    let totals = checked_totals(&shards)?;
     let mut findings = Findings::default();
     for shard in &shards {
         findings.absorb(&shard.json);
     }
-    let runs: u64 = shards.iter().map(|s| s.json.runs).sum();
-    let requests: u64 = shards.iter().map(|s| s.json.requests).sum();
+    let (runs, requests) = (totals.runs, totals.requests);
     let wall = shards
         .iter()
         .map(|s| s.json.wall_seconds)
         .fold(0.0, f64::max);
-    let no_replay = |_| String::new();
-    let buckets = findings.buckets(&no_replay);
-    let failures = findings.first_failures(&no_replay);
+    // Replay commands are made here from the scenario file, the variant
+    // and the seed; never the strings the shards carry.
+    let commands = ReplayCommands::new(harness, &first.json);
+    let mut buckets = findings.buckets(&|_| String::new());
+    for bucket in &mut buckets {
+        let rerun = bucket.signature == INTERNAL_ERROR_BUCKET;
+        bucket.replay = commands.command(bucket.first_seed, rerun);
+    }
+    let mut failures = findings.first_failures(&|_| String::new());
+    for failure in &mut failures {
+        failure.replay = commands.command(failure.seed, failure.panic.is_some());
+    }
     let mut incomplete = Vec::new();
     if !missing.is_empty() {
         incomplete.push(format!(
@@ -145,20 +161,21 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
     incomplete.extend(unfinished);
     let incomplete = (!incomplete.is_empty()).then(|| incomplete.join("; "));
     let json = &first.json;
+    let echo = zk_sim::echo::escape_controls;
     println!(
         "merged {} of {count} shard(s) of scenario {} ({} {}), seeds {}: {runs} of {} seeds, {} failed{}",
         shards.len(),
-        json.scenario,
-        json.recipe,
-        json.variant,
-        json.seeds,
+        echo(&json.scenario),
+        echo(&json.recipe),
+        echo(&json.variant),
+        echo(&json.seeds),
         first.range.len(),
         findings.failed,
         if incomplete.is_some() { " (INCOMPLETE)" } else { "" }
     );
-    print_buckets(&buckets, findings.failed);
+    print_buckets(&for_terminal_buckets(&buckets), findings.failed);
     for failure in failures.iter().take(3) {
-        describe(failure);
+        describe(&for_terminal_failure(failure));
     }
     if let Some(why) = &incomplete {
         eprintln!("error: INCOMPLETE merge: {why}");
@@ -166,7 +183,8 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
     let no_progress = findings.no_progress();
     if no_progress > 0 {
         eprintln!(
-            "error: {no_progress} seed(s) made no progress, so their verdicts could not have failed; check the scenario's [config] and [workload]"
+            "error: {no_progress} seed(s) made no progress or too little progress (below {}% of the workload's planned goals), so their verdicts could not have failed (or nearly); check the scenario's [config], [workload] and fault rates",
+            zk_sim::world::MIN_GOAL_PERCENT
         );
     }
     let mut output_failed = false;
@@ -185,6 +203,7 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             passed: runs - findings.failed,
             failed: findings.failed,
             violations: findings.violations,
+            internal_errors: findings.internal_errors,
             no_progress,
             failures_by_property: findings.by_property(),
             buckets: buckets.clone(),
@@ -209,8 +228,9 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
         );
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
-    let code = exit_status(
+    let code = exit_status_with_internal(
         findings.violations > 0,
+        findings.internal_errors > 0,
         output_failed || no_progress > 0 || incomplete.is_some(),
     );
     Ok(code)
@@ -327,10 +347,13 @@ fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
         ),
         (
             "violations",
-            json.violations <= json.failed && json.no_progress <= json.failed,
+            json.violations
+                .checked_add(json.no_progress)
+                .and_then(|sum| sum.checked_add(json.internal_errors))
+                == Some(json.failed),
             format!(
-                "{} violations and {} without progress, of {} failed",
-                json.violations, json.no_progress, json.failed
+                "{} violations, {} without progress and {} internal errors are not the {} failed (every failing seed is exactly one of them)",
+                json.violations, json.no_progress, json.internal_errors, json.failed
             ),
         ),
         (
@@ -391,6 +414,8 @@ fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
             return Err(bad(line("buckets"), Some(&key), message));
         }
     }
+    check_bucket_sums(&json).map_err(|(key, message)| bad(line(&key), Some(&key), message))?;
+    check_replay_inputs(&json).map_err(|(key, message)| bad(line(key), Some(key), message))?;
     if let Some(failure) = json.first_failures.iter().find(|f| !in_shard(f.seed)) {
         return Err(bad(
             line("first_failures"),
@@ -407,6 +432,225 @@ fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
         range,
         shard,
     })
+}
+
+/// The buckets of one shard add up (sums checked, never wrapped): every
+/// failing seed counts in a bucket, the `no_progress` and internal-error
+/// buckets hold exactly the seeds counted as such, and
+/// `failures_by_property` is the buckets' seeds by property. On error:
+/// the key and why.
+fn check_bucket_sums(json: &SweepJson) -> Result<(), (String, String)> {
+    let mut total: u64 = 0;
+    let mut by_property: BTreeMap<String, u64> = BTreeMap::new();
+    for (i, bucket) in json.buckets.iter().enumerate() {
+        let overflow = || {
+            (
+                format!("buckets[{i}].seeds"),
+                format!("{}: the buckets' seeds add up beyond 2^64", bucket.seeds),
+            )
+        };
+        total = total.checked_add(bucket.seeds).ok_or_else(overflow)?;
+        let property = bucket
+            .signature
+            .split('/')
+            .next()
+            .unwrap_or(&bucket.signature);
+        let count = by_property.entry(property.to_string()).or_default();
+        *count = count.checked_add(bucket.seeds).ok_or_else(overflow)?;
+    }
+    if total < json.failed {
+        return Err((
+            "buckets".to_string(),
+            format!(
+                "{total} seeds in all the buckets, fewer than the {} failed: every failing seed counts in a bucket",
+                json.failed
+            ),
+        ));
+    }
+    let bucket_seeds = |signature: &str| {
+        json.buckets
+            .iter()
+            .find(|b| b.signature == signature)
+            .map_or(0, |b| b.seeds)
+    };
+    for (key, signature, counted) in [
+        ("no_progress", "no_progress", json.no_progress),
+        (
+            "internal_errors",
+            INTERNAL_ERROR_BUCKET,
+            json.internal_errors,
+        ),
+    ] {
+        if bucket_seeds(signature) != counted {
+            return Err((
+                key.to_string(),
+                format!(
+                    "{counted}, but bucket `{signature}` holds {} seeds",
+                    bucket_seeds(signature)
+                ),
+            ));
+        }
+    }
+    if by_property != json.failures_by_property {
+        return Err((
+            "failures_by_property".to_string(),
+            "is not the buckets' seeds counted by property".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// What a merge builds replay commands from (the scenario file and the
+/// variant) holds no control character: a command printed with one would
+/// act on the terminal.
+fn check_replay_inputs(json: &SweepJson) -> Result<(), (&'static str, String)> {
+    for (key, value) in [("file", &json.file), ("variant", &json.variant)] {
+        if value.is_empty() || value.chars().any(char::is_control) {
+            return Err((
+                key,
+                format!(
+                    "`{}` is not a scenario file or variant a replay command can name",
+                    zk_sim::echo::escape_controls(value)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The merge's sums, each checked.
+struct Totals {
+    runs: u64,
+    requests: u64,
+}
+
+/// Adds up every count the merge adds (runs, requests, the verdict
+/// counts, each bucket's and each property's seeds) with checked
+/// arithmetic: a sum beyond 2^64 is refused (exit 2) naming the file
+/// whose count overflowed it and the key, never wrapped.
+fn checked_totals(shards: &[ShardFile]) -> Result<Totals, MergeError> {
+    let overflow = |shard: &ShardFile, key: String| MergeError::BadShard {
+        file: shard.path.clone(),
+        line: None,
+        key: Some(key),
+        message: "the shards' counts add up beyond 2^64: not counts of one sweep".to_string(),
+    };
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for shard in shards {
+        let j = &shard.json;
+        // (the key in the file, what it adds up into, the count)
+        let mut counts: Vec<(String, String, u64)> = [
+            ("runs", j.runs),
+            ("passed", j.passed),
+            ("failed", j.failed),
+            ("violations", j.violations),
+            ("no_progress", j.no_progress),
+            ("internal_errors", j.internal_errors),
+            ("requests", j.requests),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), key.to_string(), value))
+        .collect();
+        counts.extend(j.buckets.iter().enumerate().map(|(i, b)| {
+            let sum = format!("bucket {}", b.signature);
+            (format!("buckets[{i}].seeds"), sum, b.seeds)
+        }));
+        counts.extend(j.failures_by_property.iter().map(|(p, n)| {
+            let key = format!("failures_by_property.{p}");
+            (key.clone(), key, *n)
+        }));
+        for (key, sum_key, value) in counts {
+            let sum = sums.entry(sum_key).or_default();
+            *sum = sum.checked_add(value).ok_or_else(|| overflow(shard, key))?;
+        }
+    }
+    Ok(Totals {
+        runs: sums["runs"],
+        requests: sums["requests"],
+    })
+}
+
+/// Replay commands made from a merged sweep's scenario file, variant,
+/// options and a seed (as `sweep` prints them): `replay` for a failing
+/// seed, `sim` for a seed whose run panicked.
+struct ReplayCommands {
+    program: String,
+    file: String,
+    /// ` --variant V`, or empty when the file's own variant ran.
+    variant: String,
+    all_violations: bool,
+}
+
+impl ReplayCommands {
+    /// The `--variant` flag is left out only when the scenario file (the
+    /// same text the shards ran) names that variant itself.
+    fn new(harness: &Harness, json: &SweepJson) -> ReplayCommands {
+        let quote = super::sim::quote;
+        let file_variant = zk_sim::input::read_input(Path::new(&json.file))
+            .ok()
+            .filter(|text| text_hash(text) == json.scenario_hash)
+            .and_then(|text| {
+                zk_sim::scenario::Scenario::parse(
+                    Path::new(&json.file),
+                    &text,
+                    harness.registry.sim_recipes(),
+                )
+                .ok()
+            })
+            .map(|scenario| scenario.file_variant);
+        let variant = if file_variant.as_deref() == Some(json.variant.as_str()) {
+            String::new()
+        } else {
+            format!(" --variant {}", quote(&json.variant))
+        };
+        ReplayCommands {
+            program: harness.program.clone(),
+            file: quote(&json.file),
+            variant,
+            all_violations: json.all_violations,
+        }
+    }
+
+    /// The command for `seed`: `sim` to rerun a panicked seed, else
+    /// `replay`.
+    fn command(&self, seed: u64, rerun: bool) -> String {
+        let (program, file, variant) = (&self.program, &self.file, &self.variant);
+        if rerun {
+            return format!("{program} sim {file}{variant} --seed {seed}");
+        }
+        let all = if self.all_violations {
+            " --all-violations"
+        } else {
+            ""
+        };
+        format!("{program} replay {file}{variant} --seed {seed}{all}")
+    }
+}
+
+/// Buckets as printed: the text a shard carried with its control
+/// characters escaped.
+fn for_terminal_buckets(buckets: &[BucketJson]) -> Vec<BucketJson> {
+    let echo = zk_sim::echo::escape_controls;
+    buckets
+        .iter()
+        .map(|b| BucketJson {
+            signature: echo(&b.signature),
+            summary: echo(&b.summary),
+            ..b.clone()
+        })
+        .collect()
+}
+
+/// A failure as printed: its messages with control characters escaped.
+fn for_terminal_failure(failure: &Failure) -> Failure {
+    let echo = zk_sim::echo::escape_controls;
+    let mut shown = failure.clone();
+    for violation in &mut shown.violations {
+        violation.message = echo(&violation.message);
+    }
+    shown.vacuous = shown.vacuous.as_deref().map(echo);
+    shown.panic = shown.panic.as_deref().map(echo);
+    shown
 }
 
 /// Refuses files of different sweeps, naming the first key that differs.

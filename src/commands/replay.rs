@@ -7,6 +7,9 @@
 //! `RUST_LOG=info` keeps the story only. Output stops quietly when the
 //! reader goes away (`| head`).
 //!
+//! A run that panics prints no trace (none was kept): it is an internal
+//! error of zkcheck, printed with the seed and the panic, exit 3.
+//!
 //! Given a model checker schedule (`zkcheck check` writes them), replays
 //! its steps on the simulator's stepper instead (`super::schedule`).
 //!
@@ -72,7 +75,15 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
         .with_ansi(false)
         .with_writer(|| QuietStdout)
         .init();
-    let report = scenario.runner().run(seed, true);
+    let report = match super::internal_error::catch(|| scenario.runner().run(seed, true)) {
+        Ok(report) => report,
+        Err(panic) => {
+            let rerun = super::internal_error::rerun_command(&harness.program, &scenario, seed);
+            let described = super::internal_error::describe(seed, &panic, &rerun);
+            let _ = writeln!(QuietStdout, "{described}");
+            return ExitCode::from(super::sim::EXIT_INTERNAL_ERROR);
+        }
+    };
     for line in &report.trace.lines {
         emit(line);
     }

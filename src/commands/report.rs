@@ -15,7 +15,8 @@ use zk_sim::world::{RunReport, TraceKind};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// A report document (`report.json` of a `--report DIR`).
+    /// A report document (the `NAME.json` of a `--report DIR`; at most
+    /// 256 MiB).
     pub result: PathBuf,
     /// Render it as one self-contained HTML page.
     #[arg(long, group = "format")]
@@ -32,7 +33,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> ExitCode {
-    let text = match zk_sim::input::read_input(&args.result) {
+    let limit = zk_sim::input::MAX_REPORT_BYTES;
+    let text = match zk_sim::input::read_input_up_to(&args.result, limit) {
         Ok(text) => text,
         Err(error) => return bad_input(error.to_string()),
     };
@@ -85,7 +87,16 @@ pub fn this_command() -> String {
     words.join(" ")
 }
 
-/// `name` made safe as a file name: letters, digits, `-`, `_`, `.`.
+/// Longest file name stem [`file_name`] makes (bytes; file systems refuse
+/// names over 255, and the extensions come after it).
+const MAX_FILE_STEM: usize = 120;
+
+/// `name` (user text: a scenario's name, a model's, a bug's) made safe as
+/// one file name inside a directory: letters, digits, `-`, `_` and `.`
+/// kept, anything else (`/`, `\`, spaces, control characters) made `-`;
+/// no leading `.` (so no `..` and no hidden file); at most
+/// [`MAX_FILE_STEM`] bytes; `unnamed` when nothing is left. Every file
+/// name zkcheck makes from user text goes through here.
 pub fn file_name(name: &str) -> String {
     let safe: String = name
         .chars()
@@ -96,30 +107,52 @@ pub fn file_name(name: &str) -> String {
                 '-'
             }
         })
+        .take(MAX_FILE_STEM)
         .collect();
-    safe.trim_start_matches('.').to_string()
+    let safe = safe.trim_start_matches('.');
+    if safe.is_empty() {
+        "unnamed".to_string()
+    } else {
+        safe.to_string()
+    }
+}
+
+/// `dir/STEM.extension` with `stem` made safe by [`file_name`]: always a
+/// file directly inside `dir`.
+pub fn file_in(dir: &Path, stem: &str, extension: &str) -> PathBuf {
+    let name = format!("{}.{extension}", file_name(stem));
+    assert!(
+        !name.contains(['/', '\\']) && !name.starts_with('.'),
+        "{name:?} is one file name"
+    );
+    dir.join(name)
+}
+
+/// Creates `dir` (and its parents) if missing; exit 2 follows if it cannot.
+pub fn create_report_dir(dir: &Path) -> Result<(), ()> {
+    std::fs::create_dir_all(dir).map_err(|error| {
+        eprintln!("error: --report: cannot create {}: {error}", dir.display());
+    })
 }
 
 /// Writes `report` into `dir` as `NAME.json`, `NAME.html`, `NAME.md` and
-/// `NAME.junit.xml`; says where on stdout.
+/// `NAME.junit.xml` (`NAME` is `name` made safe by [`file_name`]); says on
+/// stdout where the HTML page is (the path written).
 pub fn write_dir(dir: &Path, name: &str, report: &Report) -> Result<(), ()> {
+    create_report_dir(dir)?;
     let write = |extension: &str, text: String| {
-        let path = dir.join(format!("{name}.{extension}"));
+        let path = file_in(dir, name, extension);
         std::fs::write(&path, text).map_err(|error| {
             eprintln!("error: cannot write {}: {error}", path.display());
         })
     };
-    std::fs::create_dir_all(dir).map_err(|error| {
-        eprintln!("error: cannot create {}: {error}", dir.display());
-    })?;
-    let name = file_name(name);
     write("json", zk_reports::to_json(report))?;
     write("html", zk_reports::html(report))?;
     write("md", zk_reports::markdown(report))?;
     write("junit.xml", zk_reports::junit(report))?;
     println!(
         "report: {}",
-        super::sim::quote(&dir.join(format!("{name}.html")).display().to_string())
+        super::sim::quote(&file_in(dir, name, "html").display().to_string())
     );
     Ok(())
 }
@@ -171,6 +204,39 @@ pub fn run_record(harness: &Harness, scenario: &Scenario, report: &RunReport) ->
             messages: report.stats.messages,
             faults: report.stats.faults,
             sim_time_ns: report.stats.sim_time_ns,
+        },
+    }
+}
+
+/// A run that panicked: verdict internal error, the panic as its one trace
+/// event, `rerun` as its command.
+pub fn internal_error_record(
+    scenario: &Scenario,
+    seed: u64,
+    panic: &str,
+    rerun: &str,
+) -> schema::Run {
+    schema::Run {
+        scenario: scenario.file.display().to_string(),
+        recipe: scenario.recipe.name.clone(),
+        variant: scenario.raw.variant.clone(),
+        seed: Some(seed),
+        clients: scenario.raw.clients,
+        verdict: schema::Verdict::InternalError,
+        replay: rerun.to_string(),
+        violations: Vec::new(),
+        trace: vec![schema::TraceEvent {
+            at_ns: 0,
+            client: None,
+            kind: schema::TraceKind::Phase,
+            text: format!("INTERNAL ERROR of zkcheck: the run panicked: {panic}"),
+        }],
+        holds: Vec::new(),
+        stats: schema::RunStats {
+            requests: 0,
+            messages: 0,
+            faults: 0,
+            sim_time_ns: 0,
         },
     }
 }
@@ -230,5 +296,30 @@ fn trace_kind(kind: TraceKind) -> schema::TraceKind {
         TraceKind::Send => schema::TraceKind::Send,
         TraceKind::Deliver => schema::TraceKind::Deliver,
         TraceKind::Timer => schema::TraceKind::Timer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_from_user_text_stay_one_name() {
+        for (name, safe) in [
+            ("lock-fixed", "lock-fixed"),
+            ("../README", "-README"),
+            ("/etc/passwd", "-etc-passwd"),
+            ("a\\b/c", "a-b-c"),
+            ("ctl\u{1b}[2J\u{0}x", "ctl--2J-x"),
+            ("", "unnamed"),
+            ("...", "unnamed"),
+            (".hidden", "hidden"),
+        ] {
+            assert_eq!(file_name(name), safe, "{name:?}");
+        }
+        assert_eq!(file_name(&"x".repeat(1000)).len(), MAX_FILE_STEM);
+        let dir = Path::new("out");
+        assert_eq!(file_in(dir, "../a", "md"), Path::new("out/-a.md"));
+        assert_eq!(file_in(dir, "..", "json"), Path::new("out/unnamed.json"));
     }
 }

@@ -4,12 +4,17 @@
 //! oracles (`zk_models::replay`).
 //!
 //! Exit status as for a scenario: 1 when the simulator reports a
-//! violation, 0 when it reports none, 2 on a bad file. The output says
+//! violation, 0 when it reports none, 2 on a bad file (an empty schedule
+//! included). When the simulator DISAGREES with the model (the schedule's
+//! violation does not show, or its example shows one), zkcheck's two
+//! halves contradict each other: that is zkcheck's own inconsistency,
+//! exit 3 (`EXIT_INTERNAL_ERROR`), unless a violation showed (exit 1
+//! wins, as everywhere). The output says
 //! whether the violation the model found is the one the simulator shows;
 //! for a lasso (`cycle_start`), also whether its cycle, run twice, came
 //! back to where it started with the waiting calls still pending.
 
-use super::sim::{EXIT_BAD_INPUT, EXIT_VIOLATION};
+use super::sim::{EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_VIOLATION};
 use super::Harness;
 use std::path::Path;
 use std::process::ExitCode;
@@ -44,16 +49,24 @@ pub fn is_schedule_text(text: &str) -> bool {
 
 /// Checks and replays the schedule `text` read from `path`; prints the
 /// stepper's trace if `trace`. Exit 1 when the simulator reports a
-/// violation, 0 when not, 2 (`error: FILE:LINE: key `KEY`: MESSAGE` on
-/// stderr) when the schedule is bad or a step cannot be applied.
+/// violation, else 3 when it disagrees with the model (its expected
+/// violation did not show), 0 when it agrees; 2 (`error: FILE:LINE: key
+/// `KEY`: MESSAGE` on stderr) when the schedule is bad or a step cannot be
+/// applied.
 pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> ExitCode {
     match replay(harness, path, text) {
         Ok(report) => {
             print_report(path, &report, trace);
-            if report.violations.is_empty() {
-                ExitCode::SUCCESS
-            } else {
+            if !report.violations.is_empty() {
                 ExitCode::from(EXIT_VIOLATION)
+            } else if disagrees(&report) {
+                eprintln!(
+                    "error: the simulator disagrees with the model checker on {}: an inconsistency inside zkcheck (exit {EXIT_INTERNAL_ERROR}); please report it with the schedule",
+                    path.display()
+                );
+                ExitCode::from(EXIT_INTERNAL_ERROR)
+            } else {
+                ExitCode::SUCCESS
             }
         }
         Err(error) => {
@@ -61,6 +74,13 @@ pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> Exit
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// The simulator contradicts the schedule (a property without a simulator
+/// oracle is not judged, so never disagrees).
+fn disagrees(report: &ReplayReport) -> bool {
+    let unjudged = report.expect == "violation" && report.oracle.is_none();
+    !unjudged && !report.agrees()
 }
 
 fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {

@@ -50,8 +50,18 @@ pub struct SimArgs {
     pub report: Option<PathBuf>,
 }
 
+/// Exit statuses, in order of precedence when several apply: a violation
+/// (1) wins over an internal error of zkcheck (3), which wins over bad input
+/// or an unwritable output (2), which wins over a bounded search that found
+/// nothing (4); 0 only when every property holds and the verdict is complete.
 pub const EXIT_VIOLATION: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// zkcheck itself failed (a panic inside a run): never the recipe's fault.
+pub const EXIT_INTERNAL_ERROR: u8 = 3;
+/// A bounded search (`check` stopped by `--timeout`, `--depth`, a memory
+/// budget, or a `--clients` range whose larger counts did not finish) found
+/// no violation: not an exhaustive pass.
+pub const EXIT_NOT_EXHAUSTIVE: u8 = 4;
 
 /// Standard output that ends the process quietly when the reader is gone
 /// (`zkcheck replay ... | head`).
@@ -70,8 +80,10 @@ impl Write for QuietStdout {
     }
 }
 
-/// Prints a bad-input error for exit 2.
+/// Prints a bad-input error for exit 2 (control characters the message
+/// echoes from the input escaped, see [`zk_sim::echo`]).
 pub fn bad_input(message: impl std::fmt::Display) -> ExitCode {
+    let message = zk_sim::echo::escape_controls_in_lines(&message.to_string());
     eprintln!("error: {message}");
     ExitCode::from(EXIT_BAD_INPUT)
 }
@@ -136,10 +148,11 @@ pub fn refuse_schedule_flags(path: &Path, flags: &[(&str, bool)]) -> Result<(), 
     }
 }
 
-/// Says that a seed's verdict could not have failed (exit 2 follows).
+/// Says that a seed's verdict could not have failed, or nearly: no or too
+/// little progress (exit 2 follows).
 pub fn print_no_progress(seed: u64, why: &str) {
     eprintln!(
-        "error: seed {seed} could not have failed: {why}; check the scenario's [config] and [workload]"
+        "error: seed {seed} could not have failed (or nearly): {why}; check the scenario's [config], [workload] and fault rates"
     );
 }
 
@@ -209,6 +222,20 @@ pub fn exit_status(violation: bool, output_failed: bool) -> ExitCode {
     }
 }
 
+/// The exit status of a verdict that may hold internal errors: a found
+/// violation (1) wins over an internal error of zkcheck (3), which wins
+/// over an output error or bad input (2), which wins over a pass (0).
+pub fn exit_status_with_internal(
+    violation: bool,
+    internal_error: bool,
+    output_failed: bool,
+) -> ExitCode {
+    if internal_error && !violation {
+        return ExitCode::from(EXIT_INTERNAL_ERROR);
+    }
+    exit_status(violation, output_failed)
+}
+
 /// One run as JSON.
 #[derive(Serialize)]
 struct SimJson<'a> {
@@ -253,14 +280,25 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
     };
     let mut scenario = scenario;
     scenario.all_violations = args.all_violations;
+    if let Some(path) = &args.shrink {
+        super::outputs::probe_file("--shrink", path)?;
+    }
+    super::outputs::probe(args.json.as_deref(), args.report.as_deref())?;
     let seed = args.seed.unwrap_or(0);
     let runner = scenario.runner();
     let want_trace = args.trace || args.check_determinism || args.report.is_some();
-    let report = runner.run(seed, want_trace);
+    let run = super::internal_error::catch(|| {
+        let report = runner.run(seed, want_trace);
+        let again = args.check_determinism.then(|| runner.run(seed, true));
+        (report, again)
+    });
+    let (report, again) = match run {
+        Ok(ran) => ran,
+        Err(panic) => return Ok(internal_error(harness, &scenario, seed, &panic, args)),
+    };
     let mut deterministic = true;
     let mut trace_hash = None;
-    if args.check_determinism {
-        let again = runner.run(seed, true);
+    if let Some(again) = again {
         deterministic = again.trace.hash() == report.trace.hash();
         trace_hash = Some(format!("{:#018x}", report.trace.hash()));
     }
@@ -328,6 +366,41 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
     }
     let violation = !report.passed() || !deterministic;
     Ok(exit_status(violation, output_failed || vacuous.is_some()))
+}
+
+/// The run panicked: an internal error of zkcheck, exit 3 (its `--report`
+/// says so; no `--json` or `--shrink` is written, there is no run to show).
+fn internal_error(
+    harness: &Harness,
+    scenario: &Scenario,
+    seed: u64,
+    panic: &str,
+    args: &SimArgs,
+) -> ExitCode {
+    let rerun = super::internal_error::rerun_command(&harness.program, scenario, seed);
+    println!(
+        "scenario {} ({} {}), seed {seed}:",
+        scenario.name, scenario.recipe.name, scenario.raw.variant
+    );
+    println!("{}", super::internal_error::describe(seed, panic, &rerun));
+    let mut output_failed = false;
+    if let Some(dir) = &args.report {
+        let title = format!(
+            "{} ({} {}), seed {seed}",
+            scenario.name, scenario.recipe.name, scenario.raw.variant
+        );
+        let mut document = super::report::document(
+            zk_reports::schema::ReportKind::Run,
+            title,
+            super::report::this_command(),
+        );
+        document.runs.push(super::report::internal_error_record(
+            scenario, seed, panic, &rerun,
+        ));
+        let name = format!("{}-seed-{seed}", scenario.name);
+        output_failed |= super::report::write_dir(dir, &name, &document).is_err();
+    }
+    exit_status_with_internal(false, true, output_failed)
 }
 
 fn property_list(scenario: &Scenario) -> String {

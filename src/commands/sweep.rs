@@ -10,11 +10,15 @@
 //! 5 s elsewhere.
 //!
 //! Exit status: 1 when a seed breaks a property (or runs differently twice
-//! under `--check-determinism`); otherwise 2 on bad input, when a seed
-//! made no progress at all (its verdict could not have failed), or when
-//! the JSON cannot be written; 0 when every seed passes.
+//! under `--check-determinism`); otherwise 3 when a seed's run panicked
+//! (an internal error of zkcheck, counted apart, printed with its seed,
+//! the panic and the `sim` command that reruns it:
+//! [`super::internal_error`]); otherwise 2 on bad input, when a seed made
+//! no progress at all (its verdict could not have failed), or when the
+//! JSON cannot be written; 0 when every seed passes.
 
-use super::sim::{bad_input, exit_status, load_scenario, replay_command, write_json};
+use super::internal_error;
+use super::sim::{bad_input, exit_status_with_internal, load_scenario, replay_command, write_json};
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepJson, FORMAT,
     FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,
@@ -75,6 +79,8 @@ const MAX_JOBS: usize = 256;
 /// What the workers share.
 struct Sweep<'a> {
     runner: &'a dyn Runner,
+    /// How to rerun a seed that panicked (`sim SCENARIO --seed N`).
+    rerun: &'a (dyn Fn(u64) -> String + Sync),
     seeds: Mutex<Box<dyn Iterator<Item = u64> + Send>>,
     total: u128,
     done: AtomicU64,
@@ -126,9 +132,12 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
     };
     let jobs = jobs.min(usize::try_from(total).unwrap_or(usize::MAX));
     let scenario_hash = text_hash(&zk_sim::input::read_input(&args.scenario).map_err(bad_input)?);
+    super::outputs::probe(args.json.as_deref(), args.report.as_deref())?;
     let runner = scenario.runner();
+    let rerun = |seed| internal_error::rerun_command(&harness.program, &scenario, seed);
     let sweep = Sweep {
         runner: runner.as_ref(),
+        rerun: &rerun,
         seeds: Mutex::new(Box::new(range.iter(shard))),
         total,
         done: AtomicU64::new(0),
@@ -171,12 +180,12 @@ impl Sweep<'_> {
     }
 
     fn run_seed(&self, seed: u64) -> Option<Failure> {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let outcome = internal_error::catch(|| {
             let report = self.runner.run(seed, self.check_determinism);
             let nondeterministic = self.check_determinism
                 && self.runner.run(seed, true).trace.hash() != report.trace.hash();
             (report, nondeterministic)
-        }));
+        });
         let failure = |panic| Failure {
             seed,
             replay: String::new(),
@@ -189,7 +198,11 @@ impl Sweep<'_> {
             Ok((report, nondeterministic)) => {
                 self.requests
                     .fetch_add(report.stats.requests, Ordering::Relaxed);
-                let vacuous = report.passed().then(|| report.vacuous()).flatten();
+                // A seed that ran differently twice is a violation, not
+                // also a run without progress.
+                let vacuous = (report.passed() && !nondeterministic)
+                    .then(|| report.vacuous())
+                    .flatten();
                 (!report.passed() || nondeterministic || vacuous.is_some()).then(|| Failure {
                     violations: report.violations,
                     nondeterministic,
@@ -197,14 +210,10 @@ impl Sweep<'_> {
                     ..failure(None)
                 })
             }
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panic".to_string());
-                Some(failure(Some(message)))
-            }
+            Err(panic) => Some(Failure {
+                replay: (self.rerun)(seed),
+                ..failure(Some(panic))
+            }),
         }
     }
 
@@ -255,8 +264,12 @@ fn report(
     let failures = findings.first_failures(&replay);
     let runs = sweep.done.load(Ordering::Relaxed);
     let requests = sweep.requests.load(Ordering::Relaxed);
+    let internal = match findings.internal_errors {
+        0 => String::new(),
+        n => format!(" ({n} of them INTERNAL ERRORS of zkcheck, not violations)"),
+    };
     println!(
-        "scenario {} ({} {}): {runs} seeds in {wall:.2} s ({:.0} seeds/s, {:.0} simulated requests/s), {} failed",
+        "scenario {} ({} {}): {runs} seeds in {wall:.2} s ({:.0} seeds/s, {:.0} simulated requests/s), {} failed{internal}",
         scenario.name,
         scenario.recipe.name,
         scenario.raw.variant,
@@ -272,9 +285,11 @@ fn report(
     let no_progress = findings.no_progress();
     if no_progress > 0 {
         eprintln!(
-            "error: {no_progress} seed(s) made no progress, so their verdicts could not have failed; check the scenario's [config] and [workload]"
+            "error: {no_progress} seed(s) made no progress or too little progress (below {}% of the workload's planned goals), so their verdicts could not have failed (or nearly); check the scenario's [config], [workload] and fault rates",
+            zk_sim::world::MIN_GOAL_PERCENT
         );
     }
+    print_internal_errors(&findings, &failures);
     let complete = u128::from(runs) == sweep.total;
     let mut output_failed = false;
     if let Some(path) = &args.json {
@@ -299,6 +314,7 @@ fn report(
             passed: runs - findings.failed,
             failed: findings.failed,
             violations: findings.violations,
+            internal_errors: findings.internal_errors,
             no_progress,
             failures_by_property: findings.by_property(),
             kept_seeds_per_bucket: KEPT_SEEDS_PER_BUCKET as u64,
@@ -329,7 +345,31 @@ fn report(
         );
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
-    exit_status(findings.violations > 0, output_failed || no_progress > 0)
+    exit_status_with_internal(
+        findings.violations > 0,
+        findings.internal_errors > 0,
+        output_failed || no_progress > 0,
+    )
+}
+
+/// Says how many seeds hit an internal error of zkcheck, and shows the
+/// kept ones not shown above (each with its seed, panic and rerun command).
+pub fn print_internal_errors(findings: &Findings, failures: &[Failure]) {
+    if findings.internal_errors == 0 {
+        return;
+    }
+    for failure in failures
+        .iter()
+        .skip(3)
+        .filter(|failure| failure.panic.is_some())
+        .take(3)
+    {
+        describe(failure);
+    }
+    eprintln!(
+        "error: {} seed(s) hit an INTERNAL ERROR of zkcheck (the run panicked): a bug in zkcheck, not counted as violations of the recipe; please report it with the rerun command",
+        findings.internal_errors
+    );
 }
 
 /// The sweep (or a merge of its shards) as a report: its buckets, and

@@ -19,8 +19,12 @@ use zk_sim::oracles::Violation;
 pub const FORMAT: &str = "zkcheck-sweep";
 /// `format_version` of a sweep's JSON: 2 added the format, the scenario's
 /// hash, the options, completeness and the kept seeds (version 1 had no
-/// `format` key).
-pub const FORMAT_VERSION: u32 = 2;
+/// `format` key); 3 counts the internal errors (panics) apart from the
+/// violations (`internal_errors`, bucket `internal_error`).
+pub const FORMAT_VERSION: u32 = 3;
+/// The bucket of the seeds whose run panicked (an internal error of
+/// zkcheck, not a property's signature).
+pub const INTERNAL_ERROR_BUCKET: &str = "internal_error";
 /// Failing seeds kept per bucket (the lowest); the rest are counted.
 pub const KEPT_SEEDS_PER_BUCKET: usize = 10;
 /// Failing seeds kept in full (the lowest of any bucket); the rest are counted.
@@ -35,6 +39,8 @@ pub struct Failure {
     pub nondeterministic: bool,
     /// The run made no progress: its verdict could not have failed.
     pub vacuous: Option<String>,
+    /// The run panicked: an internal error of zkcheck (the message and
+    /// its location); `replay` then reruns it with `sim`.
     pub panic: Option<String>,
 }
 
@@ -61,15 +67,17 @@ impl Failure {
             buckets.push(("no_progress".to_string(), why.clone()));
         }
         if let Some(panic) = &self.panic {
-            buckets.push(("panic".to_string(), panic.clone()));
+            let why = format!("zkcheck panicked (an internal error, not the recipe's): {panic}");
+            buckets.push((INTERNAL_ERROR_BUCKET.to_string(), why));
         }
         buckets.dedup_by(|a, b| a.0 == b.0);
         buckets
     }
 
-    /// A violation in the verdict's sense (exit 1): not a vacuous run.
+    /// A violation in the verdict's sense (exit 1): not a vacuous run, not
+    /// an internal error.
     fn is_violation(&self) -> bool {
-        !self.violations.is_empty() || self.nondeterministic || self.panic.is_some()
+        !self.violations.is_empty() || self.nondeterministic
     }
 }
 
@@ -126,6 +134,8 @@ pub struct Findings {
     pub failed: u64,
     /// Failing seeds that are violations (not only runs without progress).
     pub violations: u64,
+    /// Failing seeds whose run panicked: internal errors of zkcheck.
+    pub internal_errors: u64,
     by_bucket: BTreeMap<String, Tally>,
     /// The lowest failing seeds, at most [`KEPT_FAILURES`].
     first: BTreeMap<u64, Failure>,
@@ -136,6 +146,7 @@ impl Findings {
     pub fn add(&mut self, failure: Failure) {
         self.failed += 1;
         self.violations += u64::from(failure.is_violation());
+        self.internal_errors += u64::from(failure.panic.is_some());
         for (signature, summary) in failure.buckets() {
             self.add_to_bucket(
                 signature,
@@ -143,7 +154,8 @@ impl Findings {
                     seeds: 1,
                     kept: BTreeSet::from([failure.seed]),
                     summary,
-                    replay: None,
+                    // An internal error comes with its rerun command.
+                    replay: (!failure.replay.is_empty()).then(|| failure.replay.clone()),
                 },
             );
         }
@@ -170,6 +182,7 @@ impl Findings {
     pub fn absorb(&mut self, shard: &SweepJson) {
         self.failed += shard.failed;
         self.violations += shard.violations;
+        self.internal_errors += shard.internal_errors;
         for bucket in &shard.buckets {
             self.add_to_bucket(
                 bucket.signature.clone(),
@@ -285,9 +298,13 @@ pub struct SweepJson {
     pub runs: u64,
     pub passed: u64,
     pub failed: u64,
-    /// Failing seeds that broke a property (or ran differently twice, or
-    /// panicked): exit 1 when any.
+    /// Failing seeds that broke a property (or ran differently twice):
+    /// exit 1 when any.
     pub violations: u64,
+    /// Failing seeds whose run panicked: internal errors of zkcheck, not
+    /// violations (bucket `internal_error`); exit 3 when any and no
+    /// violation. `failed = violations + no_progress + internal_errors`.
+    pub internal_errors: u64,
     /// Seeds that made no progress (their verdicts could not have failed).
     pub no_progress: u64,
     pub failures_by_property: BTreeMap<String, u64>,
@@ -358,7 +375,9 @@ pub fn describe(failure: &Failure) {
         println!("NO PROGRESS (seed {}): {why}", failure.seed);
     }
     if let Some(panic) = &failure.panic {
-        println!("PANIC (seed {}): {panic}", failure.seed);
+        let described = super::internal_error::describe(failure.seed, panic, &failure.replay);
+        println!("{described}");
+        return;
     }
     println!("  replay: {}", failure.replay);
 }

@@ -1,6 +1,18 @@
-//! The exhaustive depth-first search behind `check --strategy dfs`.
+//! The exhaustive searches behind `check`: depth first (`--strategy dfs`)
+//! and breadth first (the default, [`Order::BreadthFirst`]).
 //!
-//! It explores what stateright 0.30's DFS checker explores, in the same
+//! Breadth first, on one thread, it explores, counts and discovers exactly
+//! what stateright 0.30's BFS checker did (the oldest state first,
+//! successors queued in action order; the first discovery of an `always`
+//! or `sometimes` property kept, an `eventually` one overwritten by every
+//! later terminal state that had not satisfied it, which
+//! `crate::run::eventually_counterexample` then searches again). It is ours
+//! since stateright 0.31, whose BFS keeps judging properties it has a
+//! discovery for and overwrites them with later, longer paths: the
+//! counterexamples the tests pin would change. (Its BFS also keeps each
+//! queued state's path, as this search does.)
+//!
+//! Depth first, it explores what stateright 0.30's DFS checker explores, in the same
 //! order on one thread (the newest state first, successors pushed in action
 //! order), counts the same (generated states, unique fingerprints, depth;
 //! the initial state is depth 1) and reports through stateright's
@@ -46,9 +58,19 @@ struct Job<S> {
     depth: usize,
 }
 
+/// Which queued state a search explores next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// The newest: depth first.
+    DepthFirst,
+    /// The oldest: breadth first (shortest paths on one thread).
+    BreadthFirst,
+}
+
 /// What the threads share.
 struct Search<M: Model> {
     model: M,
+    order: Order,
     properties: Vec<Property<M>>,
     /// Do not explore states at this depth or deeper.
     depth_limit: Option<usize>,
@@ -76,9 +98,9 @@ where
     M: Model + Send + Sync + 'static,
     M::State: Hash + Send + 'static,
 {
-    /// Starts `threads` threads exploring `model`, not below `depth_limit`
-    /// (stateright's `target_max_depth`).
-    pub fn spawn(model: M, threads: usize, depth_limit: Option<usize>) -> Dfs<M> {
+    /// Starts `threads` threads exploring `model` in `order`, not below
+    /// `depth_limit` (stateright's `target_max_depth`).
+    pub fn spawn(model: M, order: Order, threads: usize, depth_limit: Option<usize>) -> Dfs<M> {
         let properties = model.properties();
         assert!(properties.len() <= 64, "at most 64 properties");
         let eventually = properties
@@ -106,6 +128,7 @@ where
             generated: AtomicUsize::new(first.len()),
             discoveries: Mutex::new(vec![None; properties.len()]),
             model,
+            order,
             properties,
             depth_limit,
             visited,
@@ -170,7 +193,11 @@ where
         let mut deepest = self.max_depth.load(Ordering::Relaxed);
         let mut actions = Vec::new();
         for _ in 0..BLOCK {
-            let Some(job) = pending.pop_back() else {
+            let next = match self.order {
+                Order::DepthFirst => pending.pop_back(),
+                Order::BreadthFirst => pending.pop_front(),
+            };
+            let Some(job) = next else {
                 break;
             };
             deepest = deepest.max(job.depth);
@@ -209,8 +236,12 @@ where
                 });
             }
             if terminal {
-                for i in bits(unsatisfied & !discovered) {
-                    self.discover(i, &job.path, &mut discovered);
+                // Breadth first, as stateright 0.30's BFS: every terminal
+                // state overwrites the discoveries of the `eventually`
+                // properties unsatisfied on its path.
+                let overwrite = self.order == Order::BreadthFirst;
+                for i in bits(unsatisfied & if overwrite { !0 } else { !discovered }) {
+                    self.discover(i, &job.path, &mut discovered, overwrite);
                 }
             }
         }
@@ -230,8 +261,8 @@ where
             }
             let holds = (property.condition)(&self.model, &job.state);
             match property.expectation {
-                Expectation::Always if !holds => self.discover(i, &job.path, discovered),
-                Expectation::Sometimes if holds => self.discover(i, &job.path, discovered),
+                Expectation::Always if !holds => self.discover(i, &job.path, discovered, false),
+                Expectation::Sometimes if holds => self.discover(i, &job.path, discovered, false),
                 Expectation::Always | Expectation::Sometimes => awaiting = true,
                 Expectation::Eventually => {
                     // Judged at the ends of paths: still awaiting.
@@ -245,13 +276,14 @@ where
         awaiting.then_some(unsatisfied)
     }
 
-    /// Records `path` as property `i`'s discovery unless it has one.
-    fn discover(&self, i: usize, path: &[u64], discovered: &mut u64) {
+    /// Records `path` as property `i`'s discovery unless it has one (or
+    /// in any case, to `overwrite` it).
+    fn discover(&self, i: usize, path: &[u64], discovered: &mut u64, overwrite: bool) {
         let mut discoveries = self
             .discoveries
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if discoveries[i].is_none() {
+        if overwrite || discoveries[i].is_none() {
             discoveries[i] = Some(path.to_vec());
         }
         *discovered = self.discovered.fetch_or(1 << i, Ordering::Relaxed) | 1 << i;

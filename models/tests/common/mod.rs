@@ -38,6 +38,7 @@ pub fn check_with(
             max_depth,
             timeout: None,
             progress_every: None,
+            memory_budget: None,
         },
     )
 }
@@ -56,6 +57,7 @@ pub fn check_exhaustively(recipe: &str, variant: &str, setup: Setup) -> CheckRep
             max_depth: None,
             timeout: None,
             progress_every: None,
+            memory_budget: None,
         },
     )
 }

@@ -107,11 +107,13 @@ pub fn sequence(run: &Run, id: &str) -> String {
         .trace
         .iter()
         .filter_map(|e| e.client)
-        .map(|c| c + 1)
-        .chain(run.holds.iter().map(|h| h.client + 1))
+        .map(|c| c.saturating_add(1))
+        .chain(run.holds.iter().map(|h| h.client.saturating_add(1)))
         .max()
         .unwrap_or(0)
-        .max(run.clients);
+        .max(run.clients)
+        // Bounded whatever the document says (see `crate::limits`).
+        .min(crate::limits::MAX_CLIENTS);
     let server_x = LANE0_X + lanes as f64 * LANE_GAP;
     let label_x = server_x + 40.0;
     let width = (label_x + LABEL_W).ceil();

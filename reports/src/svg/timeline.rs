@@ -12,6 +12,7 @@
 //! ended), `held-at-end`, `overlap`, `violation-marker`, `axis`.
 
 use super::{open, text, GREY, INK, RED};
+use crate::limits::{MAX_CLIENTS, MAX_DRAWN_HOLDS};
 use crate::schema::{HoldSpan, Run};
 use crate::text::{escape_html, lane_name, ms, ms_short};
 use std::fmt::Write;
@@ -51,11 +52,14 @@ fn span_end(hold: &HoldSpan, end: u64) -> u64 {
 
 /// Two spans of different clients that overlap: `(first, second, from,
 /// until)`, as indices into `run.holds`, in order of the first span.
+/// Only the spans drawn ([`drawn_holds`]) are compared: the search is
+/// quadratic.
 pub fn overlaps(run: &Run) -> Vec<(usize, usize, u64, u64)> {
     let end = end_ns(run);
+    let holds = drawn_holds(run);
     let mut found = Vec::new();
-    for (i, a) in run.holds.iter().enumerate() {
-        for (j, b) in run.holds.iter().enumerate().skip(i + 1) {
+    for (i, a) in holds.iter().enumerate() {
+        for (j, b) in holds.iter().enumerate().skip(i + 1) {
             if a.client == b.client {
                 continue;
             }
@@ -67,6 +71,11 @@ pub fn overlaps(run: &Run) -> Vec<(usize, usize, u64, u64)> {
         }
     }
     found
+}
+
+/// The spans the timeline draws: the first [`MAX_DRAWN_HOLDS`].
+pub fn drawn_holds(run: &Run) -> &[HoldSpan] {
+    &run.holds[..run.holds.len().min(MAX_DRAWN_HOLDS)]
 }
 
 /// A round step for about ten ticks: 1, 2 or 5 times a power of ten ns.
@@ -87,14 +96,14 @@ fn tick_step(end: u64) -> u64 {
 /// The ownership timeline of `run` as an `<svg id="{id}" class="timeline">`.
 pub fn timeline(run: &Run, id: &str) -> String {
     let end = end_ns(run);
-    let rows = run
-        .holds
+    // Bounded whatever the document says (see `crate::limits`).
+    let rows = drawn_holds(run)
         .iter()
-        .map(|h| h.client + 1)
+        .map(|h| h.client.saturating_add(1))
         .max()
         .unwrap_or(0)
         .max(run.clients)
-        .max(1);
+        .clamp(1, MAX_CLIENTS);
     let x = |ns: u64| LEFT + ns as f64 * PLOT_W / end as f64;
     let row_y = |client: usize| TOP + client as f64 * ROW_H;
     let plot_bottom = row_y(rows);
@@ -110,8 +119,13 @@ pub fn timeline(run: &Run, id: &str) -> String {
         width as u64,
         height as u64,
         &format!(
-            "Ownership timeline: {} spans, {} overlaps of two holders, {} violations, run ends at {}",
+            "Ownership timeline: {} spans{}, {} overlaps of two holders, {} violations, run ends at {}",
             run.holds.len(),
+            if run.holds.len() > MAX_DRAWN_HOLDS {
+                format!(" (the first {MAX_DRAWN_HOLDS} drawn, and their overlaps)")
+            } else {
+                String::new()
+            },
             overlaps.len(),
             run.violations.len(),
             ms(run.stats.sim_time_ns)
@@ -180,7 +194,7 @@ pub fn timeline(run: &Run, id: &str) -> String {
     out.push_str("</g>");
 
     // Spans.
-    for hold in &run.holds {
+    for hold in drawn_holds(run) {
         let y = row_y(hold.client) + (ROW_H - BAR_H) / 2.0;
         let until = span_end(hold, end);
         let stale_from = hold

@@ -638,6 +638,7 @@ pub fn check_report() -> Report {
         unique_states: 48_213,
         states: 190_377,
         exhaustive: true,
+        stopped_by: None,
         properties: vec![
             PropertyVerdict {
                 name: "mutual_exclusion".to_string(),

@@ -56,6 +56,8 @@ pub const MECHANISMS: &[&str] = &[
     "paused",
     "never-connected",
     "queued-behind-stuck-client",
+    // the harness's configuration, not the recipe
+    "heal-window-too-short",
     // no leaks
     "orphan-create",
     "delete-lost",
@@ -165,6 +167,12 @@ pub struct ClientScene {
     pub watches: WatchTable,
     /// The last application call, as text, with its time.
     pub last_call: Option<(SimNanos, String)>,
+    /// The last outcome the application took, as text, with its time
+    /// (what the client holds); None where the driver does not know.
+    pub last_outcome: Option<(SimNanos, String)>,
+    /// The application's own timer (a hold, think or work time) while it
+    /// runs: (started, due); None where the driver has none.
+    pub workload_timer: Option<(SimNanos, SimNanos)>,
 }
 
 impl ClientScene {
@@ -192,6 +200,8 @@ impl ClientScene {
             timers: session.timers.len(),
             watches: session.watches.clone(),
             last_call: last_call.map(|(at, call)| (*at, format!("{call:?}"))),
+            last_outcome: None,
+            workload_timer: None,
         }
     }
 }
@@ -205,6 +215,9 @@ pub struct Scene<'a> {
     pub history: &'a History,
     /// The property checked FIFO order in this directory, if any.
     pub fifo_dir: Option<&'a zk_recipes::zk::Path>,
+    /// The heal window (the liveness bound after the faults heal), in ms,
+    /// where the driver has one (the simulated world).
+    pub heal_ms: Option<u64>,
 }
 
 impl Scene<'_> {

@@ -1,6 +1,12 @@
 //! Liveness: what each stuck client waits for and why nothing will wake
 //! it. A client waiting behind another stuck client points at it; the
 //! run's mechanism is the root's, chosen by a fixed priority.
+//!
+//! Before it blames the recipe, a diagnosis looks at what the client holds
+//! (the last outcome its application took) and at the application's own
+//! timer: a client whose hold (or think, or work) time is still running at
+//! the liveness deadline is not stuck; the heal window was too short for
+//! the workload (`heal-window-too-short`, the harness's configuration).
 
 use super::history::{DeleteFate, NodeRecord, Removal, WatchKind, WatchRecord};
 use super::{client_name, root, ClientScene, Diagnosis, Finding, Scene};
@@ -13,6 +19,9 @@ use zk_recipes::zk::Path;
 /// first, then a node another client left in its way, then waits nobody
 /// will end; a client queued behind another stuck one last.
 pub(super) const PRIORITY: &[&str] = &[
+    // The harness's configuration: the workload needs more than the heal
+    // window (whoever waits behind such a client is explained by it).
+    "heal-window-too-short",
     // The client broke itself.
     "watch-on-deleted-node",
     "waits-on-own-node",
@@ -43,7 +52,7 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
         .iter()
         .enumerate()
         .filter(|(_, c)| !c.done)
-        .map(|(client, c)| stuck_client(client, c, scene).client(client))
+        .map(|(client, c)| stuck_client(client, c, violation.at_ns, scene).client(client))
         .collect();
     mark_cycles(&mut findings, scene);
     let Some(first) = root(&findings, PRIORITY) else {
@@ -119,10 +128,12 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
     }
 }
 
-fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding {
-    let waiting = match &c.last_call {
-        Some((at, call)) => format!("its {call} (called at {})", fmt_time(*at)),
-        None => "its first call".to_string(),
+fn stuck_client(client: ClientIndex, c: &ClientScene, at_ns: SimNanos, scene: &Scene) -> Finding {
+    let answered = answered_call(c);
+    let waiting = match (&c.last_call, &answered) {
+        (_, Some(answered)) => format!("its next step, {answered}"),
+        (Some((at, call)), None) => format!("its {call} (called at {})", fmt_time(*at)),
+        (None, None) => "its first call".to_string(),
     };
     if c.session.is_none() {
         return Finding::new(
@@ -137,6 +148,15 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding 
             format!("is paused while it waits for {waiting}"),
             "the heal should have resumed it".to_string(),
         );
+    }
+    // Its call was answered and its application's own timer (a hold,
+    // think or work time) runs past the deadline: not stuck, the window
+    // was short. (A bounded wait for an answer not yet come, a consumer
+    // polling for an item, is no such timer: its call is unanswered.)
+    if let (Some(answered), Some((started, due))) = (&answered, c.workload_timer) {
+        if due > at_ns {
+            return heal_window_too_short(answered, (started, due), at_ns, scene);
+        }
     }
     if let Some(request) = c.pending_requests.first() {
         return Finding::new(
@@ -166,6 +186,48 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, scene: &Scene) -> Finding 
         return watched(client, *kind, path, record, scene);
     }
     unwatched(client, &waiting, scene)
+}
+
+/// The application's last call was answered, if it was: `its Lock was
+/// answered Acquired { .. } at 1.2 s` (what the client holds now).
+fn answered_call(c: &ClientScene) -> Option<String> {
+    let (outcome_ns, outcome) = c.last_outcome.as_ref()?;
+    let (call_ns, call) = c.last_call.as_ref()?;
+    (outcome_ns >= call_ns).then(|| {
+        format!(
+            "its {call} was answered {outcome} at {}",
+            fmt_time(*outcome_ns)
+        )
+    })
+}
+
+/// The application's own timer (a hold, think or work time) runs past the
+/// liveness deadline: the client is not stuck, the heal window is shorter
+/// than the workload needs.
+fn heal_window_too_short(
+    answered: &str,
+    (started_ns, due_ns): (SimNanos, SimNanos),
+    at_ns: SimNanos,
+    scene: &Scene,
+) -> Finding {
+    let wait_ms = due_ns.saturating_sub(started_ns) / 1_000_000;
+    let holds = format!("{answered}; ");
+    let window = scene.heal_ms.map_or("the heal window".to_string(), |ms| {
+        format!("the heal window ({ms} ms)")
+    });
+    Finding::new(
+        "heal-window-too-short",
+        format!(
+            "{holds}its workload's own timer (a {wait_ms} ms hold, think or work time, started at {}) runs until {}, past the liveness deadline",
+            fmt_time(started_ns),
+            fmt_time(due_ns)
+        ),
+        format!(
+            "{window} is shorter than the workload needs (a wait of {wait_ms} ms of its own ends {} ms after the deadline): the harness's configuration, not the recipe; raise heal_ms or shorten the workload's hold, think or work times",
+            due_ns.saturating_sub(at_ns) / 1_000_000
+        ),
+    )
+    .at(started_ns, format!("its workload started a {wait_ms} ms wait"))
 }
 
 /// The watches the session layer has armed, node watches first.

@@ -4,6 +4,12 @@
 //! deadline, settle) and runs the end checks. Everything runs as futures
 //! polled together by [`LiveRunner::run`]'s caller on one task: the work is
 //! waiting for the server, not computing.
+//!
+//! A run that cannot be judged ends with an error, not a verdict: the
+//! backend ran out of a local resource ([`Backend::local_failure`], checked
+//! every tick: the run stops at once), or the end checks could not read
+//! the tree. The report's count of finished workloads is taken with the
+//! verdict, so it agrees with a liveness violation's list of stuck clients.
 
 use super::app::LiveClient;
 use super::mirror::mirror;
@@ -13,7 +19,7 @@ use super::{
 use crate::client::{ClientSession, ConnectionState};
 use crate::faults::plan::{stream, REQUEST_STREAM};
 use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
-use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen, View, Violation};
+use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen, View};
 use crate::server::{ServerConfig, ZkServer};
 use crate::world::app::RunStates;
 use crate::world::{RunReport, RunStats, SimRecipe, WorldConfig};
@@ -89,6 +95,14 @@ pub struct Run<R: SimRecipe> {
     empty: ZkServer,
     /// When the run started (backend time), for fault times.
     t0: u64,
+    /// Workloads done when the verdict was taken (the liveness deadline,
+    /// or all done): what the report says, so its count and a liveness
+    /// violation's list of stuck clients agree.
+    workloads_done_at_verdict: Option<usize>,
+    /// Why the run could not be judged (the harness ran out of a local
+    /// resource, the end checks could not read the tree): the run ends
+    /// with this error instead of a verdict.
+    failure: Option<String>,
 }
 
 impl<R: SimRecipe> Run<R> {
@@ -234,6 +248,8 @@ impl<R: SimRecipe> Driver<R> {
             delays: stream(seed, DELAY_STREAM),
             empty: ZkServer::new(ServerConfig::default()),
             t0,
+            workloads_done_at_verdict: None,
+            failure: None,
         }));
         let properties = &config.oracles.properties;
         let task_config = TaskConfig {
@@ -297,6 +313,9 @@ impl<R: SimRecipe> Driver<R> {
         .await;
         drop(workloads);
         let mut run = lock(&run);
+        if let Some(failure) = run.failure.take() {
+            return Err(BackendError(failure));
+        }
         let now = backend.now_ns();
         run.stats.sim_time_ns = now.saturating_sub(t0);
         Ok(RunReport {
@@ -307,7 +326,9 @@ impl<R: SimRecipe> Driver<R> {
             rates: drawn.rates,
             herd_maxima: run.oracles.herd_maxima(),
             herd_figures: run.oracles.herd_figures(),
-            workloads_done: run.clients.iter().filter(|s| s.workload_done).count(),
+            workloads_done: run
+                .workloads_done_at_verdict
+                .unwrap_or_else(|| run.clients.iter().filter(|s| s.workload_done).count()),
             trace: Default::default(),
             holds: Vec::new(),
         })
@@ -351,6 +372,9 @@ impl<R: SimRecipe> Supervisor<R> {
         let heal_ns = self.config.heal_ms.saturating_mul(1_000_000);
         let cut_short = loop {
             self.backend.sleep(TICK_MS).await;
+            if self.harness_failed() {
+                break true;
+            }
             let now = self.backend.now_ns();
             let settle_until = {
                 let mut run = lock(&self.run);
@@ -379,17 +403,33 @@ impl<R: SimRecipe> Supervisor<R> {
                 break false;
             }
         };
-        lock(&self.run).phase = Phase::Done;
+        {
+            let mut run = lock(&self.run);
+            run.phase = Phase::Done;
+            let done = run.clients.iter().filter(|slot| slot.workload_done).count();
+            run.workloads_done_at_verdict = Some(done);
+        }
         let cut_short = cut_short || {
             let run = lock(&self.run);
             self.config.stop_on_violation && run.oracles.has_violation()
         };
         if !cut_short {
             self.end_checks().await;
+            self.harness_failed();
         }
         let mut run = lock(&self.run);
         run.closing = true;
         run.wake_all();
+    }
+
+    /// Whether the backend ran out of a local resource (descriptors, ...);
+    /// if so the run's failure says so and the run ends without a verdict.
+    fn harness_failed(&self) -> bool {
+        let Some(failure) = self.backend.local_failure() else {
+            return false;
+        };
+        lock(&self.run).failure.get_or_insert(failure);
+        true
     }
 
     /// Quiet time, then until every client is connected and idle (at most
@@ -432,15 +472,10 @@ impl<R: SimRecipe> Supervisor<R> {
         let tree = match self.backend.snapshot(&self.root).await {
             Ok(nodes) => mirror(&nodes, &[]),
             Err(error) => {
+                // Not the recipe's leak: the harness could not look.
                 let mut run = lock(&self.run);
-                let at_ns = now.saturating_sub(run.t0);
-                run.oracles.report(Violation {
-                    property: Property::NoLeaks,
-                    at_ns,
-                    message: format!("the end checks could not read the tree: {error}"),
-                    events: Vec::new(),
-                    diagnosis: None,
-                });
+                run.failure
+                    .get_or_insert(format!("the end checks could not read the tree: {error}"));
                 return;
             }
         };

@@ -111,6 +111,12 @@ pub trait Backend: Send + Sync {
     /// Wall-clock time since `start`, in ns.
     fn now_ns(&self) -> u64;
     fn sleep(&self, ms: u64) -> BoxFuture<'static, ()>;
+    /// The first failure of the harness's own resources (a socket it could
+    /// not open for lack of file descriptors, ...), if one happened: the
+    /// driver stops the run, whose verdict is then the harness's error.
+    fn local_failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs one seed of a scenario against a real server.

@@ -1,5 +1,6 @@
 //! Errors in scenario files name the file, the line and the key.
 
+use crate::echo::escape_controls;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -16,14 +17,17 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        // The file name, the key and the message echo the user's text:
+        // control characters show escaped, never act on the terminal.
+        let file = self.file.display().to_string();
+        write!(f, "{}", escape_controls(&file))?;
         if self.line > 0 {
             write!(f, ":{}", self.line)?;
         }
         if !self.key.is_empty() {
-            write!(f, ": key `{}`", clip(&self.key))?;
+            write!(f, ": key `{}`", escape_controls(&clip(&self.key)))?;
         }
-        write!(f, ": {}", clip_quoted(&self.message))
+        write!(f, ": {}", escape_controls(&clip_quoted(&self.message)))
     }
 }
 

@@ -10,7 +10,7 @@
 //! seeds = "0..1000"                  # what `sweep` runs without --seeds
 //! duration_ms = 20000                # the fault phase
 //! heal_ms = 20000                    # the liveness bound after it
-//! ensemble = 1                       # servers; 3: a leader and two lagging followers
+//! ensemble = 1                       # servers, odd (1, 3, 5, 7); 3: a leader and two lagging followers
 //! expect = "pass"                    # or "violation" (with expect_property = "...")
 //!
 //! [config]                           # the recipe's construction
@@ -24,7 +24,7 @@
 //! [timing]                           # see world::WorldConfig
 //! session_timeout_ms = 4000
 //! latency = { min_us = 200, max_us = 2000 }
-//! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it
+//! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it (ensemble > 1 only)
 //!
 //! [faults]
 //! swarm = false                      # true: each seed switches fault kinds on/off and draws their
@@ -282,10 +282,16 @@ pub struct Timing {
     pub latency: LatencyModel,
     pub reconnect_delay_ms: MsRange,
     pub new_session_delay_ms: MsRange,
+    /// Refused on one server; left out when written back at its default.
+    #[serde(skip_serializing_if = "is_default_apply_lag")]
     pub apply_lag_ms: MsRange,
     pub expiry_tick_ms: u64,
     pub reaper_interval_ms: u64,
     pub settle_ms: u64,
+}
+
+fn is_default_apply_lag(lag: &MsRange) -> bool {
+    *lag == crate::world::WorldConfig::default().apply_lag_ms
 }
 
 impl Default for Timing {
@@ -309,10 +315,18 @@ impl Default for Timing {
 #[serde(default, deny_unknown_fields)]
 pub struct Properties {
     pub check: Vec<String>,
+    /// The most watch notifications one release may cause (`herd` only;
+    /// below the number of other clients, or it could never be exceeded).
+    #[serde(skip_serializing_if = "is_one_notification")]
     pub herd_bound: u32,
-    /// The directory FIFO fairness orders (default: the recipe's path).
+    /// The directory FIFO fairness orders: the recipe's path, the only
+    /// value accepted (its default), and only with `fifo` checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fifo_dir: Option<String>,
+}
+
+fn is_one_notification(bound: &u32) -> bool {
+    *bound == 1
 }
 
 impl Default for Properties {

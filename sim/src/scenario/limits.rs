@@ -37,7 +37,8 @@ pub const EXPIRY_TICK_MS: RangeInclusive<u64> = 1..=MAX_MS;
 /// 0: the reaper runs only when a fault says so.
 pub const REAPER_INTERVAL_MS: RangeInclusive<u64> = 0..=MAX_MS;
 pub const SETTLE_MS: RangeInclusive<u64> = 0..=MAX_MS;
-/// Servers in an ensemble (ZooKeeper ensembles are 1, 3, 5 or 7 servers).
+/// Servers in an ensemble; odd only (1, 3, 5 or 7: the validator refuses
+/// an even count).
 pub const ENSEMBLE: RangeInclusive<usize> = 1..=7;
 pub const TAKE_WAIT_MS: RangeInclusive<u64> = 1..=MAX_MS;
 /// One-way latency, in microseconds (ten seconds; spikes a minute).

@@ -138,6 +138,20 @@ impl Scenario {
             },
             trace: false,
             stop_on_violation: !self.all_violations,
+            planned_goals: self.planned_goals(),
+        }
+    }
+
+    /// The goal outcomes the workload sets out to reach (see
+    /// `WorldConfig::planned_goals`): every client's cycles, every
+    /// producer's items, every client's rounds.
+    pub fn planned_goals(&self) -> u64 {
+        let spec = &self.raw.workload;
+        let clients = self.raw.clients as u64;
+        match self.variant().workload {
+            WorkloadKind::Hold => clients * u64::from(spec.cycles),
+            WorkloadKind::Queue => spec.producers as u64 * u64::from(spec.items),
+            WorkloadKind::Barrier => clients * u64::from(spec.rounds),
         }
     }
 
@@ -213,6 +227,7 @@ impl Scenario {
             let keys = self.variant().workload.keys();
             workload.retain(|key, _| keys.iter().any(|k| *key == **k));
         }
+        shrink::leave_out_server_faults_client(&mut table, &self.faults);
         toml::to_string(&table).expect("a scenario serializes")
     }
 }

@@ -120,6 +120,12 @@ impl Checker<'_> {
         };
         self.applicable("properties.check", &raw, &recipe, &properties)?;
         let fixed_properties = match &raw.fixed_properties {
+            Some(names) if names.is_empty() => {
+                return Err(self.error(
+                    "fixed_properties",
+                    "an empty list checks nothing, and the fixed variant would pass without a check: name its properties, or leave `fixed_properties` out to check `properties.check`",
+                ))
+            }
             Some(names) => {
                 let set = self.property_names("fixed_properties", names)?;
                 self.applicable("fixed_properties", &raw, &recipe, &set)?;
@@ -130,16 +136,13 @@ impl Checker<'_> {
         let expect = self.expectation(&raw, &properties)?;
         let expect_signature = self.expect_signature(&raw, &expect)?;
         self.catalog(&raw)?;
-        self.within(
-            "properties.herd_bound",
-            u64::from(raw.properties.herd_bound),
-            limit::HERD_BOUND,
-            "",
-        )?;
-        let fifo_dir = match &raw.properties.fifo_dir {
-            Some(dir) => self.zk_path("properties.fifo_dir", dir)?,
-            None => path.clone(),
-        };
+        let judged: BTreeSet<Property> = properties
+            .iter()
+            .chain(fixed_properties.iter().flatten())
+            .copied()
+            .collect();
+        self.herd_bound(&raw, &judged)?;
+        let fifo_dir = self.fifo_dir(&raw, &judged, &path)?;
         Ok(Scenario {
             file: self.file.to_path_buf(),
             name,
@@ -182,6 +185,76 @@ impl Checker<'_> {
 
     fn zk_path(&self, key: &str, text: &str) -> Checked<Path> {
         Path::new(text).map_err(|e| self.error(key, format!("`{}`: {e}", clip(text))))
+    }
+
+    /// Whether the file writes `table.key` (rather than taking its default).
+    fn written(&self, table: &str, key: &str) -> bool {
+        self.table
+            .get(table)
+            .and_then(toml::Value::as_table)
+            .is_some_and(|t| t.contains_key(key))
+    }
+
+    /// `properties.herd_bound`: in range, read by a checked `herd`, and
+    /// below the number of other clients one release could wake (a bound
+    /// no release can exceed hides every herd).
+    fn herd_bound(&self, raw: &ScenarioFile, judged: &BTreeSet<Property>) -> Checked<()> {
+        let key = "properties.herd_bound";
+        let bound = u64::from(raw.properties.herd_bound);
+        self.within(key, bound, limit::HERD_BOUND, "")?;
+        if !judged.contains(&Property::Herd) {
+            if self.written("properties", "herd_bound") {
+                return Err(self.error(
+                    key,
+                    "only the `herd` property reads the bound, and this scenario does not check it (`properties.check`, `fixed_properties`)",
+                ));
+            }
+            return Ok(());
+        }
+        let others = (raw.clients as u64).saturating_sub(1);
+        if bound >= others {
+            return Err(self.error(
+                key,
+                format!(
+                    "a release can wake at most the {others} other client(s), so a bound of {bound} can never be exceeded and `herd` could not fail: use a bound below {others}, or more clients"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `properties.fifo_dir`: FIFO orders the children of one directory,
+    /// so it must be the one the recipe's nodes live in (its `config.path`
+    /// or default directory), read by a checked `fifo`. Any other directory
+    /// holds none of the contenders' nodes and FIFO could not fail.
+    fn fifo_dir(
+        &self,
+        raw: &ScenarioFile,
+        judged: &BTreeSet<Property>,
+        path: &Path,
+    ) -> Checked<Path> {
+        let key = "properties.fifo_dir";
+        let Some(text) = &raw.properties.fifo_dir else {
+            return Ok(path.clone());
+        };
+        let dir = self.zk_path(key, text)?;
+        if !judged.contains(&Property::Fifo) {
+            return Err(self.error(
+                key,
+                "only the `fifo` property reads the directory, and this scenario does not check it (`properties.check`, `fixed_properties`)",
+            ));
+        }
+        if dir != *path {
+            return Err(self.error(
+                key,
+                format!(
+                    "`{}` is not the directory the recipe's nodes live in (`{}`: `config.path`, or the recipe's default), so FIFO would judge no acquisition and could not fail: leave `fifo_dir` out",
+                    clip(dir.as_str()),
+                    clip(path.as_str())
+                ),
+            ));
+        }
+        Ok(dir)
     }
 
     fn recipe_path(&self, raw: &ScenarioFile, recipe: &RecipeSpec) -> Checked<Path> {
@@ -384,6 +457,7 @@ impl Checker<'_> {
             }
         };
         self.within(key, per_client, range, "")?;
+        self.heal_fits_workload(raw, kind)?;
         let calls = per_client.saturating_mul(clients);
         if calls > limit::MAX_RUN_CALLS {
             return Err(self.error(
@@ -391,6 +465,30 @@ impl Checker<'_> {
                 format!(
                     "{per_client} per client × {clients} clients = {calls} calls in one run, above the cap of {}",
                     limit::MAX_RUN_CALLS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A client caught mid-hold (or mid-work) by the heal still holds for
+    /// up to the longest hold, then thinks for up to the longest think time
+    /// before it stops: a heal window shorter than that fails liveness by
+    /// the harness's configuration, whatever the recipe does.
+    fn heal_fits_workload(&self, raw: &ScenarioFile, kind: WorkloadKind) -> Checked<()> {
+        let spec = &raw.workload;
+        let (what, busy) = match kind {
+            WorkloadKind::Hold => ("hold_ms", spec.hold_ms),
+            WorkloadKind::Barrier => ("work_ms", spec.work_ms),
+            WorkloadKind::Queue => return Ok(()),
+        };
+        let needs_ms = busy.max.saturating_add(spec.think_ms.max);
+        if raw.heal_ms < needs_ms {
+            return Err(self.error(
+                "heal_ms",
+                format!(
+                    "the heal window ({} ms) is shorter than the workload needs after the heal: a client may still be in its longest {what} ({} ms) and think ({} ms) before it stops, {needs_ms} ms; raise heal_ms to at least {needs_ms}",
+                    raw.heal_ms, busy.max, spec.think_ms.max
                 ),
             ));
         }
@@ -420,7 +518,7 @@ impl Checker<'_> {
         self.ms_range("timing.reconnect_delay_ms", timing.reconnect_delay_ms)?;
         self.ms_range("timing.new_session_delay_ms", timing.new_session_delay_ms)?;
         self.ms_range("timing.apply_lag_ms", timing.apply_lag_ms)?;
-        self.within("ensemble", raw.ensemble, limit::ENSEMBLE, " servers")?;
+        self.ensemble(raw)?;
         let latency = &timing.latency;
         let us = |key: &str, value, range| {
             self.within(&format!("timing.latency.{key}"), value, range, " µs")
@@ -439,6 +537,28 @@ impl Checker<'_> {
         us("spike_us", high, limit::SPIKE_US)?;
         if low > high {
             return Err(self.error("timing.latency.spike_us", "reversed: write [min, max]"));
+        }
+        Ok(())
+    }
+
+    /// `ensemble`: 1, 3, 5 or 7 servers; `timing.apply_lag_ms` only with
+    /// followers to lag.
+    fn ensemble(&self, raw: &ScenarioFile) -> Checked<()> {
+        self.within("ensemble", raw.ensemble, limit::ENSEMBLE, " servers")?;
+        if raw.ensemble.is_multiple_of(2) {
+            return Err(self.error(
+                "ensemble",
+                format!(
+                    "{} servers: an ensemble is 1, 3, 5 or 7 servers (an even one needs as large a majority as the next odd one and tolerates no more failures)",
+                    raw.ensemble
+                ),
+            ));
+        }
+        if raw.ensemble == 1 && self.written("timing", "apply_lag_ms") {
+            return Err(self.error(
+                "timing.apply_lag_ms",
+                "one server applies every change at once, so a follower's lag means nothing here: set `ensemble = 3` (or more), or leave `apply_lag_ms` out",
+            ));
         }
         Ok(())
     }
@@ -516,6 +636,15 @@ impl Checker<'_> {
         let fault = ScheduledFault::try_from(entry.clone())
             .map_err(|e| self.error(&key(e.key), e.message))?;
         if fault.fault.is_ensemble() {
+            if self.schedule_entry_writes(index, "client") {
+                return Err(self.error(
+                    &key("client"),
+                    format!(
+                        "fault `{}` strikes a server, not a client: leave `client` out",
+                        entry.fault
+                    ),
+                ));
+            }
             if raw.ensemble == 1 {
                 return Err(self.error(
                     &key("fault"),
@@ -536,6 +665,16 @@ impl Checker<'_> {
             }
         }
         Ok(fault)
+    }
+
+    /// Whether `[[faults.schedule]]` entry `index` writes `key`.
+    fn schedule_entry_writes(&self, index: usize, key: &str) -> bool {
+        self.table
+            .get("faults")
+            .and_then(|faults| faults.get("schedule"))
+            .and_then(|schedule| schedule.get(index))
+            .and_then(toml::Value::as_table)
+            .is_some_and(|entry| entry.contains_key(key))
     }
 
     fn check_rates(&self, raw: &ScenarioFile, schedule: &[ScheduledFault]) -> Checked<()> {
@@ -661,6 +800,12 @@ impl Checker<'_> {
                 "{clients} client(s) never contend for {holders} holder slot(s); use more clients"
             ));
         }
+        if property == Property::Fifo && recipe == RecipeKind::Semaphore {
+            return Some(
+                "a semaphore grants leases, and FIFO judges exclusive acquisitions only"
+                    .to_string(),
+            );
+        }
         let size = raw.config.barrier_size.unwrap_or(raw.clients) as u64;
         if property == Property::Barrier && size < 2 {
             return Some("a barrier of one member never holds anyone back".to_string());
@@ -698,6 +843,18 @@ impl Checker<'_> {
                 1..=limit::MAX_MODEL_CLIENTS,
                 "",
             )?;
+            let lag_written = self
+                .table
+                .get("catalog")
+                .and_then(|catalog| catalog.get("model"))
+                .and_then(toml::Value::as_table)
+                .is_some_and(|model| model.contains_key("lag"));
+            if model.servers == 1 && lag_written {
+                return Err(self.error(
+                    "catalog.model.lag",
+                    "bounds the follower's lag, and a model of one server has no follower: set `servers = 2`, or leave `lag` out",
+                ));
+            }
         }
         Ok(())
     }

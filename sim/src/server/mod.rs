@@ -215,6 +215,11 @@ impl ZkServer {
         self.sessions.is_alive(id)
     }
 
+    /// The live sessions, in id order.
+    pub fn live_sessions(&self) -> Vec<SessionId> {
+        self.sessions.live.keys().copied().collect()
+    }
+
     /// The session's ephemeral nodes, sorted.
     pub fn ephemerals_of(&self, id: SessionId) -> Vec<Path> {
         self.tree.ephemerals_of(id).cloned().collect()

@@ -64,9 +64,13 @@ impl<R: SimRecipe> Client<R> {
     pub async fn next_outcome(&self) -> R::Outcome {
         std::future::poll_fn(|cx| {
             let mut world = self.world();
+            let now = world.now_ns();
             let slot = &mut world.clients[self.index];
             match slot.outcomes.pop_front() {
-                Some(outcome) => Poll::Ready(outcome),
+                Some(outcome) => {
+                    slot.last_outcome = Some((now, format!("{outcome:?}")));
+                    Poll::Ready(outcome)
+                }
                 None => {
                     slot.app_waker = Some(cx.waker().clone());
                     Poll::Pending
@@ -79,25 +83,40 @@ impl<R: SimRecipe> Client<R> {
     /// Waits for the next outcome at most `ms` of simulated time.
     pub async fn outcome_within(&self, ms: u64) -> Option<R::Outcome> {
         let mut sleep = pin!(madsim::time::sleep(Duration::from_millis(ms)));
-        std::future::poll_fn(|cx| {
+        self.workload_timer(ms);
+        let outcome = std::future::poll_fn(|cx| {
             {
                 let mut world = self.world();
+                let now = world.now_ns();
                 let slot = &mut world.clients[self.index];
                 if let Some(outcome) = slot.outcomes.pop_front() {
+                    slot.last_outcome = Some((now, format!("{outcome:?}")));
                     return Poll::Ready(Some(outcome));
                 }
                 slot.app_waker = Some(cx.waker().clone());
             }
             sleep.as_mut().poll(cx).map(|()| None)
         })
-        .await
+        .await;
+        self.world().clients[self.index].workload_timer = None;
+        outcome
     }
 
     /// Sleeps `ms` of simulated time.
     pub async fn sleep_ms(&self, ms: u64) {
         if ms > 0 {
+            self.workload_timer(ms);
             madsim::time::sleep(Duration::from_millis(ms)).await;
+            self.world().clients[self.index].workload_timer = None;
         }
+    }
+
+    /// The workload's own timer starts: due in `ms` (liveness reports).
+    fn workload_timer(&self, ms: u64) {
+        let mut world = self.world();
+        let now = world.now_ns();
+        let due = now.saturating_add(ms.saturating_mul(1_000_000));
+        world.clients[self.index].workload_timer = Some((now, due));
     }
 
     /// Waits until the client has its first session.

@@ -95,6 +95,12 @@ pub struct WorldConfig {
     pub trace: bool,
     /// End the run at the first violation.
     pub stop_on_violation: bool,
+    /// What the workload sets out to achieve, in goal outcomes (see
+    /// `RunStats::goals`): acquisitions, items delivered or barriers
+    /// entered, if it runs to completion. 0: unknown (only a run with no
+    /// progress at all is then judged vacuous).
+    #[serde(default)]
+    pub planned_goals: u64,
 }
 
 impl Default for WorldConfig {
@@ -119,6 +125,7 @@ impl Default for WorldConfig {
             oracles: OracleConfig::default(),
             trace: false,
             stop_on_violation: true,
+            planned_goals: 0,
         }
     }
 }

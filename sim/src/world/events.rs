@@ -91,9 +91,11 @@ pub enum Event {
     },
     ExpiryTick,
     ReaperTick,
-    /// A follower applies its next committed transaction.
+    /// A follower applies its next committed transaction (an event of an
+    /// earlier `round` of the server's applies is stale: the heal flushed it).
     Apply {
         server: usize,
+        round: u64,
     },
     /// A crashed server restarts, or a partition heals (the server's
     /// `outage`-th: an event of an earlier one is stale).

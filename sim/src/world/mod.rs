@@ -62,7 +62,7 @@ pub mod workloads;
 pub use app::App;
 pub use client::Client;
 pub use config::{LatencyModel, WorldConfig};
-pub use report::{RunReport, RunStats};
+pub use report::{min_goals, RunReport, RunStats, MIN_GOAL_PERCENT};
 pub use run::{BoxedWorkload, Simulation};
 pub use shared::SimRecipe;
 pub use trace::{Trace, TraceKind, TraceLine};

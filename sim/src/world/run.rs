@@ -258,6 +258,8 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         workload_done: false,
         workload_rng,
         last_call: None,
+        last_outcome: None,
+        workload_timer: None,
         awaiting: VecDeque::new(),
     }
 }
@@ -348,6 +350,7 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         world.diagnose_new();
     }
     world.stats.sim_time_ns = world.now_ns();
+    world.stats.planned_goals = world.config.planned_goals;
     trace!(
         world,
         None,

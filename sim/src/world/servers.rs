@@ -12,12 +12,17 @@
 //! for a server to come back. A leader left without a majority (its
 //! followers crashed or cut off) steps down the same way, and is elected
 //! again once a majority is back. Clients stay connected through an
-//! election (their reads are answered, their writes wait).
+//! election (their reads are answered, their writes wait). An expiry that
+//! strikes while no leader is there waits for the new leader to commit it:
+//! the client's session ends then, not before.
 
 use super::events::Event;
 use super::shared::{ms_to_ns, trace, Shared, SimRecipe};
+use super::shell::closes_first;
 use crate::faults::Fault;
+use crate::oracles::Seen;
 use crate::server::ShuffledOrder;
+use zk_recipes::zk::SessionId;
 
 /// How long an election takes when a leader crashes or is cut off (a
 /// `leader_change` says its own window).
@@ -50,7 +55,13 @@ pub struct ServerFaults {
     pub outages: Vec<u64>,
     /// Per server: applies are delayed by `.0` ns until `.1`.
     pub lag_spikes: Vec<Option<(u64, u64)>>,
+    /// Per server: the heals that flushed its scheduled applies so far (an
+    /// apply scheduled before the last one is stale).
+    pub apply_rounds: Vec<u64>,
     pub election: Option<Election>,
+    /// Expiries decided while no leader was there, waiting for one to
+    /// commit them: (client, session), in the order they struck.
+    pub waiting_expiries: Vec<(usize, SessionId)>,
 }
 
 impl ServerFaults {
@@ -59,7 +70,9 @@ impl ServerFaults {
             down: vec![None; servers],
             outages: vec![0; servers],
             lag_spikes: vec![None; servers],
+            apply_rounds: vec![0; servers],
             election: None,
+            waiting_expiries: Vec::new(),
         }
     }
 
@@ -273,12 +286,55 @@ impl<R: SimRecipe> Shared<R> {
             .ensemble
             .elect(leader, &mut ShuffledOrder(&mut self.rng.child_order));
         trace!(self, None, Fault, "server {leader} leads");
-        self.dispatch(events);
+        let expired = self.end_waiting_expiries();
+        self.dispatch(closes_first(events));
+        for client in expired {
+            self.observe(client, Seen::SessionEnded);
+        }
         self.schedule_applies();
     }
 
-    /// The faults heal: every server comes back, lag spikes end, and an
-    /// election under way ends now.
+    /// An expiry struck while no leader was there: it waits for one.
+    pub(super) fn expiry_waits_for_leader(&mut self, client: usize, session: SessionId) {
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "expiry of session {:#x} waits for a leader",
+            session.0
+        );
+        self.servers.waiting_expiries.push((client, session));
+    }
+
+    /// The new leader committed the expiries that waited for it: their
+    /// sessions end now. Returns the clients whose current session ended.
+    fn end_waiting_expiries(&mut self) -> Vec<usize> {
+        let waiting = std::mem::take(&mut self.servers.waiting_expiries);
+        let now = self.now_ns();
+        let mut ended = Vec::new();
+        for (client, session) in waiting {
+            debug_assert!(!self.ensemble.committed().is_session_alive(session));
+            trace!(
+                self,
+                Some(client),
+                Session,
+                "the new leader expired session {:#x}",
+                session.0
+            );
+            let current = self.clients[client].link.session == Some(session);
+            self.history.session_ended(client, now, session, current);
+            if current {
+                ended.push(client);
+            }
+        }
+        ended
+    }
+
+    /// The faults heal: every server comes back, lag spikes end, an
+    /// election under way ends now, and every follower catches up with the
+    /// leader at once (a healed follower syncs with its leader): applies
+    /// already scheduled a spike's delay later would otherwise outlast
+    /// the heal, and the recipe would be blamed for a lag of the harness.
     pub(super) fn heal_servers(&mut self) {
         if self.ensemble.servers() == 1 {
             return;
@@ -293,5 +349,38 @@ impl<R: SimRecipe> Shared<R> {
             election.due_ns = 0;
         }
         self.try_elect();
+        self.flush_applies();
+    }
+
+    /// Every server in the quorum applies now what it lags by; the applies
+    /// scheduled for later are dropped (stale by their round).
+    fn flush_applies(&mut self) {
+        let now = self.now_ns();
+        self.ensemble.set_time_ms(self.now_ms() as i64);
+        for server in 0..self.ensemble.servers() {
+            if !self.ensemble.is_in_quorum(server) {
+                continue;
+            }
+            self.servers.apply_rounds[server] += 1;
+            self.applies_scheduled[server] = 0;
+            self.last_apply_ns[server] = now;
+            let lag = self.ensemble.lag(server);
+            if lag == 0 {
+                continue;
+            }
+            trace!(
+                self,
+                None,
+                Fault,
+                "server {server} catches up at the heal ({lag} transaction(s))"
+            );
+            let mut events = Vec::new();
+            while self.ensemble.lag(server) > 0 {
+                let mut order = ShuffledOrder(&mut self.rng.child_order);
+                events.extend(self.ensemble.apply_next(server, &mut order));
+            }
+            self.dispatch(events);
+        }
+        self.schedule_applies();
     }
 }

@@ -142,6 +142,12 @@ pub struct ClientSlot<R: SimRecipe> {
     pub workload_rng: SmallRng,
     /// The last application call, for liveness reports.
     pub last_call: Option<(u64, R::Call)>,
+    /// The last outcome the workload took, as text, with its time (what
+    /// the client holds, for liveness reports).
+    pub last_outcome: Option<(u64, String)>,
+    /// The workload's own timer (a hold, think or work time, or a bounded
+    /// wait for an outcome) while it runs: (started, due), in ns.
+    pub workload_timer: Option<(u64, u64)>,
     /// Requests the server took and has not answered yet, oldest first
     /// (with an ensemble, a reply waits for the session's server).
     pub awaiting: VecDeque<Awaited>,
@@ -330,8 +336,10 @@ impl<R: SimRecipe> Shared<R> {
         let clients = self
             .clients
             .iter()
-            .map(|slot| {
-                ClientScene::of(
+            .map(|slot| ClientScene {
+                last_outcome: slot.last_outcome.clone(),
+                workload_timer: slot.workload_timer,
+                ..ClientScene::of(
                     &slot.session,
                     slot.workload_done,
                     slot.paused,
@@ -345,6 +353,7 @@ impl<R: SimRecipe> Shared<R> {
             owners: &self.owners,
             history: &self.history,
             fifo_dir: self.config.oracles.fifo_dir.as_ref(),
+            heal_ms: Some(self.config.heal_ms),
         };
         diagnose_undiagnosed(self.oracles.violations_mut(), &scene);
     }

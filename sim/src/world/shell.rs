@@ -56,7 +56,7 @@ impl<R: SimRecipe> Shared<R> {
             Event::Resume { client } => self.resume(client),
             Event::ExpiryTick => self.expiry_tick(),
             Event::ReaperTick => self.reaper_tick(),
-            Event::Apply { server } => self.follower_applies(server),
+            Event::Apply { server, round } => self.follower_applies(server, round),
             Event::ServerUp { server, outage } => self.server_up(server, outage),
             Event::PartitionNoticed { server, outage } => self.partition_noticed(server, outage),
             Event::Elect => self.try_elect(),
@@ -376,12 +376,16 @@ impl<R: SimRecipe> Shared<R> {
                 let at = now.saturating_add(lag_ns).max(self.last_apply_ns[server]);
                 self.last_apply_ns[server] = at;
                 self.applies_scheduled[server] += 1;
-                self.schedule(at, Event::Apply { server });
+                let round = self.servers.apply_rounds[server];
+                self.schedule(at, Event::Apply { server, round });
             }
         }
     }
 
-    fn follower_applies(&mut self, server: usize) {
+    fn follower_applies(&mut self, server: usize, round: u64) {
+        if round != self.servers.apply_rounds[server] {
+            return;
+        }
         self.applies_scheduled[server] = self.applies_scheduled[server].saturating_sub(1);
         let now_ms = self.now_ms() as i64;
         self.ensemble.set_time_ms(now_ms);
@@ -586,6 +590,10 @@ impl<R: SimRecipe> Shared<R> {
             .ensemble
             .close_session(session, order, &mut child_order)
         {
+            if self.ensemble.is_closing(session) {
+                self.expiry_waits_for_leader(client, session);
+                return;
+            }
             let now = self.now_ns();
             self.history.session_ended(client, now, session, true);
             if self.ensemble.servers() == 1 {
@@ -734,7 +742,7 @@ impl<R: SimRecipe> Shared<R> {
 
 /// The sessions' closes before the watch notifications (a closing server
 /// drops the connection, then the deletions' events go out).
-fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
+pub(super) fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
     let (mut closes, rest): (Vec<_>, Vec<_>) = events
         .into_iter()
         .partition(|event| matches!(event, EnsembleEvent::Closed { .. }));

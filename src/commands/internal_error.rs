@@ -1,0 +1,98 @@
+//! A panic inside a simulated run is an internal error of zkcheck (a bug
+//! in the harness, or in code it runs), never a property violation of the
+//! recipe under test: every command that runs seeds (`sim`, `sweep`,
+//! `replay`, `bugs`, and `zkcheck::testing`) catches it around the run,
+//! counts it apart from violations and exits [`EXIT_INTERNAL_ERROR`] (3)
+//! unless a violation was also found (1 wins).
+//!
+//! The panic message: the default panic hook would print every caught
+//! panic to stderr (a sweep with a thousand panicking seeds, a thousand
+//! blocks of noise). While a run is caught on a thread, the hook installed
+//! here keeps the message and its location for the command to print once,
+//! with the seed and the command that reruns it, and prints nothing;
+//! with `RUST_BACKTRACE` set it also lets the default hook print (with
+//! the backtrace). Panics outside a caught run are printed as usual.
+//! madsim itself prints one line per panic in a simulated task (`context:
+//! node=.. task=.. (spawned at ..)`) before the panic reaches the hook:
+//! that line stays, and is the only stderr trace of a caught panic.
+//!
+//! [`EXIT_INTERNAL_ERROR`]: super::sim::EXIT_INTERNAL_ERROR
+
+use super::sim::quote;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+use zk_sim::scenario::Scenario;
+
+thread_local! {
+    /// This thread runs inside [`catch`]: the hook keeps the message.
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+    /// The last caught panic's message with its location.
+    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `run`; a panic inside it comes back as its message and location
+/// (`message (at file:line:column)`).
+pub fn catch<T>(run: impl FnOnce() -> T) -> Result<T, String> {
+    install_hook();
+    let was_catching = CATCHING.with(|c| c.replace(true));
+    let outcome = catch_unwind(AssertUnwindSafe(run));
+    CATCHING.with(|c| c.set(was_catching));
+    outcome.map_err(|payload| {
+        CAUGHT
+            .with(|caught| caught.borrow_mut().take())
+            .unwrap_or_else(|| payload_text(payload.as_ref()))
+    })
+}
+
+fn install_hook() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let default_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CATCHING.with(Cell::get) {
+                return default_hook(info);
+            }
+            let mut text = payload_text(info.payload());
+            if let Some(location) = info.location() {
+                text.push_str(&format!(" (at {location})"));
+            }
+            CAUGHT.with(|caught| *caught.borrow_mut() = Some(text));
+            if std::env::var_os("RUST_BACKTRACE").is_some() {
+                default_hook(info);
+            }
+        }));
+    });
+}
+
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+/// The command that reruns one seed of a scenario on its own (`sim`,
+/// which reports the internal error again), quoted so it pastes.
+pub fn rerun_command(program: &str, scenario: &Scenario, seed: u64) -> String {
+    let variant = if scenario.raw.variant == scenario.file_variant {
+        String::new()
+    } else {
+        format!(" --variant {}", quote(&scenario.raw.variant))
+    };
+    format!(
+        "{program} sim {}{variant} --seed {seed}",
+        quote(&scenario.file.display().to_string())
+    )
+}
+
+/// The lines that report one internal error: what, the seed, the panic
+/// and how to rerun it.
+pub fn describe(seed: u64, panic: &str, rerun: &str) -> String {
+    format!(
+        "INTERNAL ERROR of zkcheck (seed {seed}): the run panicked: {panic}\n  \
+         this is a bug in zkcheck (or in code it runs), not a property violation of the recipe\n  \
+         rerun: {rerun}   (RUST_BACKTRACE=1 for a backtrace)"
+    )
+}
