@@ -387,9 +387,12 @@ fn write_check(out: &mut String, check: &Check) {
         esc(&check.strategy),
         esc(if check.faults.is_empty() { "none" } else { &check.faults }),
         if check.exhaustive {
-            "Exhaustive: every reachable state was visited."
+            "Exhaustive: every reachable state was visited.".to_string()
         } else {
-            "<b>Not exhaustive</b>: stopped by a time or depth bound, so “holds” means none found so far."
+            format!(
+                "<b>Not exhaustive</b>: {}, so “holds” means none found so far.",
+                check.stopped_by_text()
+            )
         }
     );
     out.push_str(

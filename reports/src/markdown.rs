@@ -283,9 +283,12 @@ fn write_check(out: &mut String, check: &Check) {
     );
     out.push('\n');
     let exhaustive = if check.exhaustive {
-        "exhaustive: every reachable state was visited"
+        "exhaustive: every reachable state was visited".to_string()
     } else {
-        "**not exhaustive**: stopped by a time or depth bound, so `holds` means none found so far"
+        format!(
+            "**not exhaustive**: {}, so `holds` means none found so far",
+            check.stopped_by_text()
+        )
     };
     let faults = if check.faults.is_empty() {
         "none"

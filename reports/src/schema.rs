@@ -256,6 +256,20 @@ pub struct Check {
     pub properties: Vec<PropertyVerdict>,
 }
 
+impl Check {
+    /// What stopped a search that was not exhaustive, in words for the
+    /// rendered reports (a fixed phrase per known reason: nothing from the
+    /// document is echoed).
+    pub fn stopped_by_text(&self) -> &'static str {
+        match self.stopped_by.as_deref() {
+            Some("timeout") => "stopped by its timeout",
+            Some("memory") => "stopped by its memory budget",
+            Some(_) => "stopped by a bound",
+            None => "stopped by a depth bound (or a random-walk strategy)",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PropertyVerdict {
     pub name: String,

@@ -150,3 +150,32 @@ fn sections_for_each_subject() {
     assert!(catalog.contains("| ✗ |"));
     assert_eq!(catalog.matches("| ✓ |").count(), 2);
 }
+
+#[test]
+fn a_search_that_was_not_exhaustive_says_what_stopped_it() {
+    let stopped = |reason: Option<&str>| {
+        let mut report = common::check_report();
+        let check = report.check.as_mut().expect("a check report");
+        check.exhaustive = false;
+        check.stopped_by = reason.map(str::to_string);
+        (markdown(&report), zk_reports::html(&report))
+    };
+    for (reason, words) in [
+        (Some("memory"), "stopped by its memory budget"),
+        (Some("timeout"), "stopped by its timeout"),
+        (None, "stopped by a depth bound"),
+        // A forged reason is not echoed.
+        (Some("<script>x</script>"), "stopped by a bound"),
+    ] {
+        let (md, html) = stopped(reason);
+        assert!(md.contains(&format!("**not exhaustive**: {words}")), "{md}");
+        assert!(
+            html.contains(&format!("<b>Not exhaustive</b>: {words}")),
+            "{html}"
+        );
+        assert!(
+            !md.contains("<script>") && !html.contains("<script>x"),
+            "{md}"
+        );
+    }
+}
