@@ -6,69 +6,18 @@
 //! marked (exit 2, naming the file, the line and the key); a merged report
 //! is the sweep's report; a kept seed replays to its violation.
 
+mod common;
+
+use common::{zkcheck, Run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The original lock fails every seed, under several signatures.
 const FAILING: &str = "scenarios/lock-original.toml";
 const PASSING: &str = "scenarios/lock-fixed.toml";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn expect(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit {} instead of {code}\nstdout:\n{}\nstderr:\n{}",
-            self.code, self.stdout, self.stderr
-        );
-        assert!(
-            !self.stderr.contains("panicked"),
-            "a panic: {}",
-            self.stderr
-        );
-        self
-    }
-
-    /// Exit 2 with every `needle` on stderr.
-    fn refused(&self, needles: &[&str]) {
-        self.expect(2);
-        for needle in needles {
-            assert!(
-                self.stderr.contains(needle),
-                "stderr lacks {needle:?}:\n{}",
-                self.stderr
-            );
-        }
-    }
-}
-
-fn zkcheck(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("zkcheck runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sweep-merge-{}", std::process::id()))
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
+    common::scratch("sweep-merge", test)
 }
 
 fn read_json(path: &Path) -> Value {

@@ -14,71 +14,18 @@
 //!   empty schedule is refused;
 //! - an unwritable `--json` or `--report` is refused before anything runs.
 
+mod common;
+
+use common::{zkcheck, zkcheck_in, Run};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const PASSING: &str = "scenarios/lock-fixed.toml";
 const FAILING: &str = "scenarios/lock-original.toml";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn expect(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit {} instead of {code}\nstdout:\n{}\nstderr:\n{}",
-            self.code, self.stdout, self.stderr
-        );
-        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
-        self
-    }
-
-    /// Exit 2 with every `needle` on stderr.
-    fn refused(&self, needles: &[&str]) -> &Run {
-        self.expect(2);
-        for needle in needles {
-            assert!(
-                self.stderr.contains(needle),
-                "stderr lacks {needle:?}:\n{}",
-                self.stderr
-            );
-        }
-        self
-    }
-}
-
-/// Runs zkcheck in `dir` (the crate's root when `None`).
-fn zkcheck_in(dir: Option<&Path>, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
-        .args(args)
-        .current_dir(dir.unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR"))))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("zkcheck runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn zkcheck(args: &[&str]) -> Run {
-    zkcheck_in(None, args)
-}
-
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("untrusted-{}", std::process::id()))
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
+    common::scratch("untrusted", test)
 }
 
 fn source(path: &str) -> String {
