@@ -18,7 +18,7 @@
 //!
 //! [`EXIT_INTERNAL_ERROR`]: super::sim::EXIT_INTERNAL_ERROR
 
-use super::sim::quote;
+use super::sim::SeedCommands;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
@@ -76,15 +76,7 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// The command that reruns one seed of a scenario on its own (`sim`,
 /// which reports the internal error again), quoted so it pastes.
 pub fn rerun_command(program: &str, scenario: &Scenario, seed: u64) -> String {
-    let variant = if scenario.raw.variant == scenario.file_variant {
-        String::new()
-    } else {
-        format!(" --variant {}", quote(&scenario.raw.variant))
-    };
-    format!(
-        "{program} sim {}{variant} --seed {seed}",
-        quote(&scenario.file.display().to_string())
-    )
+    SeedCommands::of(program, scenario).rerun(seed)
 }
 
 /// The lines that report one internal error: what, the seed, the panic

@@ -19,7 +19,7 @@
 //! on refused input, an incomplete merge, a seed that made no progress or
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
-use super::sim::{bad_input, exit_status_with_internal, load_scenario, write_json};
+use super::sim::{bad_input, exit_status_with_internal, load_scenario, write_json, SeedCommands};
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepJson,
     FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,
@@ -141,15 +141,21 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
         .fold(0.0, f64::max);
     // Replay commands are made here from the scenario file, the variant
     // and the seed; never the strings the shards carry.
-    let commands = ReplayCommands::new(harness, &first.json);
+    let commands = seed_commands(harness, &first.json);
+    let command = |seed, panicked: bool| {
+        if panicked {
+            commands.rerun(seed)
+        } else {
+            commands.replay(seed)
+        }
+    };
     let mut buckets = findings.buckets(&|_| String::new());
     for bucket in &mut buckets {
-        let rerun = bucket.signature == INTERNAL_ERROR_BUCKET;
-        bucket.replay = commands.command(bucket.first_seed, rerun);
+        bucket.replay = command(bucket.first_seed, bucket.signature == INTERNAL_ERROR_BUCKET);
     }
     let mut failures = findings.first_failures(&|_| String::new());
     for failure in &mut failures {
-        failure.replay = commands.command(failure.seed, failure.panic.is_some());
+        failure.replay = command(failure.seed, failure.panic.is_some());
     }
     let mut incomplete = Vec::new();
     if !missing.is_empty() {
@@ -570,61 +576,30 @@ fn checked_totals(shards: &[ShardFile]) -> Result<Totals, MergeError> {
     })
 }
 
-/// Replay commands made from a merged sweep's scenario file, variant,
-/// options and a seed (as `sweep` prints them): `replay` for a failing
-/// seed, `sim` for a seed whose run panicked.
-struct ReplayCommands {
-    program: String,
-    file: String,
-    /// ` --variant V`, or empty when the file's own variant ran.
-    variant: String,
-    all_violations: bool,
-}
-
-impl ReplayCommands {
-    /// The `--variant` flag is left out only when the scenario file (the
-    /// same text the shards ran) names that variant itself.
-    fn new(harness: &Harness, json: &SweepJson) -> ReplayCommands {
-        let quote = super::sim::quote;
-        let file_variant = zk_sim::input::read_input(Path::new(&json.file))
+/// The replay commands of a merged sweep, from its scenario file, variant
+/// and options (as `sweep` prints them): the `--variant` flag is left out
+/// only when the scenario file (the same text the shards ran) names that
+/// variant itself.
+fn seed_commands(harness: &Harness, json: &SweepJson) -> SeedCommands {
+    let file_variant = zk_sim::input::read_input(Path::new(&json.file))
+        .ok()
+        .filter(|text| text_hash(text) == json.scenario_hash)
+        .and_then(|text| {
+            zk_sim::scenario::Scenario::parse(
+                Path::new(&json.file),
+                &text,
+                harness.registry.sim_recipes(),
+            )
             .ok()
-            .filter(|text| text_hash(text) == json.scenario_hash)
-            .and_then(|text| {
-                zk_sim::scenario::Scenario::parse(
-                    Path::new(&json.file),
-                    &text,
-                    harness.registry.sim_recipes(),
-                )
-                .ok()
-            })
-            .map(|scenario| scenario.file_variant);
-        let variant = if file_variant.as_deref() == Some(json.variant.as_str()) {
-            String::new()
-        } else {
-            format!(" --variant {}", quote(&json.variant))
-        };
-        ReplayCommands {
-            program: harness.program.clone(),
-            file: quote(&json.file),
-            variant,
-            all_violations: json.all_violations,
-        }
-    }
-
-    /// The command for `seed`: `sim` to rerun a panicked seed, else
-    /// `replay`.
-    fn command(&self, seed: u64, rerun: bool) -> String {
-        let (program, file, variant) = (&self.program, &self.file, &self.variant);
-        if rerun {
-            return format!("{program} sim {file}{variant} --seed {seed}");
-        }
-        let all = if self.all_violations {
-            " --all-violations"
-        } else {
-            ""
-        };
-        format!("{program} replay {file}{variant} --seed {seed}{all}")
-    }
+        })
+        .map(|scenario| scenario.file_variant);
+    SeedCommands::new(
+        &harness.program,
+        &json.file,
+        &json.variant,
+        file_variant.as_deref(),
+        json.all_violations,
+    )
 }
 
 /// Buckets as printed: the text a shard carried with its control

@@ -173,20 +173,73 @@ pub fn quote(word: &str) -> String {
 /// The command that replays a seed of a scenario with `program` (a
 /// quoted command that runs zkcheck's command line).
 pub fn replay_command(program: &str, scenario: &Scenario, seed: u64) -> String {
-    let variant = if scenario.raw.variant == scenario.file_variant {
-        String::new()
-    } else {
-        format!(" --variant {}", quote(&scenario.raw.variant))
-    };
-    let all = if scenario.all_violations {
-        " --all-violations"
-    } else {
-        ""
-    };
-    format!(
-        "{program} replay {}{variant} --seed {seed}{all}",
-        quote(&scenario.file.display().to_string())
-    )
+    SeedCommands::of(program, scenario).replay(seed)
+}
+
+/// The commands that run one seed of a scenario again, quoted so they
+/// paste: `replay` (the full trace) for a failing seed, `sim` for a seed
+/// whose run panicked (it reports the internal error again). Every printed
+/// command for a seed is made here.
+pub struct SeedCommands {
+    program: String,
+    /// The scenario file, quoted.
+    file: String,
+    /// ` --variant V`, or empty when the file's own variant ran.
+    variant: String,
+    all_violations: bool,
+}
+
+impl SeedCommands {
+    /// For the scenario `file` run as `variant`; the `--variant` flag is
+    /// left out when that is the file's own (`file_variant`, if known).
+    pub fn new(
+        program: &str,
+        file: &str,
+        variant: &str,
+        file_variant: Option<&str>,
+        all_violations: bool,
+    ) -> SeedCommands {
+        let variant = if file_variant == Some(variant) {
+            String::new()
+        } else {
+            format!(" --variant {}", quote(variant))
+        };
+        SeedCommands {
+            program: program.to_string(),
+            file: quote(file),
+            variant,
+            all_violations,
+        }
+    }
+
+    /// For a loaded scenario.
+    pub fn of(program: &str, scenario: &Scenario) -> SeedCommands {
+        SeedCommands::new(
+            program,
+            &scenario.file.display().to_string(),
+            &scenario.raw.variant,
+            Some(&scenario.file_variant),
+            scenario.all_violations,
+        )
+    }
+
+    /// `PROGRAM replay FILE [--variant V] --seed N [--all-violations]`.
+    pub fn replay(&self, seed: u64) -> String {
+        let all = if self.all_violations {
+            " --all-violations"
+        } else {
+            ""
+        };
+        let (program, file, variant) = (&self.program, &self.file, &self.variant);
+        format!("{program} replay {file}{variant} --seed {seed}{all}")
+    }
+
+    /// `PROGRAM sim FILE [--variant V] --seed N`: reruns a seed that
+    /// panicked.
+    pub fn rerun(&self, seed: u64) -> String {
+        let (program, file, variant) = (&self.program, &self.file, &self.variant);
+        format!("{program} sim {file}{variant} --seed {seed}")
+    }
 }
 
 /// Prints a failed run: each broken property, the seed, and how to replay it.
@@ -350,19 +403,8 @@ fn sim(harness: &Harness, args: &SimArgs) -> Result<ExitCode, ExitCode> {
         output_failed |= write_json(path, &json).is_err();
     }
     if let Some(dir) = &args.report {
-        let mut document = super::report::document(
-            zk_reports::schema::ReportKind::Run,
-            format!(
-                "{} ({} {}), seed {seed}",
-                scenario.name, scenario.recipe.name, scenario.raw.variant
-            ),
-            super::report::this_command(),
-        );
-        document
-            .runs
-            .push(super::report::run_record(harness, &scenario, &report));
-        let name = format!("{}-seed-{seed}", scenario.name);
-        output_failed |= super::report::write_dir(dir, &name, &document).is_err();
+        let record = super::report::run_record(harness, &scenario, &report);
+        output_failed |= write_run_report(dir, &scenario, seed, record).is_err();
     }
     let violation = !report.passed() || !deterministic;
     Ok(exit_status(violation, output_failed || vacuous.is_some()))
@@ -385,22 +427,30 @@ fn internal_error(
     println!("{}", super::internal_error::describe(seed, panic, &rerun));
     let mut output_failed = false;
     if let Some(dir) = &args.report {
-        let title = format!(
-            "{} ({} {}), seed {seed}",
-            scenario.name, scenario.recipe.name, scenario.raw.variant
-        );
-        let mut document = super::report::document(
-            zk_reports::schema::ReportKind::Run,
-            title,
-            super::report::this_command(),
-        );
-        document.runs.push(super::report::internal_error_record(
-            scenario, seed, panic, &rerun,
-        ));
-        let name = format!("{}-seed-{seed}", scenario.name);
-        output_failed |= super::report::write_dir(dir, &name, &document).is_err();
+        let record = super::report::internal_error_record(scenario, seed, panic, &rerun);
+        output_failed |= write_run_report(dir, scenario, seed, record).is_err();
     }
     exit_status_with_internal(false, true, output_failed)
+}
+
+/// Writes one seed's run as a report into `dir` (`NAME-seed-N.*`).
+fn write_run_report(
+    dir: &Path,
+    scenario: &Scenario,
+    seed: u64,
+    record: zk_reports::schema::Run,
+) -> Result<(), ()> {
+    let mut document = super::report::document(
+        zk_reports::schema::ReportKind::Run,
+        format!(
+            "{} ({} {}), seed {seed}",
+            scenario.name, scenario.recipe.name, scenario.raw.variant
+        ),
+        super::report::this_command(),
+    );
+    document.runs.push(record);
+    let name = format!("{}-seed-{seed}", scenario.name);
+    super::report::write_dir(dir, &name, &document)
 }
 
 fn property_list(scenario: &Scenario) -> String {
