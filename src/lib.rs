@@ -12,6 +12,8 @@
 //! A recipe is a sans-IO machine ([`recipes::Recipe`]); register it with
 //! its name, kind, default directory and variants, and scenario files and
 //! `check` name it like a built-in (docs/own-recipe.md walks through it).
+//! Or it is the application's own async code against the `zookeeper-client`
+//! crate, unchanged ([`asynchronous`], docs/async-recipe.md).
 //!
 //! Exit status of the command line, in order of precedence:
 //! - 1: a property was violated (also a non-deterministic run under
@@ -28,6 +30,7 @@
 //!   `--clients` range with a count not searched exhaustively): not a pass;
 //! - 0: every property holds, and every search was exhaustive.
 
+pub mod asynchronous;
 pub mod bench;
 mod commands;
 pub mod testing;

@@ -51,12 +51,12 @@ impl LiveSession {
     ) -> Result<LiveSession, LiveError> {
         let mut connector = zkc::Client::connector();
         if let Some(session) = session {
-            connector.session(session);
+            connector = connector.with_session(session);
         }
         let client = connector
-            .session_timeout(Duration::from_millis(session_timeout_ms))
-            .connection_timeout(Duration::from_millis(session_timeout_ms.max(1_000)))
-            .fail_eagerly()
+            .with_session_timeout(Duration::from_millis(session_timeout_ms))
+            .with_connection_timeout(Duration::from_millis(session_timeout_ms.max(1_000)))
+            .with_fail_eagerly()
             .connect(addr)
             .await
             .map_err(|source| LiveError::Connect {

@@ -165,9 +165,9 @@ fn a_session_resumed_elsewhere_by_id_and_password_keeps_its_ephemerals_until_clo
         proxy.black_hole(Hole::Both);
 
         let resumed = zkc::Client::connector()
-            .session(original.session().clone())
-            .session_timeout(LONG)
-            .fail_eagerly()
+            .with_session(original.session().clone())
+            .with_session_timeout(LONG)
+            .with_fail_eagerly()
             .connect(addr_b)
             .await
             .unwrap_or_else(|error| panic!("resuming session 0x{id:x} at {addr_b}: {error}"));
@@ -307,8 +307,8 @@ fn a_session_whose_server_stopped_expires_and_another_server_sees_its_ephemerals
         assert!(!admin::tracks_session(&ensemble.addrs[leader], id).unwrap());
         // Nobody can resume it.
         let resumed = zkc::Client::connector()
-            .session(doomed.session().clone())
-            .fail_eagerly()
+            .with_session(doomed.session().clone())
+            .with_fail_eagerly()
             .connect(&ensemble.addrs[watcher_at])
             .await;
         assert!(

@@ -21,6 +21,6 @@ pub mod shared_lock;
 
 pub use observe::{Hold, Observation, Observe};
 pub use recipe::{
-    FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher,
-    WatcherId,
+    ClientLibrary, FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId,
+    Watcher, WatcherId,
 };

@@ -47,4 +47,11 @@ pub enum Observation {
 /// Implemented by every recipe's `Outcome` type.
 pub trait Observe {
     fn observe(&self) -> Observation;
+
+    /// The observation, or None for an outcome the oracles do not judge
+    /// (an async recipe's replies and watch events: only what its
+    /// application reports is observed). Drivers call this one.
+    fn observed(&self) -> Option<Observation> {
+        Some(self.observe())
+    }
 }

@@ -208,8 +208,24 @@ impl<O> Outbox<O> {
     }
 }
 
+/// Which client library's session rules a recipe is written against: they
+/// differ in what happens to a request made while the connection is down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClientLibrary {
+    /// The Java client (ClientCnxn): each failed reconnect attempt fails
+    /// every request queued meanwhile with ConnectionLoss (rule 8 above).
+    Java,
+    /// The Rust `zookeeper-client` crate: a request made while disconnected
+    /// waits for the next connection (failed with SessionExpired if the
+    /// session is gone by then), however many attempts fail.
+    ZookeeperClientRust,
+}
+
 /// A coordination recipe as a deterministic state machine.
 pub trait Recipe: Clone + Debug + Eq + Hash {
+    /// The client library whose session rules the driver follows.
+    const CLIENT_LIBRARY: ClientLibrary = ClientLibrary::Java;
+
     /// Application calls (lock, unlock, offer(bytes), take, enter, leave, ...).
     type Call: Clone + Debug + Eq + Hash;
     /// Answers to the application (Acquired { token }, Released, Item, ...).

@@ -26,7 +26,9 @@
 //!   with ConnectionLoss, not applied (ClientCnxn's SendThread calls
 //!   cleanup() when an attempt fails); the driver decides when attempts
 //!   happen (the madsim world: every reconnect delay while the network is
-//!   down; the model: a nondeterministic step);
+//!   down; the model: a nondeterministic step); a recipe written against
+//!   the Rust `zookeeper-client` crate (`Recipe::CLIENT_LIBRARY`) keeps its
+//!   queued requests until the connection is back instead;
 //! - on reconnect, the armed watches are re-registered with the last zxid
 //!   seen (the server fires those whose node changed meanwhile);
 //! - after Expired, every request fails with SessionExpired until the driver
@@ -38,7 +40,9 @@ use zk_recipes::zk::{
     EventType, KeeperState, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
     ZkResult, Zxid,
 };
-use zk_recipes::{Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId};
+use zk_recipes::{
+    ClientLibrary, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
+};
 
 /// How many SessionExpired answers one input may cause in a row.
 pub const EXPIRED_RETRY_LIMIT: usize = 64;
@@ -302,7 +306,9 @@ impl<R: Recipe> ClientSession<R> {
     /// drops a repeated Disconnected. Requests the recipe emits in answer
     /// wait for the next attempt. Returns how many requests failed.
     pub fn reconnect_failed(&mut self) -> usize {
-        if self.state != ConnectionState::Disconnected {
+        if self.state != ConnectionState::Disconnected
+            || R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust
+        {
             return 0;
         }
         let mut lost = std::mem::take(&mut self.in_flight);

@@ -763,8 +763,9 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         }
         let stepped = &mut self.clients[client];
         for outcome in &stepped.session.outcomes[stepped.outcomes_recorded..] {
-            self.history
-                .outcome(client, self.history_ns, &outcome.observe());
+            if let Some(observation) = outcome.observed() {
+                self.history.outcome(client, self.history_ns, &observation);
+            }
         }
         stepped.outcomes_recorded = stepped.session.outcomes.len();
     }

@@ -624,6 +624,7 @@ fn for_terminal_failure(failure: &Failure) -> Failure {
         violation.message = echo(&violation.message);
     }
     shown.vacuous = shown.vacuous.as_deref().map(echo);
+    shown.divergence = shown.divergence.as_deref().map(echo);
     shown.panic = shown.panic.as_deref().map(echo);
     shown
 }

@@ -182,20 +182,30 @@ impl Sweep<'_> {
     fn run_seed(&self, seed: u64) -> Option<Failure> {
         let outcome = internal_error::catch(|| {
             let report = self.runner.run(seed, self.check_determinism);
-            let nondeterministic = self.check_determinism
-                && self.runner.run(seed, true).trace.hash() != report.trace.hash();
-            (report, nondeterministic)
+            let divergence = self
+                .check_determinism
+                .then(|| self.runner.run(seed, true).trace)
+                .filter(|again| again.hash() != report.trace.hash())
+                .map(|again| {
+                    report
+                        .trace
+                        .first_divergence(&again)
+                        .unwrap_or_else(|| "the traces hash differently".to_string())
+                });
+            (report, divergence)
         });
         let failure = |panic| Failure {
             seed,
             replay: String::new(),
             violations: Vec::new(),
             nondeterministic: false,
+            divergence: None,
             vacuous: None,
             panic,
         };
         match outcome {
-            Ok((report, nondeterministic)) => {
+            Ok((report, divergence)) => {
+                let nondeterministic = divergence.is_some();
                 self.requests
                     .fetch_add(report.stats.requests, Ordering::Relaxed);
                 // A seed that ran differently twice is a violation, not
@@ -206,6 +216,7 @@ impl Sweep<'_> {
                 (!report.passed() || nondeterministic || vacuous.is_some()).then(|| Failure {
                     violations: report.violations,
                     nondeterministic,
+                    divergence,
                     vacuous,
                     ..failure(None)
                 })

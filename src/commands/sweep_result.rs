@@ -37,6 +37,10 @@ pub struct Failure {
     pub replay: String,
     pub violations: Vec<Violation>,
     pub nondeterministic: bool,
+    /// Where the two runs of a nondeterministic seed parted (the first
+    /// event that differs).
+    #[serde(default)]
+    pub divergence: Option<String>,
     /// The run made no progress: its verdict could not have failed.
     pub vacuous: Option<String>,
     /// The run panicked: an internal error of zkcheck (the message and
@@ -370,6 +374,9 @@ pub fn describe(failure: &Failure) {
             "NON-DETERMINISTIC: seed {} gave two different traces",
             failure.seed
         );
+        if let Some(divergence) = &failure.divergence {
+            println!("  they part at {divergence}");
+        }
     }
     if let Some(why) = &failure.vacuous {
         println!("NO PROGRESS (seed {}): {why}", failure.seed);
@@ -392,6 +399,7 @@ mod tests {
             replay: String::new(),
             violations: Vec::new(),
             nondeterministic: false,
+            divergence: None,
             vacuous: Some("no call made progress".to_string()),
             panic: None,
         }

@@ -273,8 +273,8 @@ pub fn fresh_root(test: &str) -> String {
 /// panics naming the address.
 pub async fn connect(addr: &str, session_timeout: Duration) -> zkc::Client {
     zkc::Client::connector()
-        .session_timeout(session_timeout)
-        .fail_eagerly()
+        .with_session_timeout(session_timeout)
+        .with_fail_eagerly()
         .connect(addr)
         .await
         .unwrap_or_else(|error| panic!("no session at {addr}: {error}"))

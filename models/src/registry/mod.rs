@@ -147,6 +147,24 @@ impl Variant {
         }
     }
 
+    /// An async recipe: the user's own async code against the
+    /// `zookeeper-client` API (simulated by `zkcheck-zookeeper-client`),
+    /// one `workload` per client, shaped as `kind`'s workload (which
+    /// `[workload]` keys a scenario may give). Simulated and swept like any
+    /// recipe; no model (the model checker explores sans-IO machines).
+    /// `zkcheck::asynchronous::workload` builds `workload` from an async fn.
+    pub fn asynchronous(
+        name: &str,
+        about: &str,
+        kind: RecipeKind,
+        workload: zk_sim::async_recipe::AsyncWorkload,
+    ) -> Variant {
+        Variant {
+            sim: SimVariant::asynchronous(name, about, kind.workload(), workload),
+            model: None,
+        }
+    }
+
     /// The variant's own model (its setup, workload, oracles and
     /// properties), instead of the generic one.
     pub fn model<R: ModelRecipe>(

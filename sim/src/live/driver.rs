@@ -732,11 +732,11 @@ impl<R: SimRecipe> ConnectionTask<R> {
         }
         let exclusive = outcomes.iter().any(|outcome| {
             matches!(
-                outcome.observe(),
-                Observation::Acquired {
+                outcome.observed(),
+                Some(Observation::Acquired {
                     hold: Hold::Exclusive,
                     ..
-                }
+                })
             )
         });
         let tree = if exclusive && self.config.needs_tree {
@@ -753,9 +753,10 @@ impl<R: SimRecipe> ConnectionTask<R> {
         let now = self.backend.now_ns();
         let mut run = self.lock();
         for outcome in outcomes {
-            let observation = outcome.observe();
-            run.stats.count_outcome(&observation);
-            run.observe(now, self.client, Seen::Outcome(observation), tree.as_ref());
+            if let Some(observation) = outcome.observed() {
+                run.stats.count_outcome(&observation);
+                run.observe(now, self.client, Seen::Outcome(observation), tree.as_ref());
+            }
             let slot = &mut run.clients[self.client];
             slot.outcomes.push_back(outcome);
             if let Some(waker) = slot.app_waker.take() {

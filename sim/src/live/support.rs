@@ -9,6 +9,13 @@ use crate::scenario::Scenario;
 /// run live.
 pub fn unsupported(scenario: &Scenario) -> Option<String> {
     let raw = &scenario.raw;
+    if scenario.variant().is_async() {
+        return Some(format!(
+            "`variant = \"{}\"` is an async recipe: live runs of async recipes are not \
+             supported yet (sweep, sim and replay are)",
+            scenario.variant().name
+        ));
+    }
     if raw.ensemble > 1 {
         return Some(format!(
             "`ensemble = {}`: a live run drives the one server given with --zk; the simulated \

@@ -175,8 +175,11 @@ impl Scenario {
     }
 
     /// The run of this scenario's recipe and variant against a real server.
+    /// Refused before (`live::unsupported`) for an async recipe.
     pub fn live_runner(&self) -> Box<dyn crate::live::LiveRunner> {
-        self.variant().live_runner(self)
+        self.variant()
+            .live_runner(self)
+            .expect("live::unsupported refuses async recipes before a live run")
     }
 
     /// The simulation of this scenario's recipe and variant.

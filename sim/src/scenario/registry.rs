@@ -7,6 +7,7 @@
 //! and hands the list ([`SimRecipes`]) to [`super::Scenario::parse`].
 
 use super::Scenario;
+use crate::async_recipe::{ApiRecipe, AsyncWorkload, Bridge, Context};
 use crate::live::{live_runner, LiveClient, LiveRunner};
 use crate::oracles::Property;
 use crate::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
@@ -203,7 +204,8 @@ pub struct SimVariant {
     /// barrier's, `hosts` and `node_mode` only where declared).
     pub config_keys: Vec<&'static str>,
     build: BuildRunner,
-    build_live: BuildLive,
+    /// None for an async recipe: `live` does not run those yet.
+    build_live: Option<BuildLive>,
 }
 
 impl fmt::Debug for SimVariant {
@@ -221,7 +223,7 @@ impl SimVariant {
         about: &str,
         workload: WorkloadKind,
         build: BuildRunner,
-        build_live: BuildLive,
+        build_live: Option<BuildLive>,
     ) -> SimVariant {
         SimVariant {
             name: name.to_string(),
@@ -342,7 +344,31 @@ impl SimVariant {
                 move |client| live_workload(client, spec.clone(), calls.clone()),
             )
         });
-        SimVariant::new(name, about, kind, build, build_live)
+        SimVariant::new(name, about, kind, build, Some(build_live))
+    }
+
+    /// An async recipe: each client runs `workload` (the user's async code
+    /// against the simulated `zookeeper-client`) with the shape of
+    /// workload `kind` (which `[workload]` keys it reads).
+    pub fn asynchronous(
+        name: &str,
+        about: &str,
+        kind: WorkloadKind,
+        workload: AsyncWorkload,
+    ) -> SimVariant {
+        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
+            let (spec, path) = (scenario.raw.workload.clone(), scenario.path.to_string());
+            let workload = workload.clone();
+            Box::new(Simulation::new(
+                scenario.world_config(),
+                |_, _| ApiRecipe,
+                move |client| {
+                    let context = Context::new(Bridge::start(client), spec.clone(), path.clone());
+                    workload(context)
+                },
+            ))
+        });
+        SimVariant::new(name, about, kind, build, None)
     }
 
     /// The recipe's directory must exist before it runs.
@@ -364,8 +390,14 @@ impl SimVariant {
 
     /// The run of a checked scenario of this variant against a real server
     /// (`crate::live`).
-    pub fn live_runner(&self, scenario: &Scenario) -> Box<dyn LiveRunner> {
-        (self.build_live)(scenario)
+    /// An async recipe (the user's own code against the simulated client).
+    pub fn is_async(&self) -> bool {
+        self.build_live.is_none()
+    }
+
+    /// None for an async recipe (not run live yet).
+    pub fn live_runner(&self, scenario: &Scenario) -> Option<Box<dyn LiveRunner>> {
+        self.build_live.as_ref().map(|build| build(scenario))
     }
 }
 

@@ -46,6 +46,11 @@ impl<R: SimRecipe> Client<R> {
         self.world().clients.len()
     }
 
+    /// The session timeout every session of the run asks for, in ms.
+    pub fn session_timeout_ms(&self) -> u64 {
+        self.world().config.session_timeout_ms
+    }
+
     /// Hands an application call to the recipe.
     pub fn call(&self, call: R::Call) {
         let mut world = self.world();

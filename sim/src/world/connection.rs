@@ -300,12 +300,13 @@ impl<R: SimRecipe> Shared<R> {
         if !self.clients[client].session.outcomes.is_empty() {
             let outcomes = std::mem::take(&mut self.clients[client].session.outcomes);
             for outcome in outcomes {
-                let observation = outcome.observe();
                 trace!(self, Some(client), Outcome, "{outcome:?}");
-                self.stats.count_outcome(&observation);
-                let now = self.now_ns();
-                self.history.outcome(client, now, &observation);
-                self.observe(client, Seen::Outcome(observation));
+                if let Some(observation) = outcome.observed() {
+                    self.stats.count_outcome(&observation);
+                    let now = self.now_ns();
+                    self.history.outcome(client, now, &observation);
+                    self.observe(client, Seen::Outcome(observation));
+                }
                 let slot = &mut self.clients[client];
                 slot.outcomes.push_back(outcome);
                 if let Some(waker) = slot.app_waker.take() {

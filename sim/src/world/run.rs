@@ -232,6 +232,7 @@ impl<R: SimRecipe> Simulation<R> {
 /// drops a killed task's future instead of polling it, and with the last
 /// task gone the world goes.
 fn shut_down(runtime: &Runtime, nodes: &[NodeId]) {
+    crate::async_recipe::forget_bridges();
     for &node in nodes {
         runtime.handle().kill(node);
     }

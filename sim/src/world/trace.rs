@@ -102,6 +102,25 @@ impl Trace {
     }
 }
 
+impl Trace {
+    /// Where two runs of one seed part: the first event that differs, as
+    /// "event N: `first run's line` / `second run's line`" (a missing line
+    /// is "(the trace ends)"); None if the traces are equal.
+    pub fn first_divergence(&self, other: &Trace) -> Option<String> {
+        let length = self.lines.len().max(other.lines.len());
+        (0..length).find_map(|index| {
+            let line = |trace: &Trace| {
+                trace
+                    .lines
+                    .get(index)
+                    .map_or_else(|| "(the trace ends)".to_string(), ToString::to_string)
+            };
+            let (first, second) = (line(self), line(other));
+            (first != second).then(|| format!("event {}: `{first}` / `{second}`", index + 1))
+        })
+    }
+}
+
 impl fmt::Display for Trace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for line in &self.lines {

@@ -1,0 +1,549 @@
+//! [`Client`]: one session of a simulated client, with the real crate's
+//! methods. Every request is handed to the session when the method is
+//! called (not when its future is first polled), so requests are ordered
+//! at the call, as the real crate orders them.
+
+use super::connector::Connector;
+use super::errors::{from_zk, uncovered, unexpected_reply};
+use super::multi::{CheckWriter, MultiReader, MultiWriter};
+use super::paths::Root;
+use super::types::{CreateOptions, CreateSequence, SessionInfo};
+use super::watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};
+use super::{convert, Acl, AddWatchMode, AuthUser, EnsembleUpdate, Error, SessionId, SessionState};
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+use upstream::Stat;
+use zk_recipes::zk::{self, Path, Request, ZkError};
+use zk_sim::async_recipe::{Bridge, Reply as PendingReply, Ticket, WatchEvent};
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A ZooKeeper session of the simulated client the task runs on.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) bridge: Bridge,
+    pub(crate) session: SessionInfo,
+    pub(crate) root: Root,
+    session_timeout: Duration,
+}
+
+/// A request handed to the session: the reply to come and the watch it may
+/// set, or the error it failed with at once.
+pub(crate) enum Sent {
+    Pending {
+        reply: PendingReply,
+        watch: Option<WatchEvent>,
+    },
+    Failed(ZkError),
+}
+
+impl Sent {
+    /// The reply, and the watch if the request set one.
+    pub(crate) async fn outcome(self) -> Result<(zk::Reply, Option<WatchEvent>), ZkError> {
+        match self {
+            Sent::Failed(error) => Err(error),
+            // An error drops the watch: that forgets it.
+            Sent::Pending { reply, watch } => Ok((reply.await?, watch)),
+        }
+    }
+}
+
+/// A successful reply as a method finishes it.
+struct Answer {
+    reply: zk::Reply,
+    watcher: Option<OneshotWatcher>,
+    root: Root,
+}
+
+impl Answer {
+    fn watcher(&mut self, call: &str) -> Result<OneshotWatcher> {
+        self.watcher.take().ok_or_else(|| {
+            Error::UnexpectedError(format!("zkcheck's simulated `{call}` set no watch"))
+        })
+    }
+}
+
+impl Client {
+    pub(crate) fn new(bridge: Bridge, session: SessionId, root: Root) -> Client {
+        let session_timeout = Duration::from_millis(bridge.app().session_timeout_ms());
+        Client {
+            bridge,
+            session: SessionInfo {
+                id: session,
+                readonly: false,
+            },
+            root,
+            session_timeout,
+        }
+    }
+
+    /// Connects to the simulated ensemble (any connect string; a chroot
+    /// suffix is honoured).
+    pub async fn connect(cluster: &str) -> Result<Self> {
+        Self::connector().connect(cluster).await
+    }
+
+    /// A builder with options.
+    pub fn connector() -> Connector {
+        Connector::new()
+    }
+
+    /// Path of the chroot.
+    pub fn path(&self) -> &str {
+        self.root.path()
+    }
+
+    /// Session info.
+    pub fn session(&self) -> &SessionInfo {
+        &self.session
+    }
+
+    /// Session id.
+    pub fn session_id(&self) -> SessionId {
+        self.session.id()
+    }
+
+    /// Consumes this client into its session info.
+    pub fn into_session(self) -> SessionInfo {
+        self.session
+    }
+
+    /// The session timeout (the simulated world's).
+    pub fn session_timeout(&self) -> Duration {
+        self.session_timeout
+    }
+
+    /// Latest session state.
+    pub fn state(&self) -> SessionState {
+        convert::session_state(self.bridge.state(self.session.zk_id()))
+    }
+
+    /// A [`StateWatcher`] of the states after the current one.
+    pub fn state_watcher(&self) -> StateWatcher {
+        StateWatcher::new(self.bridge.clone(), self.session.zk_id())
+    }
+
+    /// Changes the root to an absolute path; the old client back if the
+    /// path is invalid. Existing watchers are not affected.
+    pub fn chroot<'a>(
+        mut self,
+        path: impl Into<Cow<'a, str>>,
+    ) -> std::result::Result<Client, Client> {
+        if self.root.change(path) {
+            Ok(self)
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Hands `request` to the session now.
+    pub(crate) fn submit(&self, request: Request) -> Sent {
+        match self.bridge.submit(self.session.zk_id(), request) {
+            Ticket::Sent { id, watch } => Sent::Pending {
+                reply: self.bridge.reply(id),
+                watch: watch.then(|| self.bridge.watcher(id)),
+            },
+            Ticket::Failed(error) => Sent::Failed(error),
+        }
+    }
+
+    /// Sends `request` now (if it was built); the future finishes its reply.
+    fn call<T: Send + 'static>(
+        &self,
+        request: Result<Request>,
+        finish: impl FnOnce(Answer) -> Result<T> + Send + 'static,
+    ) -> impl Future<Output = Result<T>> + Send + 'static {
+        let sent = request.map(|request| self.submit(request));
+        let root = self.root.clone();
+        async move {
+            let (reply, watch) = sent?.outcome().await.map_err(from_zk)?;
+            let watcher = watch.map(|event| OneshotWatcher::new(root.clone(), event));
+            finish(Answer {
+                reply,
+                watcher,
+                root,
+            })
+        }
+    }
+
+    /// A validated path under the root.
+    pub(crate) fn server_path(&self, path: &str) -> Result<Path> {
+        Ok(self.root.resolve(path, false)?.path)
+    }
+
+    /// The server path of a create (checked as the real crate does).
+    pub(crate) fn create_path(&self, path: &str, options: &CreateOptions<'_>) -> Result<Path> {
+        options.validate()?;
+        let target = self.root.resolve(path, options.is_sequential())?;
+        if target.is_root {
+            return Err(Error::BadArguments(&"can not create root node"));
+        }
+        Ok(target.path)
+    }
+
+    /// The server path of a delete (not the root).
+    pub(crate) fn delete_path(&self, path: &str) -> Result<Path> {
+        let target = self.root.resolve(path, false)?;
+        if target.is_root {
+            return Err(Error::BadArguments(&"can not delete root node"));
+        }
+        Ok(target.path)
+    }
+
+    /// Makes directories up to `path` (`mkdir -p`): not atomic, no
+    /// NodeExists; NoNode if the chroot does not exist.
+    pub async fn mkdir(&self, path: &str, options: &CreateOptions<'_>) -> Result<()> {
+        options.validate_as_directory()?;
+        self.mkdir_internally(path, options).await
+    }
+
+    pub(crate) async fn mkdir_internally(
+        &self,
+        path: &str,
+        options: &CreateOptions<'_>,
+    ) -> Result<()> {
+        let mut end = path.len();
+        loop {
+            match self.create(&path[..end], Default::default(), options).await {
+                Ok(_) | Err(Error::NodeExists) => {
+                    if end >= path.len() {
+                        return Ok(());
+                    }
+                    end = path[end + 1..]
+                        .find('/')
+                        .map_or(path.len(), |at| end + 1 + at);
+                }
+                Err(Error::NoNode) => match path[..end].rfind('/') {
+                    Some(at) if at > 0 => end = at,
+                    _ => return Err(Error::NoNode),
+                },
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Creates a node; the sequence is parsed from the created path for
+    /// sequential modes, -1 otherwise.
+    pub fn create<'a: 'f, 'b: 'f, 'f>(
+        &'a self,
+        path: &'b str,
+        data: &[u8],
+        options: &CreateOptions<'_>,
+    ) -> impl Future<Output = Result<(Stat, CreateSequence)>> + Send + 'f {
+        let request = self
+            .create_path(path, options)
+            .map(|target| Request::Create {
+                path: target,
+                data: data.to_vec(),
+                mode: options.zk_mode(),
+            });
+        let sequential = options.is_sequential();
+        let prefix = path.to_string();
+        self.call(request, move |Answer { reply, root, .. }| match reply {
+            zk::Reply::Created { path, stat } => {
+                let sequence = if sequential {
+                    CreateSequence::parse(&root.strip(path.as_str())?, &prefix)?
+                } else {
+                    CreateSequence(-1)
+                };
+                Ok((convert::stat(stat), sequence))
+            }
+            other => Err(unexpected_reply("create", &other)),
+        })
+    }
+
+    /// Deletes a node (any version with `None`).
+    pub fn delete(
+        &self,
+        path: &str,
+        expected_version: Option<i32>,
+    ) -> impl Future<Output = Result<()>> + Send {
+        let request = self.delete_path(path).map(|target| Request::Delete {
+            path: target,
+            version: expected_version.unwrap_or(zk::ANY_VERSION),
+        });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::Deleted => Ok(()),
+            other => Err(unexpected_reply("delete", &other)),
+        })
+    }
+
+    fn get_data_request(&self, path: &str, watch: bool) -> Result<Request> {
+        Ok(Request::GetData {
+            path: self.server_path(path)?,
+            watch,
+        })
+    }
+
+    /// Data and stat of a node.
+    pub fn get_data(&self, path: &str) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
+        self.call(self.get_data_request(path, false), |answer| {
+            match answer.reply {
+                zk::Reply::Data { data, stat } => Ok((data, convert::stat(stat))),
+                other => Err(unexpected_reply("get_data", &other)),
+            }
+        })
+    }
+
+    /// Data and stat of a node, and a watch on its data change and deletion.
+    pub fn get_and_watch_data(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send + '_ {
+        self.call(self.get_data_request(path, true), |mut answer| {
+            let watcher = answer.watcher("get_and_watch_data")?;
+            match answer.reply {
+                zk::Reply::Data { data, stat } => Ok((data, convert::stat(stat), watcher)),
+                other => Err(unexpected_reply("get_and_watch_data", &other)),
+            }
+        })
+    }
+
+    fn exists_request(&self, path: &str, watch: bool) -> Result<Request> {
+        Ok(Request::Exists {
+            path: self.server_path(path)?,
+            watch,
+        })
+    }
+
+    /// The stat of a node, `None` if it does not exist.
+    pub fn check_stat(&self, path: &str) -> impl Future<Output = Result<Option<Stat>>> + Send {
+        self.call(self.exists_request(path, false), |answer| {
+            match answer.reply {
+                zk::Reply::Exists(stat) => Ok(stat.map(convert::stat)),
+                other => Err(unexpected_reply("check_stat", &other)),
+            }
+        })
+    }
+
+    /// The stat of a node, and a watch on its creation, data change and
+    /// deletion (set whether the node exists or not).
+    pub fn check_and_watch_stat(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Option<Stat>, OneshotWatcher)>> + Send + '_ {
+        self.call(self.exists_request(path, true), |mut answer| {
+            let watcher = answer.watcher("check_and_watch_stat")?;
+            match answer.reply {
+                zk::Reply::Exists(stat) => Ok((stat.map(convert::stat), watcher)),
+                other => Err(unexpected_reply("check_and_watch_stat", &other)),
+            }
+        })
+    }
+
+    /// Sets a node's data (any version with `None`); its new stat.
+    pub fn set_data(
+        &self,
+        path: &str,
+        data: &[u8],
+        expected_version: Option<i32>,
+    ) -> impl Future<Output = Result<Stat>> + Send {
+        let request = self.server_path(path).map(|target| Request::SetData {
+            path: target,
+            data: data.to_vec(),
+            version: expected_version.unwrap_or(zk::ANY_VERSION),
+        });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::DataSet(stat) => Ok(convert::stat(stat)),
+            other => Err(unexpected_reply("set_data", &other)),
+        })
+    }
+
+    fn children_request(&self, path: &str, watch: bool, with_stat: bool) -> Result<Request> {
+        let path = self.server_path(path)?;
+        Ok(if with_stat {
+            Request::GetChildren2 { path, watch }
+        } else {
+            Request::GetChildren { path, watch }
+        })
+    }
+
+    /// A node's children (names), in the server's order.
+    pub fn list_children(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send + '_ {
+        self.call(
+            self.children_request(path, false, false),
+            |answer| match answer.reply {
+                zk::Reply::Children(children) => Ok(children),
+                other => Err(unexpected_reply("list_children", &other)),
+            },
+        )
+    }
+
+    /// A node's children, and a watch on their changes and the node's
+    /// deletion.
+    pub fn list_and_watch_children(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<String>, OneshotWatcher)>> + Send + '_ {
+        self.call(self.children_request(path, true, false), |mut answer| {
+            let watcher = answer.watcher("list_and_watch_children")?;
+            match answer.reply {
+                zk::Reply::Children(children) => Ok((children, watcher)),
+                other => Err(unexpected_reply("list_and_watch_children", &other)),
+            }
+        })
+    }
+
+    /// A node's children and its stat.
+    pub fn get_children(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<String>, Stat)>> + Send {
+        self.call(
+            self.children_request(path, false, true),
+            |answer| match answer.reply {
+                zk::Reply::Children2 { children, stat } => Ok((children, convert::stat(stat))),
+                other => Err(unexpected_reply("get_children", &other)),
+            },
+        )
+    }
+
+    /// A node's children and stat, and a watch on the children's changes
+    /// and the node's deletion.
+    pub fn get_and_watch_children(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<String>, Stat, OneshotWatcher)>> + Send + '_ {
+        self.call(self.children_request(path, true, true), |mut answer| {
+            let watcher = answer.watcher("get_and_watch_children")?;
+            match answer.reply {
+                zk::Reply::Children2 { children, stat } => {
+                    Ok((children, convert::stat(stat), watcher))
+                }
+                other => Err(unexpected_reply("get_and_watch_children", &other)),
+            }
+        })
+    }
+
+    /// Syncs the connected server with the leader.
+    pub fn sync(&self, path: &str) -> impl Future<Output = Result<()>> + Send + '_ {
+        let request = self.server_path(path).map(|path| Request::Sync { path });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::Synced { .. } => Ok(()),
+            other => Err(unexpected_reply("sync", &other)),
+        })
+    }
+
+    /// A [`MultiWriter`].
+    pub fn new_multi_writer(&self) -> MultiWriter<'_> {
+        MultiWriter::new(self)
+    }
+
+    /// A [`CheckWriter`]: a multi whose first op checks `path`'s version.
+    pub fn new_check_writer(&self, path: &str, version: Option<i32>) -> Result<CheckWriter<'_>> {
+        let mut writer = self.new_multi_writer();
+        writer.add_check_version(path, version.unwrap_or(zk::ANY_VERSION))?;
+        Ok(CheckWriter::new(writer))
+    }
+
+    /// A [`MultiReader`] (its commit is not covered).
+    pub fn new_multi_reader(&self) -> MultiReader<'_> {
+        MultiReader::new(self)
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn count_descendants_number(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<usize>> + Send {
+        fail_uncovered(self.server_path(path), "count_descendants_number")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn list_ephemerals(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send + '_ {
+        fail_uncovered(self.server_path(path), "list_ephemerals")
+    }
+
+    /// Not covered (ACLs are not modelled): fails naming the call.
+    pub fn get_acl(
+        &self,
+        path: &str,
+    ) -> impl Future<Output = Result<(Vec<Acl>, Stat)>> + Send + '_ {
+        fail_uncovered(self.server_path(path), "get_acl")
+    }
+
+    /// Not covered (ACLs are not modelled): fails naming the call.
+    pub fn set_acl(
+        &self,
+        path: &str,
+        _acl: &[Acl],
+        _expected_acl_version: Option<i32>,
+    ) -> impl Future<Output = Result<Stat>> + Send + '_ {
+        fail_uncovered(self.server_path(path), "set_acl")
+    }
+
+    /// Not covered (persistent watches): fails naming the call.
+    pub fn watch(
+        &self,
+        path: &str,
+        _mode: AddWatchMode,
+    ) -> impl Future<Output = Result<PersistentWatcher>> + Send + '_ {
+        fail_uncovered(self.server_path(path), "watch")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn auth(
+        &self,
+        _scheme: &str,
+        _auth: &[u8],
+    ) -> impl Future<Output = Result<()>> + Send + '_ {
+        fail_uncovered(Ok(()), "auth")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn list_auth_users(&self) -> impl Future<Output = Result<Vec<AuthUser>>> + Send {
+        fail_uncovered(Ok(()), "list_auth_users")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn get_config(&self) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
+        fail_uncovered(Ok(()), "get_config")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn get_and_watch_config(
+        &self,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send {
+        fail_uncovered(Ok(()), "get_and_watch_config")
+    }
+
+    /// Not covered: fails naming the call.
+    pub fn update_ensemble<'a, I: Iterator<Item = &'a str> + Clone>(
+        &self,
+        _update: EnsembleUpdate<'a, I>,
+        _expected_zxid: Option<i64>,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
+        fail_uncovered(Ok(()), "update_ensemble")
+    }
+}
+
+/// A call the simulation does not cover: a path error first (as the real
+/// crate validates before sending), else the uncovered-call error.
+pub(crate) fn fail_uncovered<P, T: Send>(
+    checked: Result<P>,
+    call: &str,
+) -> impl Future<Output = Result<T>> + Send {
+    let error = match checked {
+        Err(error) => error,
+        Ok(_) => uncovered(call),
+    };
+    std::future::ready(Err(error))
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("chroot", &self.root.path())
+            .field("session", &self.session)
+            .field("session_timeout", &self.session_timeout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,60 @@
+//! The simulated server's values (`zk_recipes::zk`) as the real crate's:
+//! stats, watch events and session states.
+
+use super::paths::Root;
+use upstream::{EventType, SessionState, Stat, WatchedEvent};
+use zk_recipes::zk;
+use zk_sim::client::ConnectionState;
+
+pub(crate) fn stat(stat: zk::Stat) -> Stat {
+    Stat {
+        czxid: stat.czxid,
+        mzxid: stat.mzxid,
+        pzxid: stat.pzxid,
+        ctime: stat.ctime_ms,
+        mtime: stat.mtime_ms,
+        version: stat.version,
+        cversion: stat.cversion,
+        aversion: stat.aversion,
+        ephemeral_owner: stat.ephemeral_owner,
+        data_length: stat.data_length,
+        num_children: stat.num_children,
+    }
+}
+
+pub(crate) fn session_state(state: ConnectionState) -> SessionState {
+    match state {
+        ConnectionState::Connected => SessionState::SyncConnected,
+        ConnectionState::Disconnected => SessionState::Disconnected,
+        ConnectionState::Expired => SessionState::Expired,
+    }
+}
+
+fn keeper_state(state: zk::KeeperState) -> SessionState {
+    match state {
+        zk::KeeperState::SyncConnected => SessionState::SyncConnected,
+        zk::KeeperState::Disconnected => SessionState::Disconnected,
+        zk::KeeperState::Expired => SessionState::Expired,
+    }
+}
+
+/// A watch event as a `OneshotWatcher` hands it: node paths seen from the
+/// client's root.
+pub(crate) fn watched_event(event: zk::WatchedEvent, root: &Root) -> WatchedEvent {
+    let node_event = match event.event_type {
+        zk::EventType::None => None,
+        zk::EventType::NodeCreated => Some(EventType::NodeCreated),
+        zk::EventType::NodeDeleted => Some(EventType::NodeDeleted),
+        zk::EventType::NodeDataChanged => Some(EventType::NodeDataChanged),
+        zk::EventType::NodeChildrenChanged => Some(EventType::NodeChildrenChanged),
+    };
+    match (node_event, event.path) {
+        (Some(event_type), Some(path)) => {
+            let path = root
+                .strip(path.as_str())
+                .unwrap_or_else(|_| path.as_str().to_string());
+            WatchedEvent::new(event_type, path).with_zxid(WatchedEvent::NO_ZXID)
+        }
+        _ => WatchedEvent::new_session(keeper_state(event.state)),
+    }
+}

@@ -1,0 +1,53 @@
+//! The `zookeeper-client` 0.11 API on zkcheck's simulated world (built
+//! with `--cfg madsim`).
+//!
+//! Every [`Client`] is a session of the simulated client whose node the
+//! calling task runs on (its `zk_sim::async_recipe::Bridge`): requests go
+//! through the world's session layer, server or ensemble and faults, and
+//! the oracles judge what the application reports. Signatures are the real
+//! crate's, so code written for it compiles unchanged.
+//!
+//! The types the real crate lets anyone build (errors, stats, events, ACLs,
+//! multi results) are its own, re-exported; the others are rebuilt here
+//! with the same names and methods. A call the simulation does not cover
+//! fails with `Error::UnexpectedError` naming the call (never a panic).
+//!
+//! Known differences from the real crate:
+//! - The session timeout is the world's (`WorldConfig::session_timeout_ms`),
+//!   whatever the connector asks for; connection timeout, read-only mode,
+//!   detached sessions, fail-eagerly, the server version and auth packets
+//!   are accepted and ignored; ACLs are not modelled (any non-empty `Acls`).
+//! - One live session per simulated client: a second `connect` while the
+//!   first session lives fails (`ClaimError::SecondSession`); after an
+//!   expiry, `connect` gets the world's next session. Sessions are never
+//!   closed when the last handle drops (the world owns them).
+//! - `Connector::with_session` binds a new handle to that session if it is
+//!   the client's live one (no new connection), else fails SessionExpired.
+//! - Not covered (they fail naming the call): persistent watches (`watch`),
+//!   `auth`, `list_auth_users`, `get_acl`/`set_acl`, `list_ephemerals`,
+//!   `count_descendants_number`, config reads and `update_ensemble`,
+//!   `MultiReader::commit` and `lock`.
+//! - Watch events carry `zxid` -1 (as servers before 3.9 send).
+//! - The connect string is only read for its chroot suffix (`host/app`).
+
+mod client;
+mod connector;
+mod convert;
+mod errors;
+mod lock;
+mod multi;
+mod paths;
+mod types;
+mod watcher;
+
+pub use client::Client;
+pub use connector::Connector;
+pub use lock::{LockClient, LockOptions, LockPrefix, OwnedLockClient};
+pub use multi::{CheckWriter, MultiReader, MultiWriter};
+pub use types::{CreateMode, CreateOptions, CreateSequence, SessionInfo};
+pub use upstream::{
+    Acl, Acls, AddWatchMode, AuthId, AuthUser, CheckWriteError, EnsembleUpdate, Error, EventType,
+    MultiReadResult, MultiWriteError, MultiWriteResult, Permission, SessionId, SessionState, Stat,
+    WatchedEvent,
+};
+pub use watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};

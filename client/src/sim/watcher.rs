@@ -1,0 +1,114 @@
+//! Watchers: [`StateWatcher`] (a session's states, with the real crate's
+//! watch-channel semantics), [`OneshotWatcher`] (one node event, or the
+//! session's end) and [`PersistentWatcher`] (not covered: never built).
+
+use super::convert;
+use super::paths::Root;
+use std::fmt;
+use upstream::{Error, SessionState, WatchedEvent};
+use zk_recipes::zk::SessionId as ZkSessionId;
+use zk_sim::async_recipe::{Bridge, WatchEvent};
+
+/// Tracks a session's state: `state` consumes the latest, `changed` waits
+/// for one after the last consumed and returns the latest; after a terminal
+/// state was consumed, `changed` pends forever.
+#[derive(Clone)]
+pub struct StateWatcher {
+    bridge: Bridge,
+    session: ZkSessionId,
+    /// How many of the session's states were consumed.
+    seen: usize,
+}
+
+impl StateWatcher {
+    pub(crate) fn new(bridge: Bridge, session: ZkSessionId) -> StateWatcher {
+        let seen = bridge.states_seen(session);
+        StateWatcher {
+            bridge,
+            session,
+            seen,
+        }
+    }
+
+    /// Returns and consumes the latest state.
+    pub fn state(&mut self) -> SessionState {
+        self.seen = self.bridge.states_seen(self.session);
+        self.peek_state()
+    }
+
+    /// Waits until the state changed and returns (consumes) the latest.
+    ///
+    /// Pends forever once a terminal state was consumed.
+    pub async fn changed(&mut self) -> SessionState {
+        let (seen, state) = self.bridge.state_after(self.session, self.seen).await;
+        self.seen = seen;
+        convert::session_state(state)
+    }
+
+    /// Returns the latest state without consuming it.
+    pub fn peek_state(&self) -> SessionState {
+        convert::session_state(self.bridge.state(self.session))
+    }
+}
+
+impl fmt::Debug for StateWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateWatcher")
+            .field("session", &self.session)
+            .field("seen", &self.seen)
+            .finish()
+    }
+}
+
+/// One watch a read set: hears one node event, or the session's end
+/// (`EventType::Session` with `SessionState::Expired`); never Disconnected.
+pub struct OneshotWatcher {
+    root: Root,
+    event: WatchEvent,
+}
+
+impl OneshotWatcher {
+    pub(crate) fn new(root: Root, event: WatchEvent) -> OneshotWatcher {
+        OneshotWatcher { root, event }
+    }
+
+    /// Waits for the node event or the session's end.
+    pub async fn changed(self) -> WatchedEvent {
+        let event = self.event.await;
+        convert::watched_event(event, &self.root)
+    }
+
+    /// Removes this watcher (dropping it does the same).
+    #[deprecated(since = "0.10.0", note = "Rust has Drop")]
+    pub async fn remove(self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+impl fmt::Debug for OneshotWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OneshotWatcher")
+            .field("root", &self.root.path())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A persistent watch. The simulation does not cover persistent watches:
+/// `Client::watch` fails, so no such watcher exists.
+#[derive(Debug)]
+pub struct PersistentWatcher {
+    _never_built: (),
+}
+
+impl PersistentWatcher {
+    /// Waits for the next event (never, as none is built).
+    pub async fn changed(&mut self) -> WatchedEvent {
+        std::future::pending().await
+    }
+
+    /// Removes this watcher.
+    #[deprecated(since = "0.10.0", note = "Rust has Drop")]
+    pub async fn remove(self) -> Result<(), Error> {
+        Ok(())
+    }
+}

@@ -1,0 +1,57 @@
+//! zkcheck's glue: the latch registered as a leader election, its workload
+//! and what the application reports to the oracles.
+
+use crate::latch::LeaderLatch;
+use zkcheck::asynchronous::{workload, Context};
+use zkcheck::{RecipeEntry, RecipeKind, Registry, Variant};
+use zookeeper_client::{Client, SessionState};
+
+/// The built-in recipes and `latch` with its two variants.
+pub fn registry() -> Registry {
+    let variant = |name: &str, about: &str, buggy: bool| {
+        let run = workload(move |client, ctx| lead(client, ctx, buggy));
+        Variant::asynchronous(name, about, RecipeKind::Election, run)
+    };
+    Registry::builtin().with(
+        RecipeEntry::new("latch", RecipeKind::Election, "/latch")
+            .variant(variant(
+                "buggy",
+                "waits on a predecessor already gone",
+                true,
+            ))
+            .variant(variant("fixed", "re-reads the candidates instead", false)),
+    )
+}
+
+/// Runs for leadership, leads for the hold time (or until the session is
+/// in doubt), steps down; `cycles` times.
+async fn lead(mut client: Client, ctx: Context, buggy: bool) {
+    for cycle in 0..ctx.workload().cycles {
+        if ctx.stopping() {
+            break;
+        }
+        if client.state() == SessionState::Expired {
+            client = Client::connect(ctx.cluster()).await.expect("a new session");
+        }
+        let id = format!("c{}-{cycle}", ctx.index());
+        let mut latch = LeaderLatch::new(client.clone(), ctx.path(), &id, buggy);
+        ctx.acquiring();
+        match latch.acquire().await {
+            Ok(token) => {
+                ctx.became_leader(token);
+                ctx.write_resource(token);
+                tokio::select! {
+                    _ = ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)) => {
+                        ctx.write_resource(token);
+                        ctx.releasing();
+                    }
+                    _ = latch.suspended() => ctx.lost(),
+                }
+            }
+            Err(error) => ctx.failed(error.to_string()),
+        }
+        let _ = latch.release().await;
+        ctx.released();
+        ctx.sleep_ms(ctx.draw_ms(ctx.workload().think_ms)).await;
+    }
+}

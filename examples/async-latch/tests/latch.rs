@@ -1,0 +1,31 @@
+//! The test API on the async latch, inside the crate's own `cargo test`:
+//! the buggy variant gets stuck, the fixed one holds.
+#![cfg(madsim)]
+
+use zkcheck::testing;
+
+const SCENARIO: &str = "scenarios/latch.toml";
+
+#[test]
+fn the_buggy_latch_leaves_a_candidate_waiting_forever() {
+    let registry = async_latch::check::registry();
+    let failure = testing::scenario(&registry, SCENARIO)
+        .seeds("0..200")
+        .fails();
+    let properties: Vec<_> = failure
+        .report
+        .violations
+        .iter()
+        .map(|violation| violation.property.name())
+        .collect();
+    assert_eq!(properties, ["liveness"], "{}", failure.reproduce);
+}
+
+#[test]
+fn the_fixed_latch_holds() {
+    let registry = async_latch::check::registry();
+    testing::scenario(&registry, SCENARIO)
+        .variant("fixed")
+        .seeds("0..100")
+        .passes();
+}

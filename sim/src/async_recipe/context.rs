@@ -1,0 +1,195 @@
+//! What an async workload gets besides its client: who it is, the
+//! scenario's workload parameters, simulated sleeps the diagnosis knows
+//! about, and the observation calls through which the application tells
+//! the oracles what it saw.
+//!
+//! Report what the application *believes*: `acquired` when the recipe's
+//! code returns the lock, `releasing` when the application stops relying
+//! on it (before it deletes its node, as a holder's tenure ends when it
+//! calls release), `lost` when it learns it lost it. The oracles judge
+//! those beliefs against each other and against the server.
+
+use super::bridge::Bridge;
+use crate::faults::MsRange;
+use crate::oracles::CallObservation;
+use crate::world::workloads::WorkloadSpec;
+use zk_recipes::{FencingToken, Hold, Observation};
+
+/// One client's view of its run.
+#[derive(Clone)]
+pub struct Context {
+    bridge: Bridge,
+    spec: WorkloadSpec,
+    path: String,
+}
+
+impl Context {
+    pub(crate) fn new(bridge: Bridge, spec: WorkloadSpec, path: String) -> Context {
+        Context { bridge, spec, path }
+    }
+
+    /// The client's bridge (what the simulated client crate is built on).
+    pub fn bridge(&self) -> &Bridge {
+        &self.bridge
+    }
+
+    /// This client's index, 0-based.
+    pub fn index(&self) -> usize {
+        self.bridge.app().index()
+    }
+
+    /// How many clients the run has.
+    pub fn clients(&self) -> usize {
+        self.bridge.app().clients()
+    }
+
+    /// The recipe's directory (`config.path`, or the recipe's default).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The connect string to pass `Client::connect` (any string connects a
+    /// simulated client to the simulated ensemble).
+    pub fn cluster(&self) -> &'static str {
+        "zkcheck-simulated:2181"
+    }
+
+    /// The scenario's `[workload]` table.
+    pub fn workload(&self) -> &WorkloadSpec {
+        &self.spec
+    }
+
+    /// True once the faults have healed: finish what is started, start
+    /// nothing new.
+    pub fn stopping(&self) -> bool {
+        self.bridge.app().stopping()
+    }
+
+    /// A seeded draw in `range` (hold and think times).
+    pub fn draw_ms(&self, range: MsRange) -> u64 {
+        self.bridge.app().draw_ms(range)
+    }
+
+    /// Sleeps `ms` of simulated time as the application's own timer (a
+    /// liveness report names it). `tokio::time::sleep` works as well.
+    pub async fn sleep_ms(&self, ms: u64) {
+        self.bridge.app().sleep_ms(ms).await
+    }
+
+    /// Writes to the shared fenced resource; whether it accepted the token.
+    pub fn write_resource(&self, token: i64) -> bool {
+        self.bridge.app().write_resource(FencingToken(token))
+    }
+
+    /// The application asks for the lock (leadership, leases).
+    pub fn acquiring(&self) {
+        self.bridge.doing(CallObservation::Acquire);
+    }
+
+    /// The application holds the lock exclusively, with a fencing token
+    /// (e.g. its node's sequence number or creation zxid).
+    pub fn acquired(&self, token: i64) {
+        self.saw_acquired(Hold::Exclusive, token);
+    }
+
+    /// The application became the leader (an election's exclusive hold).
+    pub fn became_leader(&self, token: i64) {
+        self.saw_acquired(Hold::Exclusive, token);
+    }
+
+    /// The application holds a read (shared) lock.
+    pub fn acquired_shared(&self, token: i64) {
+        self.saw_acquired(Hold::Shared, token);
+    }
+
+    /// The application holds `leases` leases of a semaphore.
+    pub fn acquired_leases(&self, leases: u32, token: i64) {
+        self.saw_acquired(Hold::Leases(leases), token);
+    }
+
+    fn saw_acquired(&self, hold: Hold, token: i64) {
+        self.bridge.saw(Observation::Acquired {
+            hold,
+            token: FencingToken(token),
+        });
+    }
+
+    /// The application stops relying on what it holds (call it before the
+    /// recipe deletes its node).
+    pub fn releasing(&self) {
+        self.bridge.doing(CallObservation::Release);
+    }
+
+    /// The recipe confirmed the release.
+    pub fn released(&self) {
+        self.bridge.saw(Observation::Released);
+    }
+
+    /// The application learned it no longer holds what it held.
+    pub fn lost(&self) {
+        self.bridge.saw(Observation::Lost);
+    }
+
+    /// A timed acquisition gave up.
+    pub fn timed_out(&self) {
+        self.bridge.saw(Observation::TimedOut);
+    }
+
+    /// The application offers an item to a queue.
+    pub fn offering(&self, item: &[u8]) {
+        self.bridge.doing(CallObservation::Offer {
+            item: item.to_vec(),
+        });
+    }
+
+    /// The queue accepted the item.
+    pub fn offered(&self, item: &[u8]) {
+        self.bridge.saw(Observation::Offered {
+            item: item.to_vec(),
+        });
+    }
+
+    /// The application asks the queue for an item.
+    pub fn taking(&self) {
+        self.bridge.doing(CallObservation::Take);
+    }
+
+    /// The queue delivered an item to this client.
+    pub fn took(&self, item: &[u8]) {
+        self.bridge.saw(Observation::Taken {
+            item: item.to_vec(),
+        });
+    }
+
+    /// A take found the queue empty.
+    pub fn found_empty(&self) {
+        self.bridge.saw(Observation::Empty);
+    }
+
+    /// The application enters a barrier.
+    pub fn entering(&self) {
+        self.bridge.doing(CallObservation::Enter);
+    }
+
+    /// The application passed the barrier's entry.
+    pub fn entered(&self) {
+        self.bridge.saw(Observation::Entered);
+    }
+
+    /// The application leaves a barrier.
+    pub fn leaving(&self) {
+        self.bridge.doing(CallObservation::Leave);
+    }
+
+    /// The application passed the barrier's exit.
+    pub fn left(&self) {
+        self.bridge.saw(Observation::Left);
+    }
+
+    /// The recipe gave up on a call (an error reached the application).
+    pub fn failed(&self, reason: impl Into<String>) {
+        self.bridge.saw(Observation::Failed {
+            reason: reason.into(),
+        });
+    }
+}

@@ -1,0 +1,35 @@
+//! Async recipes: a user's own async code, written against a ZooKeeper
+//! client library (the `zookeeper-client` crate), run unchanged in the
+//! simulated world.
+//!
+//! The simulated client crate (`client/`, `zkcheck-zookeeper-client`) sits
+//! on a [`Bridge`] per client: its requests go through the same session
+//! layer, server or ensemble, faults and oracles as every sans-IO recipe's,
+//! as the calls of a pass-through machine ([`ApiRecipe`]). The application
+//! tells the oracles what it saw through its [`Context`].
+//!
+//! ```text
+//! user's async fn(Client, Context)      (unchanged code + observation calls)
+//!   -> zkcheck-zookeeper-client         (the crate's API; futures, watchers)
+//!   -> Bridge                           (replies, watch events, session states by id)
+//!   -> ClientSession<ApiRecipe>         (the session layer: the crate's rules)
+//!   -> the world: server/ensemble, faults, oracles, trace
+//! ```
+//!
+//! An async variant is registered with [`AsyncWorkload`] through
+//! `SimVariant::asynchronous` (and the models registry's door).
+
+mod bridge;
+mod context;
+mod recipe;
+
+pub(crate) use bridge::forget_bridges;
+pub use bridge::{Bridge, ClaimError, Reply, Ticket, WatchEvent};
+pub use context::Context;
+pub use recipe::{ApiCall, ApiOutcome, ApiRecipe};
+
+use crate::world::BoxedWorkload;
+use std::sync::Arc;
+
+/// A registered async workload: what each client runs, given its context.
+pub type AsyncWorkload = Arc<dyn Fn(Context) -> BoxedWorkload + Send + Sync>;

@@ -1,0 +1,127 @@
+//! The sans-IO side of an async recipe: a pass-through machine the session
+//! layer drives like any recipe. Its calls are the application's requests
+//! (each with its own id) and what the application reports it saw; its
+//! outcomes are the replies, the watch events and the session's states, for
+//! the async client to hand to the future or watcher waiting for each, and
+//! the reports, for the oracles.
+//!
+//! Every request that sets a watch registers a watcher of its own (its id):
+//! a `OneshotWatcher` of the `zookeeper-client` crate is one object per
+//! call, as a Java `new Watcher() { .. }` per call is. Such a watcher hears a
+//! node event, or the session's end (Expired), never Disconnected or
+//! SyncConnected: the crate's watchers do not see those.
+
+use crate::oracles::{CallObservation, ObserveCall};
+use zk_recipes::zk::{KeeperState, Request, SessionEvent, WatchedEvent, ZkResult};
+use zk_recipes::{ClientLibrary, Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId};
+
+/// What the application does: a request, or a report for the oracles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ApiCall {
+    /// A request on the session, answered by `ApiOutcome::Reply` with this
+    /// id; a watch it sets is the watcher with this id.
+    Request { id: u32, request: Request },
+    /// The application starts or stops something the oracles judge
+    /// (acquiring, releasing, entering, leaving, ...).
+    Doing(CallObservation),
+    /// The application saw an outcome the oracles judge (acquired with a
+    /// token, lost, took an item, ...).
+    Saw(Observation),
+}
+
+impl ObserveCall for ApiCall {
+    fn observe_call(&self) -> CallObservation {
+        match self {
+            ApiCall::Doing(call) => call.clone(),
+            ApiCall::Request { .. } | ApiCall::Saw(_) => CallObservation::Other,
+        }
+    }
+}
+
+/// What the session hands back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ApiOutcome {
+    Reply {
+        id: u32,
+        result: ZkResult,
+    },
+    /// An event for the watcher a request with this id set.
+    Watch {
+        id: u32,
+        event: WatchedEvent,
+    },
+    /// A state change of the session (Connected carries a new session's id).
+    Session(SessionEvent),
+    /// A report of the application's (`ApiCall::Saw`), for the oracles.
+    Saw(Observation),
+}
+
+impl Observe for ApiOutcome {
+    /// Only reports are judged; asked of anything else, a neutral failure
+    /// (drivers call [`Observe::observed`], which skips them).
+    fn observe(&self) -> Observation {
+        self.observed().unwrap_or(Observation::Failed {
+            reason: "not an observation".to_string(),
+        })
+    }
+
+    fn observed(&self) -> Option<Observation> {
+        match self {
+            ApiOutcome::Saw(observation) => Some(observation.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The pass-through machine. It keeps no state: the session layer keeps the
+/// connection's, the async client the application's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ApiRecipe;
+
+impl Recipe for ApiRecipe {
+    type Call = ApiCall;
+    type Outcome = ApiOutcome;
+    const CLIENT_LIBRARY: ClientLibrary = ClientLibrary::ZookeeperClientRust;
+
+    fn handle(&mut self, input: Input<ApiCall>, out: &mut Outbox<ApiOutcome>) {
+        match input {
+            Input::Call(ApiCall::Request { id, request }) => {
+                if sets_watch(&request) {
+                    out.send_watched(Tag(id), request, WatcherId(id));
+                } else {
+                    out.send(Tag(id), request);
+                }
+            }
+            Input::Call(ApiCall::Doing(_)) => {}
+            Input::Call(ApiCall::Saw(observation)) => out.emit(ApiOutcome::Saw(observation)),
+            Input::Reply { tag, result } => out.emit(ApiOutcome::Reply { id: tag.0, result }),
+            Input::WatcherEvent { watcher, event } if reaches_oneshot_watcher(&event) => {
+                out.emit(ApiOutcome::Watch {
+                    id: watcher.0,
+                    event,
+                })
+            }
+            Input::Session(event) => out.emit(ApiOutcome::Session(event)),
+            // Connection states for a watcher, events for the default watcher
+            // (none is registered: a spurious fault's event reaches nobody),
+            // timers (none is set).
+            Input::WatcherEvent { .. } | Input::Watch(_) | Input::Timer(_) => {}
+        }
+    }
+}
+
+/// A node event, or the session's end; not Disconnected nor SyncConnected.
+fn reaches_oneshot_watcher(event: &WatchedEvent) -> bool {
+    event.path.is_some() || event.state == KeeperState::Expired
+}
+
+/// Whether `request` sets a watch (the watcher is the request's id).
+pub(super) fn sets_watch(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::Exists { watch: true, .. }
+            | Request::GetData { watch: true, .. }
+            | Request::GetChildren { watch: true, .. }
+            | Request::GetChildren2 { watch: true, .. }
+    )
+}

@@ -1,0 +1,149 @@
+//! Async recipes through the registry's door: a small lock written as async
+//! code against the `zookeeper-client` API (simulated), registered with
+//! `Variant::asynchronous`, swept like any recipe. The buggy variant ignores
+//! NodeExists and breaks mutual exclusion; the fixed one waits on the
+//! holder's node and holds. Same seed, same trace; the trace shows the
+//! application's requests; `live` and `check` refuse what they cannot do.
+
+use std::sync::OnceLock;
+use zk_sim::scenario::Scenario;
+use zkcheck::asynchronous::{workload, Context};
+use zkcheck::{RecipeEntry, RecipeKind, Registry, Variant};
+use zkcheck_zookeeper_client::{Acls, Client, CreateMode, Error};
+
+/// One try at the lock node: held (its creation zxid as the token), or
+/// wait for the holder's node to go and try again.
+async fn lock(client: &Client, node: &str, buggy: bool) -> Result<i64, Error> {
+    let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+    loop {
+        match client.create(node, b"", &options).await {
+            Ok((stat, _)) => return Ok(stat.czxid),
+            // The bug: the node exists, so "someone created it for us".
+            Err(Error::NodeExists) if buggy => return Ok(0),
+            Err(Error::NodeExists) => {
+                if let (Some(_), watcher) = client.check_and_watch_stat(node).await? {
+                    watcher.changed().await;
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+async fn cycles(client: Client, ctx: Context, buggy: bool) {
+    let node = format!("{}/holder", ctx.path());
+    for _ in 0..ctx.workload().cycles {
+        if ctx.stopping() {
+            break;
+        }
+        ctx.acquiring();
+        match lock(&client, &node, buggy).await {
+            Ok(token) => {
+                ctx.acquired(token);
+                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+                ctx.releasing();
+                let _ = client.delete(&node, None).await;
+                ctx.released();
+            }
+            Err(error) => ctx.failed(error.to_string()),
+        }
+        ctx.sleep_ms(ctx.draw_ms(ctx.workload().think_ms)).await;
+    }
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let variant = |name: &str, buggy: bool| {
+            let run = workload(move |client, ctx| cycles(client, ctx, buggy));
+            Variant::asynchronous(name, "an async test lock", RecipeKind::ExclusiveLock, run)
+        };
+        Registry::builtin().with(
+            RecipeEntry::new("async_lock", RecipeKind::ExclusiveLock, "/alock")
+                .variant(variant("buggy", true))
+                .variant(variant("fixed", false)),
+        )
+    })
+}
+
+const SCENARIO: &str = r#"
+recipe = "async_lock"
+variant = "fixed"
+clients = 3
+seeds = "0..50"
+duration_ms = 5000
+heal_ms = 5000
+
+[config]
+parents = ["/alock"]
+
+[workload]
+cycles = 5
+hold_ms = [1, 10]
+think_ms = [0, 10]
+
+[properties]
+check = ["mutual_exclusion", "liveness", "no_leaks"]
+"#;
+
+fn scenario(variant: &str) -> Scenario {
+    let text = SCENARIO.replace("variant = \"fixed\"", &format!("variant = \"{variant}\""));
+    let file = std::path::Path::new("async-lock.toml");
+    Scenario::parse(file, &text, registry().sim_recipes()).unwrap_or_else(|error| panic!("{error}"))
+}
+
+#[test]
+fn the_fixed_async_lock_holds_and_makes_progress() {
+    let runner = scenario("fixed").runner();
+    for seed in 0..50 {
+        let report = runner.run(seed, false);
+        assert!(
+            report.violations.is_empty(),
+            "seed {seed}: {:?}",
+            report.violations
+        );
+        assert!(report.stats.goals >= 10, "seed {seed}: {:?}", report.stats);
+    }
+}
+
+#[test]
+fn the_buggy_async_lock_breaks_mutual_exclusion() {
+    let runner = scenario("buggy").runner();
+    let failing: Vec<u64> = (0..50)
+        .filter(|&seed| {
+            let report = runner.run(seed, false);
+            report
+                .violations
+                .iter()
+                .any(|violation| violation.property.name() == "mutual_exclusion")
+        })
+        .collect();
+    assert!(failing.len() >= 10, "only seeds {failing:?} failed");
+}
+
+#[test]
+fn one_seed_gives_one_trace_with_the_application_s_requests() {
+    let runner = scenario("fixed").runner();
+    let first = runner.run(7, true).trace.to_string();
+    let second = runner.run(7, true).trace.to_string();
+    assert_eq!(first, second);
+    assert!(first.contains("Create"), "{first}");
+    assert!(first.contains("/alock/holder"), "{first}");
+}
+
+#[test]
+fn live_refuses_an_async_recipe_by_name() {
+    let why = zk_sim::live::unsupported(&scenario("fixed")).expect("refused");
+    assert!(why.contains("async recipe"), "{why}");
+}
+
+#[test]
+fn an_async_variant_has_no_model() {
+    let entry = registry()
+        .entries()
+        .iter()
+        .find(|entry| entry.name() == "async_lock");
+    let entry = entry.expect("registered");
+    assert!(entry.variants().iter().all(|variant| !variant.has_model()));
+    assert!(registry().model("async_lock", "fixed").is_err());
+}
