@@ -5,6 +5,7 @@
 //! holder's node and holds. Same seed, same trace; the trace shows the
 //! application's requests; `live` and `check` refuse what they cannot do.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use zk_sim::scenario::Scenario;
 use zkcheck::asynchronous::{workload, Context};
@@ -30,6 +31,23 @@ async fn lock(client: &Client, node: &str, buggy: bool) -> Result<i64, Error> {
     }
 }
 
+/// State that outlives a run: what makes async code nondeterministic
+/// across two runs of one seed (the `leaky` variant writes it in its node).
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+async fn leaky(client: Client, ctx: Context) {
+    let run = RUNS.fetch_add(1, Ordering::Relaxed).to_string();
+    let node = format!("{}/run-{}", ctx.path(), ctx.index());
+    let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+    ctx.acquiring();
+    if client.create(&node, run.as_bytes(), &options).await.is_ok() {
+        ctx.acquired(1);
+        ctx.releasing();
+        let _ = client.delete(&node, None).await;
+        ctx.released();
+    }
+}
+
 async fn cycles(client: Client, ctx: Context, buggy: bool) {
     let node = format!("{}/holder", ctx.path());
     for _ in 0..ctx.workload().cycles {
@@ -39,6 +57,7 @@ async fn cycles(client: Client, ctx: Context, buggy: bool) {
         ctx.acquiring();
         match lock(&client, &node, buggy).await {
             Ok(token) => {
+                tracing::info!(token, "holding the lock");
                 ctx.acquired(token);
                 ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
                 ctx.releasing();
@@ -58,10 +77,17 @@ fn registry() -> &'static Registry {
             let run = workload(move |client, ctx| cycles(client, ctx, buggy));
             Variant::asynchronous(name, "an async test lock", RecipeKind::ExclusiveLock, run)
         };
+        let leaky = Variant::asynchronous(
+            "leaky",
+            "keeps a counter across runs",
+            RecipeKind::ExclusiveLock,
+            workload(leaky),
+        );
         Registry::builtin().with(
             RecipeEntry::new("async_lock", RecipeKind::ExclusiveLock, "/alock")
                 .variant(variant("buggy", true))
-                .variant(variant("fixed", false)),
+                .variant(variant("fixed", false))
+                .variant(leaky),
         )
     })
 }
@@ -129,6 +155,42 @@ fn one_seed_gives_one_trace_with_the_application_s_requests() {
     assert_eq!(first, second);
     assert!(first.contains("Create"), "{first}");
     assert!(first.contains("/alock/holder"), "{first}");
+}
+
+#[test]
+fn state_kept_across_runs_shows_as_two_traces_parting_at_the_first_request_it_changes() {
+    let runner = scenario("leaky").runner();
+    let first = runner.run(3, true).trace;
+    let second = runner.run(3, true).trace;
+    let divergence = first.first_divergence(&second).expect("the runs part");
+    assert!(divergence.starts_with("event "), "{divergence}");
+    assert!(divergence.contains("Create"), "{divergence}");
+    assert_eq!(first.first_divergence(&first), None);
+}
+
+#[test]
+fn the_application_s_own_log_lines_are_in_the_trace_where_they_happened() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry().with(zk_sim::world::AppEvents);
+    let runner = scenario("fixed").runner();
+    let trace = tracing::subscriber::with_default(subscriber, || runner.run(7, true).trace);
+    let lines: Vec<String> = trace.lines.iter().map(ToString::to_string).collect();
+    let logged = lines
+        .iter()
+        .position(|line| line.contains(" app ") && line.contains("holding the lock token="))
+        .unwrap_or_else(|| panic!("no app line in\n{}", lines.join("\n")));
+    // After the create that won the lock, before the acquisition it reports.
+    assert!(lines[..logged]
+        .iter()
+        .any(|line| line.contains("Ok(Created")));
+    assert!(lines[logged..]
+        .iter()
+        .any(|line| line.contains("Saw(Acquired")));
+    assert!(
+        lines[logged].contains(" c"),
+        "a client's line: {}",
+        lines[logged]
+    );
 }
 
 #[test]

@@ -78,8 +78,24 @@ fn entry() -> RecipeEntry {
         ))
 }
 
+/// TEST FIXTURE: an async "recipe" whose code starts an OS thread, which
+/// the simulator refuses inside a run.
+fn os_thread_entry() -> RecipeEntry {
+    let run = zkcheck::asynchronous::workload(|_client, _ctx| async move {
+        let _ = std::thread::spawn(|| ()).join();
+    });
+    RecipeEntry::new("os_thread", RecipeKind::ExclusiveLock, "/threads").variant(
+        Variant::asynchronous(
+            "spawns",
+            "starts an OS thread",
+            RecipeKind::ExclusiveLock,
+            run,
+        ),
+    )
+}
+
 fn registry() -> Registry {
-    Registry::builtin().with(entry())
+    Registry::builtin().with(entry()).with(os_thread_entry())
 }
 
 fn main() -> ExitCode {
@@ -88,7 +104,7 @@ fn main() -> ExitCode {
     }
     let out = std::env::temp_dir().join(format!("zkcheck-internal-error-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("a temporary directory");
-    let checks: [Check; 7] = [
+    let checks: [Check; 8] = [
         (
             "sweep counts a panic as an internal error (exit 3), not a violation",
             sweep,
@@ -99,6 +115,10 @@ fn main() -> ExitCode {
         ("replay exits 3 with the seed and the panic", replay),
         ("bugs reports a panicking seed as an internal error", bugs),
         ("zkcheck::testing fails with an internal error", testing),
+        (
+            "an OS thread in the code under test is named as such",
+            os_thread,
+        ),
     ];
     for (name, check) in checks {
         check(&out);
@@ -284,6 +304,18 @@ fn replay(out: &Path) {
     with_fixture(&["replay", SCENARIO, "--seed", &seed]).expect(
         3,
         &[&format!("INTERNAL ERROR of zkcheck (seed {seed})"), PANIC],
+    );
+}
+
+fn os_thread(_: &Path) {
+    let scenario = "tests/fixtures/internal_error/os-thread.toml";
+    with_fixture(&["sim", scenario, "--seed", "1"]).expect(
+        3,
+        &[
+            "INTERNAL ERROR of zkcheck (seed 1)",
+            "started an OS thread inside a simulated run",
+            "tokio::spawn",
+        ],
     );
 }
 

@@ -84,7 +84,24 @@ pub fn rerun_command(program: &str, scenario: &Scenario, seed: u64) -> String {
 pub fn describe(seed: u64, panic: &str, rerun: &str) -> String {
     format!(
         "INTERNAL ERROR of zkcheck (seed {seed}): the run panicked: {panic}\n  \
-         this is a bug in zkcheck (or in code it runs), not a property violation of the recipe\n  \
-         rerun: {rerun}   (RUST_BACKTRACE=1 for a backtrace)"
+         {}\n  \
+         rerun: {rerun}   (RUST_BACKTRACE=1 for a backtrace)",
+        cause(panic)
     )
+}
+
+/// What a panic says about where the fault lies: an OS thread started by
+/// the code under test (madsim refuses one inside a simulated run, its
+/// scheduling not being the seed's), or a bug of zkcheck's.
+fn cause(panic: &str) -> &'static str {
+    // std asserts that pthread_attr_init succeeded, which madsim makes
+    // fail inside a simulation; an older std says "failed to spawn thread".
+    let std_thread = panic.contains("/std/src/sys/") && panic.contains("thread");
+    if std_thread || panic.contains("failed to spawn thread") {
+        "the code under test started an OS thread inside a simulated run, which the simulator \
+         refuses (its scheduling is not the seed's): use a task (`tokio::spawn` from \
+         madsim-tokio) and simulated time (`tokio::time`) instead"
+    } else {
+        "this is a bug in zkcheck (or in code it runs), not a property violation of the recipe"
+    }
 }

@@ -25,7 +25,11 @@ use super::Harness;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::filter_fn;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+use zk_sim::world::AppEvents;
 use zk_sim::world::{TraceKind, TraceLine};
 
 #[derive(clap::Args)]
@@ -67,14 +71,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     if !std::env::var("RUST_LOG").is_ok_and(|log| log.contains("madsim")) {
         filter = filter.add_directive("madsim::sim::rand=error".parse().expect("a directive"));
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .without_time()
-        .with_target(false)
-        .with_level(false)
-        .with_ansi(false)
-        .with_writer(|| QuietStdout)
-        .init();
+    init_logging(filter);
     let report = match super::internal_error::catch(|| scenario.runner().run(seed, true)) {
         Ok(report) => report,
         Err(panic) => {
@@ -111,13 +108,40 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     ExitCode::from(EXIT_VIOLATION)
 }
 
+/// zkcheck's trace lines printed through `filter` (RUST_LOG, default
+/// `zk=trace`); the application's own events (every target outside `zk`
+/// and `madsim`, at RUST_LOG's levels, default info) recorded into the
+/// trace where they happened ([`AppEvents`]), not printed on their own.
+fn init_logging(filter: EnvFilter) {
+    let printed = tracing_subscriber::fmt::layer()
+        .without_time()
+        .with_target(false)
+        .with_level(false)
+        .with_ansi(false)
+        .with_writer(|| QuietStdout)
+        .with_filter(filter)
+        .with_filter(filter_fn(|meta| meta.target().starts_with("zk")));
+    let application = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let recorded = AppEvents
+        .with_filter(application)
+        .with_filter(filter_fn(|meta| {
+            let target = meta.target();
+            !target.starts_with("zk") && !target.starts_with("madsim")
+        }));
+    tracing_subscriber::registry()
+        .with(printed)
+        .with(recorded)
+        .init();
+}
+
 fn emit(line: &TraceLine) {
     match line.kind {
         TraceKind::Call
         | TraceKind::Outcome
         | TraceKind::Fault
         | TraceKind::Phase
-        | TraceKind::Session => {
+        | TraceKind::Session
+        | TraceKind::App => {
             tracing::info!(target: "zk::story", "{line}")
         }
         TraceKind::Apply => tracing::debug!(target: "zk::server", "{line}"),

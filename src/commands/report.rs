@@ -296,6 +296,8 @@ fn trace_kind(kind: TraceKind) -> schema::TraceKind {
         TraceKind::Send => schema::TraceKind::Send,
         TraceKind::Deliver => schema::TraceKind::Deliver,
         TraceKind::Timer => schema::TraceKind::Timer,
+        // The application's own log lines: part of its story.
+        TraceKind::App => schema::TraceKind::Call,
     }
 }
 

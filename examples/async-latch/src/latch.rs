@@ -50,6 +50,7 @@ impl LeaderLatch {
                 return Ok(sequence(&me));
             }
             let predecessor = format!("{}/{}", self.dir, children[position - 1]);
+            tracing::debug!(node = %me, "waiting for {predecessor} to go");
             let (stat, watcher) = self.client.check_and_watch_stat(&predecessor).await?;
             if stat.is_some() || self.buggy {
                 watcher.changed().await;

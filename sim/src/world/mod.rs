@@ -46,6 +46,7 @@ compile_error!(
 
 pub mod adapters;
 pub mod app;
+mod app_events;
 mod client;
 mod config;
 mod connection;
@@ -60,6 +61,7 @@ mod trace;
 pub mod workloads;
 
 pub use app::App;
+pub use app_events::AppEvents;
 pub use client::Client;
 pub use config::{LatencyModel, WorldConfig};
 pub use report::{min_goals, RunReport, RunStats, MIN_GOAL_PERCENT};

@@ -108,6 +108,9 @@ impl<R: SimRecipe> Simulation<R> {
     /// Returns the report and the nodes the world's tasks run on.
     async fn supervise(&self, seed: u64) -> (RunReport, Vec<NodeId>) {
         let shared = Arc::new(Mutex::new(self.build_world(seed)));
+        if self.config.trace {
+            super::app_events::install(Arc::downgrade(&shared));
+        }
         let nodes = self.start_nodes(&shared);
         wait_until_over(&shared).await;
         let heal_needed = {
@@ -233,6 +236,7 @@ impl<R: SimRecipe> Simulation<R> {
 /// task gone the world goes.
 fn shut_down(runtime: &Runtime, nodes: &[NodeId]) {
     crate::async_recipe::forget_bridges();
+    super::app_events::uninstall();
     for &node in nodes {
         runtime.handle().kill(node);
     }

@@ -22,6 +22,8 @@ pub enum TraceKind {
     Send,
     Deliver,
     Timer,
+    /// An event the application's own code logged (`tracing`).
+    App,
 }
 
 impl TraceKind {
@@ -36,6 +38,7 @@ impl TraceKind {
             TraceKind::Send => "send",
             TraceKind::Deliver => "deliver",
             TraceKind::Timer => "timer",
+            TraceKind::App => "app",
         }
     }
 }
