@@ -41,6 +41,7 @@ async fn lead(mut client: Client, ctx: Context, buggy: bool) {
                 ctx.became_leader(token);
                 ctx.write_resource(token);
                 tokio::select! {
+                    biased; // tokio draws an unbiased pick outside the seed
                     _ = ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)) => {
                         ctx.write_resource(token);
                         ctx.releasing();
