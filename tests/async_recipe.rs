@@ -70,6 +70,47 @@ async fn cycles(client: Client, ctx: Context, buggy: bool) {
     }
 }
 
+/// A reentrant lock: the client takes the lock, enters it again (a second
+/// hold, counted, no request), leaves the inner one, holds on with the
+/// outer one, then releases it. The buggy variant deletes the node when the
+/// inner hold ends, while the outer one is still relied on.
+async fn reentrant(client: Client, ctx: Context, buggy: bool) {
+    let node = format!("{}/holder", ctx.path());
+    let (outer, inner) = (ctx.hold(0), ctx.hold(1));
+    for _ in 0..ctx.workload().cycles {
+        if ctx.stopping() {
+            break;
+        }
+        outer.acquiring();
+        let Ok(token) = lock(&client, &node, false).await else {
+            continue;
+        };
+        outer.acquired(token);
+        inner.acquiring();
+        inner.acquired(token);
+        ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+        inner.releasing();
+        if buggy {
+            let _ = client.delete(&node, None).await;
+        }
+        inner.released();
+        ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+        outer.releasing();
+        delete_if_mine(&client, &node).await;
+        outer.released();
+        ctx.sleep_ms(ctx.draw_ms(ctx.workload().think_ms)).await;
+    }
+}
+
+/// Deletes `node` if this session owns it (another's is left alone).
+async fn delete_if_mine(client: &Client, node: &str) {
+    if let Ok(Some(stat)) = client.check_stat(node).await {
+        if stat.ephemeral_owner == client.session_id().0 {
+            let _ = client.delete(node, Some(stat.version)).await;
+        }
+    }
+}
+
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -83,11 +124,17 @@ fn registry() -> &'static Registry {
             RecipeKind::ExclusiveLock,
             workload(leaky),
         );
+        let reentrant = |name: &str, buggy: bool| {
+            let run = workload(move |client, ctx| reentrant(client, ctx, buggy));
+            Variant::asynchronous(name, "a reentrant lock", RecipeKind::ExclusiveLock, run)
+        };
         Registry::builtin().with(
             RecipeEntry::new("async_lock", RecipeKind::ExclusiveLock, "/alock")
                 .variant(variant("buggy", true))
                 .variant(variant("fixed", false))
-                .variant(leaky),
+                .variant(leaky)
+                .variant(reentrant("reentrant_buggy", true))
+                .variant(reentrant("reentrant_fixed", false)),
         )
     })
 }
@@ -148,6 +195,24 @@ fn the_buggy_async_lock_breaks_mutual_exclusion() {
 }
 
 #[test]
+fn each_hold_of_a_client_is_judged_on_its_own() {
+    let fixed = scenario("reentrant_fixed").runner();
+    for seed in 0..20 {
+        let report = fixed.run(seed, false);
+        assert!(report.violations.is_empty(), "seed {seed}: {:?}", report.violations);
+    }
+    // The inner release freed the lock while the outer hold was still in
+    // force: with one hold per client, that release would have ended it.
+    let buggy = scenario("reentrant_buggy").runner();
+    let caught = (0..20).filter(|&seed| {
+        let report = buggy.run(seed, false);
+        let names: Vec<_> = report.violations.iter().map(|v| v.property.name()).collect();
+        names.contains(&"mutual_exclusion")
+    });
+    assert!(caught.count() >= 5);
+}
+
+#[test]
 fn one_seed_gives_one_trace_with_the_application_s_requests() {
     let runner = scenario("fixed").runner();
     let first = runner.run(7, true).trace.to_string();
@@ -185,7 +250,7 @@ fn the_application_s_own_log_lines_are_in_the_trace_where_they_happened() {
         .any(|line| line.contains("Ok(Created")));
     assert!(lines[logged..]
         .iter()
-        .any(|line| line.contains("Saw(Acquired")));
+        .any(|line| line.contains("observation: Acquired")));
     assert!(
         lines[logged].contains(" c"),
         "a client's line: {}",

@@ -19,7 +19,7 @@ pub mod queue;
 pub mod semaphore;
 pub mod shared_lock;
 
-pub use observe::{Hold, Observation, Observe};
+pub use observe::{Hold, HoldId, Observation, Observe};
 pub use recipe::{
     ClientLibrary, FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId,
     Watcher, WatcherId,

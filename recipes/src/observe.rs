@@ -44,6 +44,17 @@ pub enum Observation {
     Failed { reason: String },
 }
 
+/// Which of a client's holds an observation is about: a client may hold
+/// several at once (nested locks, a read lock taken under a write lock),
+/// each judged on its own. A recipe whose clients hold one thing at a time
+/// never names one (every observation is about `HoldId::FIRST`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HoldId(pub u32);
+
+impl HoldId {
+    pub const FIRST: HoldId = HoldId(0);
+}
+
 /// Implemented by every recipe's `Outcome` type.
 pub trait Observe {
     fn observe(&self) -> Observation;
@@ -53,5 +64,10 @@ pub trait Observe {
     /// application reports is observed). Drivers call this one.
     fn observed(&self) -> Option<Observation> {
         Some(self.observe())
+    }
+
+    /// The hold the observation is about.
+    fn hold(&self) -> HoldId {
+        HoldId::FIRST
     }
 }

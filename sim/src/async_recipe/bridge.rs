@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use zk_recipes::zk::{Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult};
-use zk_recipes::Observation;
+use zk_recipes::{HoldId, Observation};
 
 /// One client's async side; clones share it.
 #[derive(Clone)]
@@ -232,14 +232,16 @@ impl Bridge {
         .await
     }
 
-    /// The application starts or stops something the oracles judge.
-    pub fn doing(&self, call: CallObservation) {
-        self.app.call(ApiCall::Doing(call));
+    /// The application starts or stops something the oracles judge,
+    /// about one of its holds.
+    pub fn doing(&self, hold: HoldId, call: CallObservation) {
+        self.app.call(ApiCall::Doing { hold, call });
     }
 
-    /// The application saw something the oracles judge.
-    pub fn saw(&self, observation: Observation) {
-        self.app.call(ApiCall::Saw(observation));
+    /// The application saw something the oracles judge, about one of its
+    /// holds.
+    pub fn saw(&self, hold: HoldId, observation: Observation) {
+        self.app.call(ApiCall::Saw { hold, observation });
     }
 }
 
@@ -264,7 +266,7 @@ impl Filed {
                 }
             }
             ApiOutcome::Session(event) => self.session_event(event),
-            ApiOutcome::Saw(_) => {}
+            ApiOutcome::Saw { .. } => {}
         }
     }
 

@@ -13,7 +13,7 @@ use super::bridge::Bridge;
 use crate::faults::MsRange;
 use crate::oracles::CallObservation;
 use crate::world::workloads::WorkloadSpec;
-use zk_recipes::{FencingToken, Hold, Observation};
+use zk_recipes::{FencingToken, Hold, HoldId, Observation};
 
 /// One client's view of its run.
 #[derive(Clone)]
@@ -21,11 +21,31 @@ pub struct Context {
     bridge: Bridge,
     spec: WorkloadSpec,
     path: String,
+    /// The hold the observation calls are about.
+    hold: HoldId,
 }
 
 impl Context {
     pub(crate) fn new(bridge: Bridge, spec: WorkloadSpec, path: String) -> Context {
-        Context { bridge, spec, path }
+        let hold = HoldId::FIRST;
+        Context {
+            bridge,
+            spec,
+            path,
+            hold,
+        }
+    }
+
+    /// The same context, its observation calls about the client's hold
+    /// number `hold` (the first is 0, what `ctx` itself reports about):
+    /// for a client that holds several things at once (nested locks, a read
+    /// lock taken under a write lock), each judged on its own. Releasing
+    /// one ends that one only.
+    pub fn hold(&self, hold: u32) -> Context {
+        Context {
+            hold: HoldId(hold),
+            ..self.clone()
+        }
     }
 
     /// The client's bridge (what the simulated client crate is built on).
@@ -83,7 +103,7 @@ impl Context {
 
     /// The application asks for the lock (leadership, leases).
     pub fn acquiring(&self) {
-        self.bridge.doing(CallObservation::Acquire);
+        self.bridge.doing(self.hold, CallObservation::Acquire);
     }
 
     /// The application holds the lock exclusively, with a fencing token
@@ -108,7 +128,7 @@ impl Context {
     }
 
     fn saw_acquired(&self, hold: Hold, token: i64) {
-        self.bridge.saw(Observation::Acquired {
+        self.bridge.saw(self.hold, Observation::Acquired {
             hold,
             token: FencingToken(token),
         });
@@ -117,78 +137,78 @@ impl Context {
     /// The application stops relying on what it holds (call it before the
     /// recipe deletes its node).
     pub fn releasing(&self) {
-        self.bridge.doing(CallObservation::Release);
+        self.bridge.doing(self.hold, CallObservation::Release);
     }
 
     /// The recipe confirmed the release.
     pub fn released(&self) {
-        self.bridge.saw(Observation::Released);
+        self.bridge.saw(self.hold, Observation::Released);
     }
 
     /// The application learned it no longer holds what it held.
     pub fn lost(&self) {
-        self.bridge.saw(Observation::Lost);
+        self.bridge.saw(self.hold, Observation::Lost);
     }
 
     /// A timed acquisition gave up.
     pub fn timed_out(&self) {
-        self.bridge.saw(Observation::TimedOut);
+        self.bridge.saw(self.hold, Observation::TimedOut);
     }
 
     /// The application offers an item to a queue.
     pub fn offering(&self, item: &[u8]) {
-        self.bridge.doing(CallObservation::Offer {
+        self.bridge.doing(self.hold, CallObservation::Offer {
             item: item.to_vec(),
         });
     }
 
     /// The queue accepted the item.
     pub fn offered(&self, item: &[u8]) {
-        self.bridge.saw(Observation::Offered {
+        self.bridge.saw(self.hold, Observation::Offered {
             item: item.to_vec(),
         });
     }
 
     /// The application asks the queue for an item.
     pub fn taking(&self) {
-        self.bridge.doing(CallObservation::Take);
+        self.bridge.doing(self.hold, CallObservation::Take);
     }
 
     /// The queue delivered an item to this client.
     pub fn took(&self, item: &[u8]) {
-        self.bridge.saw(Observation::Taken {
+        self.bridge.saw(self.hold, Observation::Taken {
             item: item.to_vec(),
         });
     }
 
     /// A take found the queue empty.
     pub fn found_empty(&self) {
-        self.bridge.saw(Observation::Empty);
+        self.bridge.saw(self.hold, Observation::Empty);
     }
 
     /// The application enters a barrier.
     pub fn entering(&self) {
-        self.bridge.doing(CallObservation::Enter);
+        self.bridge.doing(self.hold, CallObservation::Enter);
     }
 
     /// The application passed the barrier's entry.
     pub fn entered(&self) {
-        self.bridge.saw(Observation::Entered);
+        self.bridge.saw(self.hold, Observation::Entered);
     }
 
     /// The application leaves a barrier.
     pub fn leaving(&self) {
-        self.bridge.doing(CallObservation::Leave);
+        self.bridge.doing(self.hold, CallObservation::Leave);
     }
 
     /// The application passed the barrier's exit.
     pub fn left(&self) {
-        self.bridge.saw(Observation::Left);
+        self.bridge.saw(self.hold, Observation::Left);
     }
 
     /// The recipe gave up on a call (an error reached the application).
     pub fn failed(&self, reason: impl Into<String>) {
-        self.bridge.saw(Observation::Failed {
+        self.bridge.saw(self.hold, Observation::Failed {
             reason: reason.into(),
         });
     }

@@ -13,7 +13,9 @@
 
 use crate::oracles::{CallObservation, ObserveCall};
 use zk_recipes::zk::{KeeperState, Request, SessionEvent, WatchedEvent, ZkResult};
-use zk_recipes::{ClientLibrary, Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId};
+use zk_recipes::{
+    ClientLibrary, HoldId, Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId,
+};
 
 /// What the application does: a request, or a report for the oracles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -22,18 +24,28 @@ pub enum ApiCall {
     /// id; a watch it sets is the watcher with this id.
     Request { id: u32, request: Request },
     /// The application starts or stops something the oracles judge
-    /// (acquiring, releasing, entering, leaving, ...).
-    Doing(CallObservation),
+    /// (acquiring, releasing, entering, leaving, ...), about one of its holds.
+    Doing { hold: HoldId, call: CallObservation },
     /// The application saw an outcome the oracles judge (acquired with a
-    /// token, lost, took an item, ...).
-    Saw(Observation),
+    /// token, lost, took an item, ...), about one of its holds.
+    Saw {
+        hold: HoldId,
+        observation: Observation,
+    },
 }
 
 impl ObserveCall for ApiCall {
     fn observe_call(&self) -> CallObservation {
         match self {
-            ApiCall::Doing(call) => call.clone(),
-            ApiCall::Request { .. } | ApiCall::Saw(_) => CallObservation::Other,
+            ApiCall::Doing { call, .. } => call.clone(),
+            ApiCall::Request { .. } | ApiCall::Saw { .. } => CallObservation::Other,
+        }
+    }
+
+    fn hold(&self) -> HoldId {
+        match self {
+            ApiCall::Doing { hold, .. } | ApiCall::Saw { hold, .. } => *hold,
+            ApiCall::Request { .. } => HoldId::FIRST,
         }
     }
 }
@@ -53,7 +65,10 @@ pub enum ApiOutcome {
     /// A state change of the session (Connected carries a new session's id).
     Session(SessionEvent),
     /// A report of the application's (`ApiCall::Saw`), for the oracles.
-    Saw(Observation),
+    Saw {
+        hold: HoldId,
+        observation: Observation,
+    },
 }
 
 impl Observe for ApiOutcome {
@@ -67,8 +82,15 @@ impl Observe for ApiOutcome {
 
     fn observed(&self) -> Option<Observation> {
         match self {
-            ApiOutcome::Saw(observation) => Some(observation.clone()),
+            ApiOutcome::Saw { observation, .. } => Some(observation.clone()),
             _ => None,
+        }
+    }
+
+    fn hold(&self) -> HoldId {
+        match self {
+            ApiOutcome::Saw { hold, .. } => *hold,
+            _ => HoldId::FIRST,
         }
     }
 }
@@ -92,8 +114,10 @@ impl Recipe for ApiRecipe {
                     out.send(Tag(id), request);
                 }
             }
-            Input::Call(ApiCall::Doing(_)) => {}
-            Input::Call(ApiCall::Saw(observation)) => out.emit(ApiOutcome::Saw(observation)),
+            Input::Call(ApiCall::Doing { .. }) => {}
+            Input::Call(ApiCall::Saw { hold, observation }) => {
+                out.emit(ApiOutcome::Saw { hold, observation })
+            }
             Input::Reply { tag, result } => out.emit(ApiOutcome::Reply { id: tag.0, result }),
             Input::WatcherEvent { watcher, event } if reaches_oneshot_watcher(&event) => {
                 out.emit(ApiOutcome::Watch {

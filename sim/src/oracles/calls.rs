@@ -26,4 +26,9 @@ pub enum CallObservation {
 /// Implemented for every recipe's `Call` type (see `observe_impls`).
 pub trait ObserveCall {
     fn observe_call(&self) -> CallObservation;
+
+    /// The hold the call is about (see `zk_recipes::HoldId`).
+    fn hold(&self) -> zk_recipes::HoldId {
+        zk_recipes::HoldId::FIRST
+    }
 }

@@ -1,7 +1,10 @@
 //! Mutual exclusion (plain and fenced) and one leader at a time.
 //!
 //! Plain: a client holds from its `Acquired` outcome until it calls release
-//! or learns it lost the hold; two conflicting holds at once break it.
+//! or learns it lost the hold; two conflicting holds of different clients
+//! at once break it. Each of a client's holds is tracked on its own (an
+//! async recipe may take several: nested locks, a read lock under a write
+//! lock): releasing one ends that one only.
 //! Fenced: what a shared resource that rejects stale tokens sees; the
 //! tokens of live grants (the grantee's session still alive on the server)
 //! must grow strictly, and two clients must never get writes accepted with
@@ -10,7 +13,8 @@
 //! resource fences it off, so it does not count.
 
 use super::{fmt_time, CallObservation, ClientIndex, Property, Seen, SimNanos, View, Violation};
-use zk_recipes::{FencingToken, Hold, Observation};
+use std::collections::BTreeMap;
+use zk_recipes::{FencingToken, Hold, HoldId, Observation};
 
 #[derive(Clone, Copy, Debug)]
 struct Holding {
@@ -22,33 +26,38 @@ struct Holding {
 /// Never two conflicting holders.
 pub struct ExclusionCheck {
     property: Property,
-    holders: Vec<Option<Holding>>,
+    /// Every hold in force, by client and hold.
+    holders: BTreeMap<(ClientIndex, HoldId), Holding>,
     max_leases: u32,
 }
 
 impl ExclusionCheck {
-    pub fn new(property: Property, clients: usize, max_leases: u32) -> ExclusionCheck {
+    pub fn new(property: Property, _clients: usize, max_leases: u32) -> ExclusionCheck {
         ExclusionCheck {
             property,
-            holders: vec![None; clients],
+            holders: BTreeMap::new(),
             max_leases,
         }
     }
 
-    pub fn seen(&mut self, at: SimNanos, client: ClientIndex, seen: &Seen) -> Option<Violation> {
+    /// One event about `holder`: a client's hold.
+    pub fn seen(
+        &mut self,
+        at: SimNanos,
+        holder: (ClientIndex, HoldId),
+        seen: &Seen,
+    ) -> Option<Violation> {
         match seen {
             Seen::Outcome(Observation::Acquired { hold, token }) => {
-                let violation = self.conflict(at, client, *hold, *token);
-                self.holders[client] = Some(Holding {
-                    hold: *hold,
-                    token: *token,
-                    since: at,
-                });
+                let violation = self.conflict(at, holder.0, *hold, *token);
+                let since = at;
+                let (hold, token) = (*hold, *token);
+                self.holders.insert(holder, Holding { hold, token, since });
                 violation
             }
             Seen::Call(CallObservation::Release)
             | Seen::Outcome(Observation::Released | Observation::Lost) => {
-                self.holders[client] = None;
+                self.holders.remove(&holder);
                 None
             }
             _ => None,
@@ -65,9 +74,8 @@ impl ExclusionCheck {
         let others: Vec<(ClientIndex, Holding)> = self
             .holders
             .iter()
-            .enumerate()
-            .filter(|(other, _)| *other != client)
-            .filter_map(|(other, holding)| holding.map(|h| (other, h)))
+            .filter(|((other, _), _)| *other != client)
+            .map(|((other, _), holding)| (*other, *holding))
             .collect();
         let conflicting: Vec<&(ClientIndex, Holding)> = match hold {
             Hold::Exclusive => others.iter().collect(),
@@ -233,8 +241,8 @@ mod tests {
     #[test]
     fn two_exclusive_holders_conflict() {
         let mut check = ExclusionCheck::new(Property::MutualExclusion, 3, 1);
-        assert!(check.seen(10, 0, &acquired(1)).is_none());
-        let violation = check.seen(20, 2, &acquired(2)).expect("two holders");
+        assert!(check.seen(10, (0, HoldId::FIRST), &acquired(1)).is_none());
+        let violation = check.seen(20, (2, HoldId::FIRST), &acquired(2)).expect("two holders");
         assert_eq!(violation.at_ns, 20);
         assert!(violation.message.contains("c2 acquired"), "{violation}");
         assert_eq!(violation.events.len(), 2);
@@ -243,9 +251,25 @@ mod tests {
     #[test]
     fn release_call_ends_the_hold() {
         let mut check = ExclusionCheck::new(Property::MutualExclusion, 2, 1);
-        check.seen(10, 0, &acquired(1));
-        check.seen(11, 0, &Seen::Call(CallObservation::Release));
-        assert!(check.seen(12, 1, &acquired(2)).is_none());
+        check.seen(10, (0, HoldId::FIRST), &acquired(1));
+        check.seen(11, (0, HoldId::FIRST), &Seen::Call(CallObservation::Release));
+        assert!(check.seen(12, (1, HoldId::FIRST), &acquired(2)).is_none());
+    }
+
+    #[test]
+    fn each_of_a_client_s_holds_is_released_on_its_own() {
+        let mut check = ExclusionCheck::new(Property::MutualExclusion, 2, 1);
+        let (outer, inner) = ((0, HoldId::FIRST), (0, HoldId(1)));
+        assert!(check.seen(10, outer, &acquired(1)).is_none());
+        // Reentrant: the same client's second hold conflicts with nothing.
+        assert!(check.seen(11, inner, &acquired(1)).is_none());
+        check.seen(12, inner, &Seen::Call(CallObservation::Release));
+        // The outer hold is still in force: another client may not acquire.
+        let violation = check.seen(13, (1, HoldId::FIRST), &acquired(2));
+        assert!(violation.expect("c0 still holds").message.contains("while c0 held it"));
+        check.seen(14, outer, &Seen::Call(CallObservation::Release));
+        check.seen(15, (1, HoldId::FIRST), &Seen::Call(CallObservation::Release));
+        assert!(check.seen(16, (1, HoldId::FIRST), &acquired(3)).is_none());
     }
 
     #[test]
@@ -255,9 +279,9 @@ mod tests {
             hold: Hold::Shared,
             token: FencingToken(1),
         });
-        assert!(check.seen(1, 0, &shared).is_none());
-        assert!(check.seen(2, 1, &shared).is_none());
-        assert!(check.seen(3, 2, &acquired(3)).is_some());
+        assert!(check.seen(1, (0, HoldId::FIRST), &shared).is_none());
+        assert!(check.seen(2, (1, HoldId::FIRST), &shared).is_none());
+        assert!(check.seen(3, (2, HoldId::FIRST), &acquired(3)).is_some());
     }
 
     #[test]
@@ -267,9 +291,9 @@ mod tests {
             hold: Hold::Leases(1),
             token: FencingToken(1),
         });
-        assert!(check.seen(1, 0, &lease).is_none());
-        assert!(check.seen(2, 1, &lease).is_none());
-        assert!(check.seen(3, 2, &lease).is_some());
+        assert!(check.seen(1, (0, HoldId::FIRST), &lease).is_none());
+        assert!(check.seen(2, (1, HoldId::FIRST), &lease).is_none());
+        assert!(check.seen(3, (2, HoldId::FIRST), &lease).is_some());
     }
 
     /// A server where clients 0..3 have live sessions 1..=3 and client 3
@@ -298,10 +322,10 @@ mod tests {
             sessions: &sessions,
         };
         let mut check = FencedCheck::default();
-        assert!(check.seen(1, 0, &acquired(5), &view).is_none());
-        assert!(check.seen(2, 1, &acquired(6), &view).is_none());
+        assert!(check.seen(1, (0, HoldId::FIRST), &acquired(5), &view).is_none());
+        assert!(check.seen(2, (1, HoldId::FIRST), &acquired(6), &view).is_none());
         assert!(
-            check.seen(3, 3, &acquired(4), &view).is_none(),
+            check.seen(3, (3, HoldId::FIRST), &acquired(4), &view).is_none(),
             "a stale grant (dead session) is fenced off"
         );
         let violation = check
@@ -322,8 +346,8 @@ mod tests {
             token: 7,
             accepted: true,
         };
-        assert!(check.seen(1, 0, &write, &view).is_none());
-        assert!(check.seen(2, 0, &write, &view).is_none());
-        assert!(check.seen(3, 1, &write, &view).is_some());
+        assert!(check.seen(1, (0, HoldId::FIRST), &write, &view).is_none());
+        assert!(check.seen(2, (0, HoldId::FIRST), &write, &view).is_none());
+        assert!(check.seen(3, (1, HoldId::FIRST), &write, &view).is_some());
     }
 }

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
 use zk_recipes::zk::{Path, SessionId};
-use zk_recipes::Observation;
+use zk_recipes::{HoldId, Observation};
 
 use crate::diagnosis::Diagnosis;
 use crate::server::ZkServer;
@@ -224,9 +224,21 @@ impl Oracles {
 
     /// Feeds one event to every enabled property.
     pub fn seen(&mut self, at: SimNanos, client: ClientIndex, seen: &Seen, view: &View) {
+        self.seen_in_hold(at, client, HoldId::FIRST, seen, view);
+    }
+
+    /// Feeds one event about one of the client's holds.
+    pub fn seen_in_hold(
+        &mut self,
+        at: SimNanos,
+        client: ClientIndex,
+        hold: HoldId,
+        seen: &Seen,
+        view: &View,
+    ) {
         let mut found = Vec::new();
         if self.enabled(Property::MutualExclusion) || self.enabled(Property::OneLeader) {
-            found.extend(self.exclusion.seen(at, client, seen));
+            found.extend(self.exclusion.seen(at, (client, hold), seen));
         }
         if self.enabled(Property::FencedMutualExclusion) {
             found.extend(self.fenced.seen(at, client, seen, view));

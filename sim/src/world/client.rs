@@ -59,7 +59,7 @@ impl<R: SimRecipe> Client<R> {
         world.stats.calls += 1;
         trace!(world, Some(client), Call, "{call:?}");
         world.clients[client].last_call = Some((now, call.clone()));
-        world.observe(client, Seen::Call(call.observe_call()));
+        world.observe_hold(client, call.hold(), Seen::Call(call.observe_call()));
         world.clients[client].session.now_ms = now / 1_000_000;
         world.clients[client].session.call(call);
         world.pump(client);

@@ -305,7 +305,7 @@ impl<R: SimRecipe> Shared<R> {
                     self.stats.count_outcome(&observation);
                     let now = self.now_ns();
                     self.history.outcome(client, now, &observation);
-                    self.observe(client, Seen::Outcome(observation));
+                    self.observe_hold(client, outcome.hold(), Seen::Outcome(observation));
                 }
                 let slot = &mut self.clients[client];
                 slot.outcomes.push_back(outcome);

@@ -305,13 +305,18 @@ impl<R: SimRecipe> Shared<R> {
     /// Feeds an observation to the oracles and stops the run at the first
     /// violation when asked to.
     pub fn observe(&mut self, client: usize, seen: Seen) {
+        self.observe_hold(client, zk_recipes::HoldId::FIRST, seen);
+    }
+
+    /// As [`Shared::observe`], about one of the client's holds.
+    pub fn observe_hold(&mut self, client: usize, hold: zk_recipes::HoldId, seen: Seen) {
         let at = self.now_ns();
         let view = View {
             server: self.ensemble.committed(),
             sessions: &self.sessions,
         };
         let before = self.oracles.violations().len();
-        self.oracles.seen(at, client, &seen, &view);
+        self.oracles.seen_in_hold(at, client, hold, &seen, &view);
         if self.oracles.violations().len() > before {
             self.diagnose_new();
         }
