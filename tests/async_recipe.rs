@@ -199,14 +199,22 @@ fn each_hold_of_a_client_is_judged_on_its_own() {
     let fixed = scenario("reentrant_fixed").runner();
     for seed in 0..20 {
         let report = fixed.run(seed, false);
-        assert!(report.violations.is_empty(), "seed {seed}: {:?}", report.violations);
+        assert!(
+            report.violations.is_empty(),
+            "seed {seed}: {:?}",
+            report.violations
+        );
     }
     // The inner release freed the lock while the outer hold was still in
     // force: with one hold per client, that release would have ended it.
     let buggy = scenario("reentrant_buggy").runner();
     let caught = (0..20).filter(|&seed| {
         let report = buggy.run(seed, false);
-        let names: Vec<_> = report.violations.iter().map(|v| v.property.name()).collect();
+        let names: Vec<_> = report
+            .violations
+            .iter()
+            .map(|v| v.property.name())
+            .collect();
         names.contains(&"mutual_exclusion")
     });
     assert!(caught.count() >= 5);

@@ -128,10 +128,13 @@ impl Context {
     }
 
     fn saw_acquired(&self, hold: Hold, token: i64) {
-        self.bridge.saw(self.hold, Observation::Acquired {
-            hold,
-            token: FencingToken(token),
-        });
+        self.bridge.saw(
+            self.hold,
+            Observation::Acquired {
+                hold,
+                token: FencingToken(token),
+            },
+        );
     }
 
     /// The application stops relying on what it holds (call it before the
@@ -157,16 +160,22 @@ impl Context {
 
     /// The application offers an item to a queue.
     pub fn offering(&self, item: &[u8]) {
-        self.bridge.doing(self.hold, CallObservation::Offer {
-            item: item.to_vec(),
-        });
+        self.bridge.doing(
+            self.hold,
+            CallObservation::Offer {
+                item: item.to_vec(),
+            },
+        );
     }
 
     /// The queue accepted the item.
     pub fn offered(&self, item: &[u8]) {
-        self.bridge.saw(self.hold, Observation::Offered {
-            item: item.to_vec(),
-        });
+        self.bridge.saw(
+            self.hold,
+            Observation::Offered {
+                item: item.to_vec(),
+            },
+        );
     }
 
     /// The application asks the queue for an item.
@@ -176,9 +185,12 @@ impl Context {
 
     /// The queue delivered an item to this client.
     pub fn took(&self, item: &[u8]) {
-        self.bridge.saw(self.hold, Observation::Taken {
-            item: item.to_vec(),
-        });
+        self.bridge.saw(
+            self.hold,
+            Observation::Taken {
+                item: item.to_vec(),
+            },
+        );
     }
 
     /// A take found the queue empty.
@@ -208,8 +220,11 @@ impl Context {
 
     /// The recipe gave up on a call (an error reached the application).
     pub fn failed(&self, reason: impl Into<String>) {
-        self.bridge.saw(self.hold, Observation::Failed {
-            reason: reason.into(),
-        });
+        self.bridge.saw(
+            self.hold,
+            Observation::Failed {
+                reason: reason.into(),
+            },
+        );
     }
 }

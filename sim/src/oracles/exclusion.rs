@@ -242,7 +242,9 @@ mod tests {
     fn two_exclusive_holders_conflict() {
         let mut check = ExclusionCheck::new(Property::MutualExclusion, 3, 1);
         assert!(check.seen(10, (0, HoldId::FIRST), &acquired(1)).is_none());
-        let violation = check.seen(20, (2, HoldId::FIRST), &acquired(2)).expect("two holders");
+        let violation = check
+            .seen(20, (2, HoldId::FIRST), &acquired(2))
+            .expect("two holders");
         assert_eq!(violation.at_ns, 20);
         assert!(violation.message.contains("c2 acquired"), "{violation}");
         assert_eq!(violation.events.len(), 2);
@@ -252,7 +254,11 @@ mod tests {
     fn release_call_ends_the_hold() {
         let mut check = ExclusionCheck::new(Property::MutualExclusion, 2, 1);
         check.seen(10, (0, HoldId::FIRST), &acquired(1));
-        check.seen(11, (0, HoldId::FIRST), &Seen::Call(CallObservation::Release));
+        check.seen(
+            11,
+            (0, HoldId::FIRST),
+            &Seen::Call(CallObservation::Release),
+        );
         assert!(check.seen(12, (1, HoldId::FIRST), &acquired(2)).is_none());
     }
 
@@ -266,9 +272,16 @@ mod tests {
         check.seen(12, inner, &Seen::Call(CallObservation::Release));
         // The outer hold is still in force: another client may not acquire.
         let violation = check.seen(13, (1, HoldId::FIRST), &acquired(2));
-        assert!(violation.expect("c0 still holds").message.contains("while c0 held it"));
+        assert!(violation
+            .expect("c0 still holds")
+            .message
+            .contains("while c0 held it"));
         check.seen(14, outer, &Seen::Call(CallObservation::Release));
-        check.seen(15, (1, HoldId::FIRST), &Seen::Call(CallObservation::Release));
+        check.seen(
+            15,
+            (1, HoldId::FIRST),
+            &Seen::Call(CallObservation::Release),
+        );
         assert!(check.seen(16, (1, HoldId::FIRST), &acquired(3)).is_none());
     }
 
@@ -322,10 +335,10 @@ mod tests {
             sessions: &sessions,
         };
         let mut check = FencedCheck::default();
-        assert!(check.seen(1, (0, HoldId::FIRST), &acquired(5), &view).is_none());
-        assert!(check.seen(2, (1, HoldId::FIRST), &acquired(6), &view).is_none());
+        assert!(check.seen(1, 0, &acquired(5), &view).is_none());
+        assert!(check.seen(2, 1, &acquired(6), &view).is_none());
         assert!(
-            check.seen(3, (3, HoldId::FIRST), &acquired(4), &view).is_none(),
+            check.seen(3, 3, &acquired(4), &view).is_none(),
             "a stale grant (dead session) is fenced off"
         );
         let violation = check
@@ -346,8 +359,8 @@ mod tests {
             token: 7,
             accepted: true,
         };
-        assert!(check.seen(1, (0, HoldId::FIRST), &write, &view).is_none());
-        assert!(check.seen(2, (0, HoldId::FIRST), &write, &view).is_none());
-        assert!(check.seen(3, (1, HoldId::FIRST), &write, &view).is_some());
+        assert!(check.seen(1, 0, &write, &view).is_none());
+        assert!(check.seen(2, 0, &write, &view).is_none());
+        assert!(check.seen(3, 1, &write, &view).is_some());
     }
 }
