@@ -280,5 +280,12 @@ fn an_async_variant_has_no_model() {
         .find(|entry| entry.name() == "async_lock");
     let entry = entry.expect("registered");
     assert!(entry.variants().iter().all(|variant| !variant.has_model()));
-    assert!(registry().model("async_lock", "fixed").is_err());
+    let refused = registry()
+        .model("async_lock", "fixed")
+        .err()
+        .expect("no model");
+    assert!(
+        refused.to_string().contains("is an async recipe"),
+        "{refused}"
+    );
 }

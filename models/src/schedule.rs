@@ -371,7 +371,9 @@ impl Schedule {
         if let Err(error) = registry.model(&self.recipe, &self.variant) {
             let key = match error {
                 RegistryError::UnknownRecipe { .. } => "recipe",
-                RegistryError::UnknownVariant { .. } | RegistryError::NoModel { .. } => "variant",
+                RegistryError::UnknownVariant { .. }
+                | RegistryError::NoModel { .. }
+                | RegistryError::AsyncRecipe { .. } => "variant",
             };
             return at(key, error.to_string());
         }

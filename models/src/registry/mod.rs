@@ -435,6 +435,8 @@ pub enum RegistryError {
     },
     #[error("{recipe} {variant} has no model: its registration gives none (a queue or barrier needs `Variant::model`)")]
     NoModel { recipe: String, variant: String },
+    #[error("{recipe} {variant} is an async recipe, which the model checker cannot explore (it explores sans-IO machines step by step); sweep it with seeds instead (docs/async-recipe.md)")]
+    AsyncRecipe { recipe: String, variant: String },
 }
 
 /// Every recipe the harness can run, by name.
@@ -519,10 +521,14 @@ impl Registry {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-        let source = found.model.as_ref().ok_or_else(|| RegistryError::NoModel {
-            recipe: entry.name.clone(),
-            variant: variant.to_string(),
-        })?;
+        let (recipe, variant) = (entry.name.clone(), variant.to_string());
+        let source = match &found.model {
+            Some(source) => source,
+            None if found.sim.is_async() => {
+                return Err(RegistryError::AsyncRecipe { recipe, variant })
+            }
+            None => return Err(RegistryError::NoModel { recipe, variant }),
+        };
         Ok(source(&entry.site(found)))
     }
 
