@@ -185,19 +185,28 @@ impl Bridge {
 
     /// The reply to a submitted request.
     pub fn reply(&self, id: u32) -> Reply {
-        Reply {
+        Awaited {
             filed: self.filed.clone(),
             id,
             done: false,
+            table: |filed| &mut filed.replies,
+            forget: |filed, id| {
+                filed.replies.remove(&id);
+                filed.watches.remove(&id);
+            },
         }
     }
 
     /// The watcher a watching request set (after its reply said it is set).
     pub fn watcher(&self, id: u32) -> WatchEvent {
-        WatchEvent {
+        Awaited {
             filed: self.filed.clone(),
             id,
             done: false,
+            table: |filed| &mut filed.watches,
+            forget: |filed, id| {
+                filed.watches.remove(&id);
+            },
         }
     }
 
@@ -288,67 +297,39 @@ impl Filed {
     }
 }
 
-/// The reply to one request; dropping it forgets the request's reply (and a
-/// watch it would have set).
-pub struct Reply {
+/// What one request awaits: its reply ([`Reply`]) or its watch's event
+/// ([`WatchEvent`]), filed by the request's id. Never filed (a watch
+/// forgotten, a reply dropped), it pends forever. Dropping it unfilled
+/// forgets what it waited for (a dropped reply, the watch it would have set
+/// too).
+pub struct Awaited<T> {
     filed: Arc<Mutex<Filed>>,
     id: u32,
     done: bool,
+    table: fn(&mut Filed) -> &mut BTreeMap<u32, Slot<T>>,
+    forget: fn(&mut Filed, u32),
 }
 
-impl Future for Reply {
-    type Output = ZkResult;
+/// The reply to one request.
+pub type Reply = Awaited<ZkResult>;
+/// The one event a watcher hears.
+pub type WatchEvent = Awaited<WatchedEvent>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ZkResult> {
+impl<T> Future for Awaited<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let (table, id) = (self.table, self.id);
         let mut filed = self.filed.lock().expect("bridge state");
-        let slot = filed.replies.get_mut(&self.id).expect("a pending reply");
-        match slot.value.take() {
-            Some(result) => {
-                filed.replies.remove(&self.id);
-                drop(filed);
-                self.done = true;
-                Poll::Ready(result)
-            }
-            None => {
-                slot.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if !self.done {
-            if let Ok(mut filed) = self.filed.lock() {
-                filed.replies.remove(&self.id);
-                filed.watches.remove(&self.id);
-            }
-        }
-    }
-}
-
-/// The one event a watcher hears; dropping it removes the watcher.
-pub struct WatchEvent {
-    filed: Arc<Mutex<Filed>>,
-    id: u32,
-    done: bool,
-}
-
-impl Future for WatchEvent {
-    type Output = WatchedEvent;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WatchedEvent> {
-        let mut filed = self.filed.lock().expect("bridge state");
-        let Some(slot) = filed.watches.get_mut(&self.id) else {
-            return Poll::Pending; // forgotten: never fires
+        let Some(slot) = table(&mut filed).get_mut(&id) else {
+            return Poll::Pending;
         };
         match slot.value.take() {
-            Some(event) => {
-                filed.watches.remove(&self.id);
+            Some(value) => {
+                table(&mut filed).remove(&id);
                 drop(filed);
                 self.done = true;
-                Poll::Ready(event)
+                Poll::Ready(value)
             }
             None => {
                 slot.waker = Some(cx.waker().clone());
@@ -358,11 +339,11 @@ impl Future for WatchEvent {
     }
 }
 
-impl Drop for WatchEvent {
+impl<T> Drop for Awaited<T> {
     fn drop(&mut self) {
         if !self.done {
             if let Ok(mut filed) = self.filed.lock() {
-                filed.watches.remove(&self.id);
+                (self.forget)(&mut filed, self.id);
             }
         }
     }

@@ -24,7 +24,7 @@ mod context;
 mod recipe;
 
 pub(crate) use bridge::forget_bridges;
-pub use bridge::{Bridge, ClaimError, Reply, Ticket, WatchEvent};
+pub use bridge::{Awaited, Bridge, ClaimError, Reply, Ticket, WatchEvent};
 pub use context::Context;
 pub use recipe::{ApiCall, ApiOutcome, ApiRecipe};
 
