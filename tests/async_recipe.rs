@@ -111,6 +111,18 @@ async fn delete_if_mine(client: &Client, node: &str) {
     }
 }
 
+/// Sets a watch on a missing node, drops the watcher, then creates the
+/// node itself: the dropped watcher must hear nothing.
+async fn drops_a_watcher(client: Client, ctx: Context) {
+    let node = format!("{}/watched-{}", ctx.path(), ctx.index());
+    if let Ok((None, watcher)) = client.check_and_watch_stat(&node).await {
+        drop(watcher);
+    }
+    let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+    let _ = client.create(&node, b"", &options).await;
+    ctx.sleep_ms(10).await;
+}
+
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -133,6 +145,12 @@ fn registry() -> &'static Registry {
                 .variant(variant("buggy", true))
                 .variant(variant("fixed", false))
                 .variant(leaky)
+                .variant(Variant::asynchronous(
+                    "drops_a_watcher",
+                    "drops an unfired watcher",
+                    RecipeKind::ExclusiveLock,
+                    workload(drops_a_watcher),
+                ))
                 .variant(reentrant("reentrant_buggy", true))
                 .variant(reentrant("reentrant_fixed", false)),
         )
@@ -218,6 +236,25 @@ fn each_hold_of_a_client_is_judged_on_its_own() {
         names.contains(&"mutual_exclusion")
     });
     assert!(caught.count() >= 5);
+}
+
+#[test]
+fn a_watcher_dropped_before_it_fires_has_its_watch_removed() {
+    let trace = scenario("drops_a_watcher")
+        .runner()
+        .run(1, true)
+        .trace
+        .to_string();
+    assert!(
+        trace.contains("drops watcher 0: its watch is removed"),
+        "{trace}"
+    );
+    let created = trace
+        .lines()
+        .find(|line| line.contains("deliver") && line.contains("NodeCreated"))
+        .unwrap_or_else(|| panic!("no NodeCreated delivered:\n{trace}"));
+    assert!(created.contains("(no watch armed)"), "{created}");
+    assert!(!trace.contains("Watch { id: 0"), "{trace}");
 }
 
 #[test]

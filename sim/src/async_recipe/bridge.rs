@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use zk_recipes::zk::{Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult};
-use zk_recipes::{HoldId, Observation};
+use zk_recipes::{HoldId, Observation, WatcherId};
 
 /// One client's async side; clones share it.
 #[derive(Clone)]
@@ -194,6 +194,7 @@ impl Bridge {
                 filed.replies.remove(&id);
                 filed.watches.remove(&id);
             },
+            watched_on: None,
         }
     }
 
@@ -207,6 +208,7 @@ impl Bridge {
             forget: |filed, id| {
                 filed.watches.remove(&id);
             },
+            watched_on: Some(self.app.clone()),
         }
     }
 
@@ -301,13 +303,16 @@ impl Filed {
 /// ([`WatchEvent`]), filed by the request's id. Never filed (a watch
 /// forgotten, a reply dropped), it pends forever. Dropping it unfilled
 /// forgets what it waited for (a dropped reply, the watch it would have set
-/// too).
+/// too); a watcher dropped before it fired has its watch removed from the
+/// session, as the crate's `OneshotWatcher` does.
 pub struct Awaited<T> {
     filed: Arc<Mutex<Filed>>,
     id: u32,
     done: bool,
     table: fn(&mut Filed) -> &mut BTreeMap<u32, Slot<T>>,
     forget: fn(&mut Filed, u32),
+    /// The session that holds the watch this awaits, if it awaits one.
+    watched_on: Option<Client<ApiRecipe>>,
 }
 
 /// The reply to one request.
@@ -341,10 +346,14 @@ impl<T> Future for Awaited<T> {
 
 impl<T> Drop for Awaited<T> {
     fn drop(&mut self) {
-        if !self.done {
-            if let Ok(mut filed) = self.filed.lock() {
-                (self.forget)(&mut filed, self.id);
-            }
+        if self.done {
+            return;
+        }
+        if let Ok(mut filed) = self.filed.lock() {
+            (self.forget)(&mut filed, self.id);
+        }
+        if let Some(app) = &self.watched_on {
+            app.forget_watcher(WatcherId(self.id));
         }
     }
 }

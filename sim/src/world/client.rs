@@ -10,7 +10,7 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
-use zk_recipes::FencingToken;
+use zk_recipes::{FencingToken, WatcherId};
 
 /// One client's application side.
 pub struct Client<R: SimRecipe> {
@@ -63,6 +63,27 @@ impl<R: SimRecipe> Client<R> {
         world.clients[client].session.now_ms = now / 1_000_000;
         world.clients[client].session.call(call);
         world.pump(client);
+    }
+
+    /// The application dropped a watcher object before it fired: the
+    /// session forgets its registrations (a later event for it reaches
+    /// nobody, a reconnect does not set it again). Called from a drop: does
+    /// nothing if the world is busy (it is then being torn down).
+    pub fn forget_watcher(&self, watcher: WatcherId) {
+        let Ok(mut world) = self.shared.try_lock() else {
+            return;
+        };
+        let slot = &mut world.clients[self.index];
+        if slot.session.watches.would_forget(watcher) {
+            slot.session.watches.forget(watcher);
+            trace!(
+                world,
+                Some(self.index),
+                Session,
+                "drops watcher {}: its watch is removed",
+                watcher.0
+            );
+        }
     }
 
     /// Waits for the recipe's next outcome.
