@@ -198,6 +198,28 @@ fn the_fixed_async_lock_holds_and_makes_progress() {
 }
 
 #[test]
+fn every_waiter_watching_the_holder_s_node_is_a_herd() {
+    // The fixed test lock is correct but herds: every waiter watches the
+    // holder's node, so one release wakes them all. Counted from the watch
+    // events the server delivers to the application's watchers.
+    let text = SCENARIO.replace("clients = 3", "clients = 5").replace(
+        r#"check = ["mutual_exclusion", "liveness", "no_leaks"]"#,
+        r#"check = ["herd"]"#,
+    );
+    let file = std::path::Path::new("async-lock-herd.toml");
+    let scenario = Scenario::parse(file, &text, registry().sim_recipes()).expect("a scenario");
+    let runner = scenario.runner();
+    let herds = (0..20).filter(|&seed| {
+        let report = runner.run(seed, false);
+        report
+            .violations
+            .iter()
+            .any(|v| v.property.name() == "herd")
+    });
+    assert!(herds.count() >= 10);
+}
+
+#[test]
 fn the_buggy_async_lock_breaks_mutual_exclusion() {
     let runner = scenario("buggy").runner();
     let failing: Vec<u64> = (0..50)

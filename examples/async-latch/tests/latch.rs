@@ -29,3 +29,11 @@ fn the_fixed_latch_holds() {
         .seeds("0..100")
         .passes();
 }
+
+#[test]
+fn the_fixed_latch_wakes_one_candidate_per_release() {
+    let registry = async_latch::check::registry();
+    testing::scenario(&registry, "scenarios/latch-herd.toml")
+        .seeds("0..100")
+        .passes();
+}
