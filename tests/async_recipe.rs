@@ -123,6 +123,20 @@ async fn drops_a_watcher(client: Client, ctx: Context) {
     ctx.sleep_ms(10).await;
 }
 
+/// Abandons a read (drops its future, as a timeout or a `select!` that
+/// took another branch does), then carries on: the abandoned reply arrives
+/// later and must reach nobody.
+async fn impatient(client: Client, ctx: Context) {
+    let path = ctx.path().to_string();
+    drop(client.get_data(&path)); // sent when made, abandoned unanswered
+    let (children, _) = client.get_children(&path).await.expect("the next request");
+    tracing::info!(children = children.len(), "carried on");
+    ctx.acquiring();
+    ctx.acquired(1);
+    ctx.releasing();
+    ctx.released();
+}
+
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -150,6 +164,12 @@ fn registry() -> &'static Registry {
                     "drops an unfired watcher",
                     RecipeKind::ExclusiveLock,
                     workload(drops_a_watcher),
+                ))
+                .variant(Variant::asynchronous(
+                    "impatient",
+                    "abandons a read",
+                    RecipeKind::ExclusiveLock,
+                    workload(impatient),
                 ))
                 .variant(reentrant("reentrant_buggy", true))
                 .variant(reentrant("reentrant_fixed", false)),
@@ -277,6 +297,26 @@ fn a_watcher_dropped_before_it_fires_has_its_watch_removed() {
         .unwrap_or_else(|| panic!("no NodeCreated delivered:\n{trace}"));
     assert!(created.contains("(no watch armed)"), "{created}");
     assert!(!trace.contains("Watch { id: 0"), "{trace}");
+}
+
+#[test]
+fn a_request_whose_future_is_dropped_is_answered_to_nobody() {
+    let runner = scenario("impatient").runner();
+    for seed in 0..10 {
+        let report = runner.run(seed, true);
+        let trace = report.trace.to_string();
+        // The abandoned read was sent and answered; the client went on.
+        assert!(trace.contains("Reply { id: 0, result: Ok(Data"), "{trace}");
+        assert!(
+            trace.contains("Reply { id: 1, result: Ok(Children2"),
+            "{trace}"
+        );
+        assert!(
+            report.violations.is_empty(),
+            "seed {seed}: {:?}",
+            report.violations
+        );
+    }
 }
 
 #[test]
