@@ -137,6 +137,24 @@ async fn impatient(client: Client, ctx: Context) {
     ctx.released();
 }
 
+/// One fenced hold per cycle, lost at once (`lose`) or held to its end.
+async fn fenced_holds(client: Client, ctx: Context, lose: bool) {
+    let node = format!("{}/holder", ctx.path());
+    for _ in ctx.cycles() {
+        ctx.acquiring();
+        let Ok(token) = lock(&client, &node, false).await else {
+            continue;
+        };
+        match lose {
+            true => ctx.hold_fenced(token, std::future::ready(())).await,
+            false => ctx.hold_fenced(token, std::future::pending()).await,
+        }
+        let _ = client.delete(&node, None).await;
+        ctx.released();
+        ctx.think().await;
+    }
+}
+
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -170,6 +188,18 @@ fn registry() -> &'static Registry {
                     "abandons a read",
                     RecipeKind::ExclusiveLock,
                     workload(impatient),
+                ))
+                .variant(Variant::asynchronous(
+                    "holds",
+                    "fenced holds",
+                    RecipeKind::ExclusiveLock,
+                    workload(|client, ctx| fenced_holds(client, ctx, false)),
+                ))
+                .variant(Variant::asynchronous(
+                    "loses",
+                    "fenced holds lost at once",
+                    RecipeKind::ExclusiveLock,
+                    workload(|client, ctx| fenced_holds(client, ctx, true)),
                 ))
                 .variant(reentrant("reentrant_buggy", true))
                 .variant(reentrant("reentrant_fixed", false)),
@@ -317,6 +347,30 @@ fn a_request_whose_future_is_dropped_is_answered_to_nobody() {
             report.violations
         );
     }
+}
+
+#[test]
+fn a_fenced_hold_is_written_at_both_ends_unless_it_is_lost_first() {
+    // The application's calls, one trace line each (a report also shows as
+    // the outcome it becomes).
+    let count = |trace: &str, needle: &str| {
+        let calls = trace.lines().filter(|line| line.contains(" call "));
+        calls.filter(|line| line.contains(needle)).count()
+    };
+    let held = scenario("holds").runner().run(2, true);
+    let trace = held.trace.to_string();
+    let acquired = count(&trace, "observation: Acquired");
+    assert!(acquired >= 5, "{trace}");
+    assert_eq!(count(&trace, "write resource with token"), 2 * acquired);
+    assert_eq!(count(&trace, "call: Release"), acquired);
+    assert_eq!(count(&trace, "observation: Lost"), 0);
+    assert!(held.violations.is_empty(), "{:?}", held.violations);
+    let lost = scenario("loses").runner().run(2, true).trace.to_string();
+    let acquired = count(&lost, "observation: Acquired");
+    assert!(acquired >= 5, "{lost}");
+    assert_eq!(count(&lost, "write resource with token"), acquired);
+    assert_eq!(count(&lost, "observation: Lost"), acquired);
+    assert_eq!(count(&lost, "call: Release"), 0);
 }
 
 #[test]

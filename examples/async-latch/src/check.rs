@@ -26,10 +26,7 @@ pub fn registry() -> Registry {
 /// Runs for leadership, leads for the hold time (or until the session is
 /// in doubt), steps down; `cycles` times.
 async fn lead(mut client: Client, ctx: Context, buggy: bool) {
-    for cycle in 0..ctx.workload().cycles {
-        if ctx.stopping() {
-            break;
-        }
+    for cycle in ctx.cycles() {
         if client.state() == SessionState::Expired {
             client = Client::connect(ctx.cluster()).await.expect("a new session");
         }
@@ -37,22 +34,11 @@ async fn lead(mut client: Client, ctx: Context, buggy: bool) {
         let mut latch = LeaderLatch::new(client.clone(), ctx.path(), &id, buggy);
         ctx.acquiring();
         match latch.acquire().await {
-            Ok(token) => {
-                ctx.became_leader(token);
-                ctx.write_resource(token);
-                tokio::select! {
-                    biased; // tokio draws an unbiased pick outside the seed
-                    _ = ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)) => {
-                        ctx.write_resource(token);
-                        ctx.releasing();
-                    }
-                    _ = latch.suspended() => ctx.lost(),
-                }
-            }
+            Ok(token) => ctx.hold_fenced(token, latch.suspended()).await,
             Err(error) => ctx.failed(error.to_string()),
         }
         let _ = latch.release().await;
         ctx.released();
-        ctx.sleep_ms(ctx.draw_ms(ctx.workload().think_ms)).await;
+        ctx.think().await;
     }
 }

@@ -13,6 +13,9 @@ use super::bridge::Bridge;
 use crate::faults::MsRange;
 use crate::oracles::CallObservation;
 use crate::world::workloads::WorkloadSpec;
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
 use zk_recipes::{FencingToken, Hold, HoldId, Observation};
 
 /// One client's view of its run.
@@ -94,6 +97,43 @@ impl Context {
     /// liveness report names it). `tokio::time::sleep` works as well.
     pub async fn sleep_ms(&self, ms: u64) {
         self.bridge.app().sleep_ms(ms).await
+    }
+
+    /// The workload's cycles (`[workload] cycles`), numbered from 0; ends
+    /// early once the faults have healed ([`Context::stopping`]).
+    pub fn cycles(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.spec.cycles).take_while(|_| !self.stopping())
+    }
+
+    /// Sleeps a think time drawn from `[workload] think_ms`.
+    pub async fn think(&self) {
+        self.sleep_ms(self.draw_ms(self.spec.think_ms)).await
+    }
+
+    /// What a workload does with an exclusive hold acquired with `token`:
+    /// reports it, writes to the fenced resource, holds for a time drawn
+    /// from `[workload] hold_ms`, writes again and reports `releasing` —
+    /// unless `lost` resolves first (the application learned it may no
+    /// longer hold: its session is in doubt), which it reports as `lost`.
+    /// The hold time wins a tie (a biased choice: no draw outside the seed).
+    pub async fn hold_fenced(&self, token: i64, lost: impl Future<Output = ()>) {
+        self.acquired(token);
+        self.write_resource(token);
+        let hold = self.sleep_ms(self.draw_ms(self.spec.hold_ms));
+        let (mut hold, mut lost) = (pin!(hold), pin!(lost));
+        let held = std::future::poll_fn(|cx| {
+            if hold.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(true);
+            }
+            lost.as_mut().poll(cx).map(|()| false)
+        })
+        .await;
+        if held {
+            self.write_resource(token);
+            self.releasing();
+        } else {
+            self.lost();
+        }
     }
 
     /// Writes to the shared fenced resource; whether it accepted the token.

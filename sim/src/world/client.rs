@@ -128,12 +128,13 @@ impl<R: SimRecipe> Client<R> {
         outcome
     }
 
-    /// Sleeps `ms` of simulated time.
+    /// Sleeps `ms` of simulated time (the workload's own timer while it
+    /// runs, ended by the sleep's end or its cancellation).
     pub async fn sleep_ms(&self, ms: u64) {
         if ms > 0 {
             self.workload_timer(ms);
+            let _ends = TimerEnds(self);
             madsim::time::sleep(Duration::from_millis(ms)).await;
-            self.world().clients[self.index].workload_timer = None;
         }
     }
 
@@ -222,6 +223,18 @@ impl<R: SimRecipe> Client<R> {
             if let Some(waker) = world.supervisor.take() {
                 waker.wake();
             }
+        }
+    }
+}
+
+/// Ends the workload's timer when a sleep ends or is cancelled (a sleep a
+/// `select!` dropped). From a drop: does nothing if the world is busy.
+struct TimerEnds<'a, R: SimRecipe>(&'a Client<R>);
+
+impl<R: SimRecipe> Drop for TimerEnds<'_, R> {
+    fn drop(&mut self) {
+        if let Ok(mut world) = self.0.shared.try_lock() {
+            world.clients[self.0.index].workload_timer = None;
         }
     }
 }
