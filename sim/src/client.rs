@@ -157,23 +157,19 @@ impl WatchTable {
         Some(WatchedEvent::node(kind, path.clone()))
     }
 
-    /// Whether `watcher` holds a registration.
-    pub fn would_forget(&self, watcher: WatcherId) -> bool {
-        [&self.data, &self.exist, &self.child]
-            .into_iter()
-            .any(|map| map.values().any(|w| w.contains(&Watcher::Id(watcher))))
-    }
-
     /// Removes every registration of `watcher` (its object was dropped:
     /// the `zookeeper-client` crate removes a dropped `OneshotWatcher`'s
     /// watch); a path left with no watcher is no longer watched here.
-    pub fn forget(&mut self, watcher: WatcherId) {
+    /// Returns whether it held any.
+    pub fn forget(&mut self, watcher: WatcherId) -> bool {
+        let mut held = false;
         for map in [&mut self.data, &mut self.exist, &mut self.child] {
             map.retain(|_, watchers| {
-                watchers.remove(&Watcher::Id(watcher));
+                held |= watchers.remove(&Watcher::Id(watcher));
                 !watchers.is_empty()
             });
         }
+        held
     }
 
     /// How many (kind, path) watches are armed.

@@ -102,6 +102,17 @@ impl Request {
         )
     }
 
+    /// True for a read that sets a watch (its `watch` flag).
+    pub fn sets_watch(&self) -> bool {
+        matches!(
+            self,
+            Request::Exists { watch: true, .. }
+                | Request::GetData { watch: true, .. }
+                | Request::GetChildren { watch: true, .. }
+                | Request::GetChildren2 { watch: true, .. }
+        )
+    }
+
     /// The path the request is about (`None` for a multi).
     pub fn path(&self) -> Option<&Path> {
         match self {

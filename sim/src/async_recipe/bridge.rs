@@ -14,7 +14,7 @@
 //! with SessionExpired at once, as the crate's client does (the application
 //! must connect again, and gets the next session).
 
-use super::recipe::{sets_watch, ApiCall, ApiOutcome, ApiRecipe};
+use super::recipe::{ApiCall, ApiOutcome, ApiRecipe};
 use crate::client::ConnectionState;
 use crate::oracles::CallObservation;
 use crate::world::Client;
@@ -164,7 +164,7 @@ impl Bridge {
     /// Hands `request` to `session`'s client now; fails at once if that
     /// session expired (or is not the client's any more).
     pub fn submit(&self, session: SessionId, request: Request) -> Ticket {
-        let watch = sets_watch(&request);
+        let watch = request.sets_watch();
         let id = {
             let mut filed = self.filed();
             if filed.current != Some(session) || filed.state_of(session) == ConnectionState::Expired

@@ -108,7 +108,7 @@ impl Recipe for ApiRecipe {
     fn handle(&mut self, input: Input<ApiCall>, out: &mut Outbox<ApiOutcome>) {
         match input {
             Input::Call(ApiCall::Request { id, request }) => {
-                if sets_watch(&request) {
+                if request.sets_watch() {
                     out.send_watched(Tag(id), request, WatcherId(id));
                 } else {
                     out.send(Tag(id), request);
@@ -137,15 +137,4 @@ impl Recipe for ApiRecipe {
 /// A node event, or the session's end; not Disconnected nor SyncConnected.
 fn reaches_oneshot_watcher(event: &WatchedEvent) -> bool {
     event.path.is_some() || event.state == KeeperState::Expired
-}
-
-/// Whether `request` sets a watch (the watcher is the request's id).
-pub(super) fn sets_watch(request: &Request) -> bool {
-    matches!(
-        request,
-        Request::Exists { watch: true, .. }
-            | Request::GetData { watch: true, .. }
-            | Request::GetChildren { watch: true, .. }
-            | Request::GetChildren2 { watch: true, .. }
-    )
 }

@@ -62,8 +62,7 @@ pub(super) fn install<R: SimRecipe>(world: Weak<Mutex<Shared<R>>>) {
         let Ok(mut world) = world.try_lock() else {
             return; // zkcheck's own code, inside the world
         };
-        let elapsed = world.time.elapsed().saturating_sub(world.start);
-        world.now = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        world.read_clock();
         let node = madsim::runtime::Handle::try_current()
             .is_ok()
             .then(madsim::plugin::node);

@@ -74,8 +74,7 @@ impl<R: SimRecipe> Client<R> {
             return;
         };
         let slot = &mut world.clients[self.index];
-        if slot.session.watches.would_forget(watcher) {
-            slot.session.watches.forget(watcher);
+        if slot.session.watches.forget(watcher) {
             trace!(
                 world,
                 Some(self.index),

@@ -249,8 +249,7 @@ pub(crate) use trace;
 /// Locks the world for a task's poll and reads the clock.
 pub fn enter<R: SimRecipe>(shared: &Mutex<Shared<R>>) -> MutexGuard<'_, Shared<R>> {
     let mut world = shared.lock().expect("world lock");
-    let elapsed = world.time.elapsed().saturating_sub(world.start);
-    world.now = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    world.read_clock();
     world
 }
 
@@ -266,6 +265,12 @@ impl<R: SimRecipe> Shared<R> {
     /// Simulated ns since the world started (as of this poll).
     pub fn now_ns(&self) -> u64 {
         self.now
+    }
+
+    /// Sets `now` from madsim's clock (a task that locks the world reads it).
+    pub fn read_clock(&mut self) {
+        let elapsed = self.time.elapsed().saturating_sub(self.start);
+        self.now = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
     }
 
     pub fn now_ms(&self) -> u64 {
