@@ -82,6 +82,9 @@ impl<R: SimRecipe> Simulation<R> {
     /// Runs one seed in a fresh madsim runtime (call from outside any
     /// runtime), then frees the world (see [`shut_down`]).
     pub fn run(&self, seed: u64) -> RunReport {
+        // A run that panicked never reached `shut_down`: what it left on
+        // this thread goes before the next one starts.
+        forget_thread_state();
         let runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
         let simulation = self.clone();
         let (report, nodes) = runtime.block_on(async move { simulation.supervise(seed).await });
@@ -235,12 +238,18 @@ impl<R: SimRecipe> Simulation<R> {
 /// drops a killed task's future instead of polling it, and with the last
 /// task gone the world goes.
 fn shut_down(runtime: &Runtime, nodes: &[NodeId]) {
-    crate::async_recipe::forget_bridges();
-    super::app_events::uninstall();
+    forget_thread_state();
     for &node in nodes {
         runtime.handle().kill(node);
     }
     runtime.block_on(std::future::ready(()));
+}
+
+/// What a run keeps on its thread for the application's code: the async
+/// clients' bridges and the sink of its log events.
+fn forget_thread_state() {
+    crate::async_recipe::forget_bridges();
+    super::app_events::uninstall();
 }
 
 fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> ClientSlot<R> {
