@@ -7,15 +7,21 @@
 //! `zkcheck bench` prints the full tables (clients, cycles) with the same
 //! measurement (`zkcheck::bench`).
 
+#[cfg(madsim)]
 use std::path::{Path, PathBuf};
+#[cfg(madsim)]
 use std::time::Duration;
+#[cfg(madsim)]
 use zk_sim::scenario::Scenario;
+#[cfg(madsim)]
 use zkcheck::bench::{measure, Figures};
 
 /// The allocator the `zkcheck` binary uses (src/main.rs).
+#[cfg(madsim)]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(madsim)]
 fn print(label: &str, f: &Figures) {
     println!(
         "{label}: {} seeds, {} requests in {:.3} s wall: {:.0} simulated requests/s wall, \
@@ -30,6 +36,7 @@ fn print(label: &str, f: &Figures) {
     );
 }
 
+#[cfg(madsim)]
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -57,4 +64,13 @@ fn main() {
         &format!("{cores} threads"),
         &measure(runner.as_ref(), cores, budget, 1),
     );
+}
+
+/// The simulator exists only with `--cfg madsim` (.cargo/config.toml).
+#[cfg(not(madsim))]
+fn main() {
+    eprintln!(
+        "the world bench runs the simulator: build with `--cfg madsim` (no RUSTFLAGS override)"
+    );
+    std::process::exit(2);
 }

@@ -21,12 +21,15 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 pub use zk_sim::async_recipe::{AsyncWorkload, Context};
 use zkcheck_zookeeper_client::Client;
 
 /// The registered form of `run`: each client connects its first session
-/// and runs `run(client, context)`. A client whose first session cannot be
-/// claimed is an internal error of zkcheck (the world opened it).
+/// (with the scenario's session timeout) and runs `run(client, context)`.
+/// In the simulator a first session that cannot be had is an internal
+/// error of zkcheck (the world opened it); in a live run, the harness's
+/// failure (the server is unreachable through the client's proxy).
 pub fn workload<F, Fut>(run: F) -> AsyncWorkload
 where
     F: Fn(Client, Context) -> Fut + Send + Sync + 'static,
@@ -36,9 +39,17 @@ where
     Arc::new(move |context: Context| {
         let run = run.clone();
         Box::pin(async move {
-            let client = Client::connect(context.cluster())
+            let timeout = Duration::from_millis(context.session_timeout_ms());
+            let client = Client::connector()
+                .with_session_timeout(timeout)
+                .connect(context.cluster())
                 .await
-                .unwrap_or_else(|error| panic!("the simulated client cannot connect: {error}"));
+                .unwrap_or_else(|error| {
+                    panic!(
+                        "client {} cannot connect its first session: {error}",
+                        context.index()
+                    )
+                });
             run(client, context).await
         })
     })

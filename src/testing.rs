@@ -33,7 +33,8 @@
 //! fails the test as an internal error of zkcheck (with the seed and the
 //! panic), never as a property violation: `.fails()` does not return it.
 
-use crate::commands::sim::{quote as shell_word, replay_command};
+use crate::commands::common::quote as shell_word;
+use crate::commands::sim::replay_command;
 use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
 use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};

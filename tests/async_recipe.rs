@@ -4,6 +4,10 @@
 //! NodeExists and breaks mutual exclusion; the fixed one waits on the
 //! holder's node and holds. Same seed, same trace; the trace shows the
 //! application's requests; `live` and `check` refuse what they cannot do.
+//! (The live run of an async recipe itself: tests/live_async.rs.)
+
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -420,9 +424,19 @@ fn the_application_s_own_log_lines_are_in_the_trace_where_they_happened() {
 }
 
 #[test]
-fn live_refuses_an_async_recipe_by_name() {
-    let why = zk_sim::live::unsupported(&scenario("fixed")).expect("refused");
-    assert!(why.contains("async recipe"), "{why}");
+fn live_runs_an_async_recipe_but_refuses_what_it_cannot_judge_there() {
+    assert_eq!(zk_sim::live::unsupported(&scenario("fixed")), None);
+    let text = SCENARIO.replace(
+        r#"check = ["mutual_exclusion", "liveness", "no_leaks"]"#,
+        r#"check = ["mutual_exclusion", "herd", "liveness"]"#,
+    );
+    let file = std::path::Path::new("async-lock-herd.toml");
+    let herd = Scenario::parse(file, &text, registry().sim_recipes()).expect("a scenario");
+    let why = zk_sim::live::unsupported(&herd).expect("herd refused live");
+    assert!(
+        why.contains("`herd`") && why.contains("async recipe"),
+        "{why}"
+    );
 }
 
 #[test]

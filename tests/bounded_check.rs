@@ -6,6 +6,9 @@
 //! the command line and in the test API. (`--clients LO..HI` with a timed
 //! out count: tests/cutoff.rs.)
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::Command;
 use zkcheck::testing;

@@ -4,6 +4,9 @@
 //! same seed. `zkcheck bugs` (CI) runs each entry's whole seed range; these
 //! pin one seed each so a change of mechanism shows in `cargo test`.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::Path;
 use zk_sim::oracles::{Property, Violation};
 use zk_sim::scenario::Scenario;

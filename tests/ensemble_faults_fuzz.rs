@@ -16,6 +16,9 @@
 //! nothing and the first 400 found the panic (a leader change at 1 ms,
 //! two expiries a second).
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRng, TestRunner};
 use std::panic::{catch_unwind, AssertUnwindSafe};

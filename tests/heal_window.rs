@@ -9,6 +9,9 @@
 //!   recipe (`liveness/heal-window-too-short`), and says what the client
 //!   holds and which timer runs instead of "nothing can wake it".
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::Path;
 use zk_sim::scenario::Scenario;
 

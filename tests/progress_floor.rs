@@ -11,6 +11,9 @@
 //! (`ZKCHECK_FLOOR_SEEDS=N` for another count, `ZKCHECK_FLOOR_ONLY=TEXT` for
 //! the scenarios whose path contains TEXT).
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use zk_sim::scenario::Scenario;

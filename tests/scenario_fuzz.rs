@@ -8,6 +8,9 @@
 //! Deterministic in CI (fixed case count and RNG, no persistence); run it
 //! longer with `PROPTEST_CASES=20000 cargo test --release -p zk-sim --test scenario_fuzz`.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRng, TestRunner};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! what it accepts can run. One test per class of bad input; the binary's
 //! exit codes are tested in `tests/bad_input.rs`.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::Path;
 use zk_sim::scenario::{Scenario, ScenarioError, SeedRange};
 

@@ -3,6 +3,9 @@
 //! processes (this test binary runs itself again as a child that prints a
 //! trace).
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use zk_sim::scenario::Scenario;

@@ -9,6 +9,9 @@
 //! - A run in which no workload made progress is visible in its report
 //!   (`RunReport::vacuous`).
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::collections::BTreeSet;
 use std::path::Path as FsPath;
 use zk_recipes::curator_lock::{FixedCuratorLock, LockCall};

@@ -3,6 +3,9 @@
 //! expected property within 1,000 seeds while the fixed variant holds, and
 //! a failing seed shrinks into a smaller scenario that still fails.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::path::{Path, PathBuf};
 use zk_sim::oracles::Property;
 use zk_sim::scenario::shrink::shrink;

@@ -3,6 +3,9 @@
 //! sweep that must fail returns the first failing seed, and model checks
 //! pin counterexample lengths and state counts.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use zkcheck::testing;
 use zkcheck::Registry;

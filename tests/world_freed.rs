@@ -7,6 +7,9 @@
 //! live bytes: no resident-set size, no clock (the figures of a long sweep
 //! are in BENCHMARKS.md, "Sweep memory and seeds").
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicIsize, Ordering};

@@ -2,6 +2,8 @@
 //! each test runs application code in a simulated world (one madsim run per
 //! test) and checks what the calls returned, passed out of the run.
 
+#![cfg(madsim)]
+
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -59,6 +59,17 @@ impl ZkBackend {
         }
     }
 
+    /// The server's address.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Where the run's local resource failures are recorded (for proxies
+    /// the run opens itself).
+    pub fn local_failures(&self) -> LocalFailure {
+        self.local_failure.clone()
+    }
+
     /// A session at `addr`; a failure for lack of descriptors is recorded
     /// as the harness's (the client library reports it as a lost connection).
     async fn open_session(

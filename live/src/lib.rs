@@ -38,6 +38,7 @@
 //! runs that were killed and removes them on request.
 
 pub mod admin;
+pub mod async_run;
 pub mod backend;
 mod convert;
 pub mod descriptors;
@@ -46,6 +47,7 @@ pub mod proxy;
 pub mod run;
 mod session;
 pub mod stale;
+pub mod takeover;
 mod watches;
 
 pub use backend::ZkBackend;

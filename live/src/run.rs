@@ -8,6 +8,7 @@
 //! also after a failed run and on SIGINT, SIGTERM or SIGHUP (a second
 //! signal during that removal abandons it and names the root left behind).
 
+use crate::async_run::AsyncRunner;
 use crate::backend::{walk_tree, ZkBackend};
 use crate::descriptors::{ensure_descriptors, DescriptorBudget, DescriptorError};
 use crate::preflight::{check_server, PreflightError};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use zk_recipes::zk::{Path, Reply, Request, ZkError};
-use zk_sim::live::{unsupported, Backend};
+use zk_sim::live::{unsupported, Backend, LiveRunner};
 use zk_sim::scenario::Scenario;
 use zk_sim::world::RunReport;
 
@@ -179,7 +180,10 @@ pub fn run_live(scenario: &Scenario, options: &LiveOptions) -> Result<LiveRun, L
             .map_err(|error| LiveRunError::Setup(error.to_string()))?;
         create_root(&mut admin, &root).await?;
         let backend = Arc::new(ZkBackend::new(&options.addr, session_timeout_ms));
-        let runner = rooted.live_runner();
+        let runner: Box<dyn LiveRunner> = match rooted.variant().async_workload() {
+            Some(workload) => Box::new(AsyncRunner::new(&rooted, workload.clone(), backend.clone())),
+            None => rooted.live_runner(),
+        };
         let started = Instant::now();
         // Its own task: a panic in the run ends the task, not this
         // function, so the root is removed whatever happened.

@@ -73,6 +73,7 @@ fn the_generic_hold_model_finds_the_original_lock_s_bug_1() {
 }
 
 #[test]
+#[cfg(madsim)] // runs the simulator
 fn a_scenario_names_a_registered_recipe_and_gets_its_default_directory() {
     let registry = generic_locks();
     let text = "recipe = \"my_lock\"\nvariant = \"fixed\"\nclients = 2\n";

@@ -5,6 +5,9 @@
 //! holds every write back for its window; a lag spike makes one follower's
 //! replies lag. The lock holds through each.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use zk_recipes::lock::FixedLock;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_recipes::{Input, Observation, Observe, Outbox, Recipe, Tag};

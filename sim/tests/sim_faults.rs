@@ -3,6 +3,9 @@
 //! into the same session with watch re-registration, expiry noticed late,
 //! pauses longer than the session timeout, swarm mode.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::collections::BTreeSet;
 use zk_recipes::lock::FixedLock;
 use zk_recipes::zk::{

@@ -2,6 +2,9 @@
 //! workloads run to completion, the oracles see every acquisition, and the
 //! same seed gives the same trace.
 
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
 use std::collections::BTreeSet;
 use zk_recipes::lock::{FixedLock, OriginalLock};
 use zk_recipes::zk::{CreateMode, Path, Request};

@@ -18,7 +18,7 @@
 //! status: 0; 1 if a seed of the fixed lock broke a property; 2 on bad
 //! flags or an unwritable `--json`.
 
-use super::sim::{bad_input, write_json};
+use super::common::{bad_input, write_json};
 use super::Harness;
 use crate::bench::{measure, CostFit, Figures};
 use std::path::{Path, PathBuf};

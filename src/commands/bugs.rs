@@ -18,8 +18,9 @@
 //! command that reruns it); 2 on bad input.
 
 use super::check::ModelArgs;
+use super::common::{bad_input, load_scenario};
 use super::report::{document, run_record, this_command, write_dir};
-use super::sim::{bad_input, load_scenario, replay_command};
+use super::sim::replay_command;
 use super::Harness;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -123,7 +124,7 @@ fn bugs(harness: &Harness, args: &BugsArgs) -> Result<ExitCode, ExitCode> {
             "error: {internal_errors} seed(s) hit an INTERNAL ERROR of zkcheck (the run panicked): a bug in zkcheck, not a verdict on the recipes"
         );
     }
-    Ok(super::sim::exit_status_with_internal(
+    Ok(super::common::exit_status_with_internal(
         failed_otherwise,
         internal_errors > 0,
         output_failed,

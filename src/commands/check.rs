@@ -366,7 +366,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         }
     }
     for (_, path) in &written {
-        let path = super::sim::quote(&path.display().to_string());
+        let path = super::common::quote(&path.display().to_string());
         let _ = writeln!(stdout, "schedule written: {path}");
         let _ = writeln!(
             stdout,
@@ -403,7 +403,7 @@ pub(super) const NOT_EXHAUSTIVE_NOTE: &str = "not exhaustive: the search stopped
 /// `--strategy simulation`, the lasso search's limits) that found nothing,
 /// else an exhaustive pass.
 pub(super) fn verdict_status(violation: bool, bad_output: bool, not_exhaustive: bool) -> ExitCode {
-    use super::sim::{EXIT_BAD_INPUT, EXIT_NOT_EXHAUSTIVE, EXIT_VIOLATION};
+    use super::common::{EXIT_BAD_INPUT, EXIT_NOT_EXHAUSTIVE, EXIT_VIOLATION};
     match (violation, bad_output, not_exhaustive) {
         (true, _, _) => ExitCode::from(EXIT_VIOLATION),
         (false, true, _) => ExitCode::from(EXIT_BAD_INPUT),
@@ -431,7 +431,7 @@ fn write_report(
     let mut check = check_record(report, &args.model.faults, &strategy);
     for (property, path) in written {
         let file = path.display().to_string();
-        let replay = format!("{} replay {}", harness.program, super::sim::quote(&file));
+        let replay = format!("{} replay {}", harness.program, super::common::quote(&file));
         if let Some(verdict) = check.properties.iter_mut().find(|p| p.name == *property) {
             verdict.schedule = Some(file.clone());
         }

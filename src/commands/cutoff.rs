@@ -399,7 +399,7 @@ fn counterexamples(
             }
             match write_schedule(&args.out, report, property.name) {
                 Ok(path) => {
-                    let path = super::sim::quote(&path.display().to_string());
+                    let path = super::common::quote(&path.display().to_string());
                     let _ = writeln!(out, "  schedule written: {path}");
                     let _ = writeln!(
                         out,

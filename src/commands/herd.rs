@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use zk_sim::oracles::HerdFigures;
 use zk_sim::scenario::{Runner, Scenario};
 
-use super::sim::{bad_input, exit_status, write_json, EXIT_VIOLATION};
+use super::common::{bad_input, exit_status, write_json, EXIT_VIOLATION};
 use super::Harness;
 
 #[derive(clap::Args)]
@@ -326,7 +326,7 @@ fn run_all(runners: &[Vec<Box<dyn Runner>>], work: &[Job], jobs: usize) -> Vec<R
                         format!("the scenario's properties must hold for its figures to mean anything: {violation}"),
                     ))
                 } else if let Some(why) = report.vacuous() {
-                    Err((super::sim::EXIT_BAD_INPUT, why))
+                    Err((super::common::EXIT_BAD_INPUT, why))
                 } else {
                     Ok(RunFigures {
                         figures: report.herd_figures,

@@ -16,7 +16,7 @@
 //! node=.. task=.. (spawned at ..)`) before the panic reaches the hook:
 //! that line stays, and is the only stderr trace of a caught panic.
 //!
-//! [`EXIT_INTERNAL_ERROR`]: super::sim::EXIT_INTERNAL_ERROR
+//! [`EXIT_INTERNAL_ERROR`]: super::common::EXIT_INTERNAL_ERROR
 
 use super::sim::SeedCommands;
 use std::cell::{Cell, RefCell};

@@ -81,7 +81,7 @@ pub fn run(
     let _ = write!(stdout, "{}", render_lasso(lasso));
     match write_schedule(out, &report) {
         Ok(path) => {
-            let path = super::sim::quote(&path.display().to_string());
+            let path = super::common::quote(&path.display().to_string());
             let _ = writeln!(stdout, "schedule written: {path}");
             let _ = writeln!(
                 stdout,

@@ -23,9 +23,11 @@
 //!
 //! `--vs-sim` also runs the same seed in the simulator (repeatedly, for at
 //! least a second) and prints both speeds (workload cycles, i.e.
-//! acquisitions, per wall second) and their ratio (BENCHMARKS.md).
+//! acquisitions, per wall second) and their ratio (BENCHMARKS.md). Only a
+//! build with `--cfg madsim` has the simulator: in a live-only build
+//! `--vs-sim` is bad input (exit 2, nothing run).
 
-use super::sim::{
+use super::common::{
     bad_input, exit_status, load_scenario, print_no_progress, quote, write_json, EXIT_BAD_INPUT,
     EXIT_INTERNAL_ERROR,
 };
@@ -33,6 +35,7 @@ use super::Harness;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(madsim)]
 use std::time::Instant;
 use zk_live::descriptors::{descriptors_needed, DescriptorBudget};
 use zk_live::stale::{find_stale_roots, remove_stale_roots, StaleRoot};
@@ -58,7 +61,8 @@ pub struct LiveArgs {
     /// `/zkcheck-live-<seed>-<pid>`).
     #[arg(long, value_name = "PATH")]
     pub root: Option<String>,
-    /// Also simulate the same seed and compare speeds.
+    /// Also simulate the same seed and compare speeds (needs a build with
+    /// `--cfg madsim`).
     #[arg(long)]
     pub vs_sim: bool,
     /// Write the report as JSON to FILE.
@@ -89,6 +93,11 @@ struct LiveJson<'a> {
 }
 
 pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
+    if args.vs_sim && !cfg!(madsim) {
+        return bad_input(
+            "--vs-sim simulates the same seed, and this binary was built without `--cfg madsim` (a live-only build: the application's own tokio and zookeeper-client are the real ones); build without a RUSTFLAGS override to compare with the simulator",
+        );
+    }
     if !args.remove_stale.is_empty() {
         return remove_stale(&args.zk, &args.remove_stale);
     }
@@ -99,6 +108,16 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
         Ok(scenario) => scenario,
         Err(code) => return code,
     };
+    if cfg!(madsim) && scenario.variant().is_async() {
+        return bad_input(format!(
+            "{}: `variant = \"{}\"` is an async recipe, and this binary was built with `--cfg madsim`, so its zookeeper-client and tokio are the simulated ones; run it live from a build without it, where they are the real crates: RUSTFLAGS=\"\" cargo run --target-dir target/live -- live {} --variant {} --zk {}",
+            file.display(),
+            scenario.variant().name,
+            quote(&file.display().to_string()),
+            quote(&scenario.variant().name),
+            quote(&args.zk)
+        ));
+    }
     if let Err(code) = super::outputs::probe(args.json.as_deref(), None) {
         return code;
     }
@@ -145,6 +164,7 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
         );
     }
     println!("server: {} removed, nothing left", live.root);
+    #[cfg(madsim)]
     if args.vs_sim {
         compare_with_sim(&scenario, &live);
     }
@@ -298,6 +318,7 @@ fn rerun_command(harness: &Harness, scenario: &Scenario, zk: &str, seed: u64) ->
 /// Simulates the same seed and prints both speeds: workload cycles
 /// (acquisitions, or outcomes for recipes that acquire nothing) per wall
 /// second, and the ratio.
+#[cfg(madsim)]
 fn compare_with_sim(scenario: &Scenario, live: &LiveRun) {
     let runner = scenario.runner();
     // The same seed again and again for at least a second (and 3 runs):

@@ -19,7 +19,8 @@
 //! on refused input, an incomplete merge, a seed that made no progress or
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
-use super::sim::{bad_input, exit_status_with_internal, load_scenario, write_json, SeedCommands};
+use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
+use super::sim::SeedCommands;
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepJson,
     FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,

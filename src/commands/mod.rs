@@ -1,25 +1,40 @@
 //! One module per subcommand: its arguments and its `run`. Every `run`
 //! takes the [`Harness`]: the registered recipes and the name the program
-//! was started by (what a printed replay command starts with).
+//! was started by (what a printed replay command starts with). What they
+//! share is in [`common`].
+//!
+//! The simulator's commands (`sim`, `sweep`, `merge`, `replay`, `bugs`,
+//! `herd`, `bench`) and their helpers exist only with `--cfg madsim`; the
+//! others (`live`, `check`, `explore`, `recipes`, `report`) in every build.
 
+#[cfg(madsim)]
 pub mod bench;
+#[cfg(madsim)]
 pub mod bugs;
 pub mod check;
 pub mod check_report;
+pub mod common;
 pub mod cutoff;
 pub mod explore;
+#[cfg(madsim)]
 pub mod herd;
+#[cfg(madsim)]
 pub mod internal_error;
 pub mod lasso;
 pub mod live;
+#[cfg(madsim)]
 pub mod merge;
 pub mod outputs;
 pub mod recipes;
+#[cfg(madsim)]
 pub mod replay;
 pub mod report;
 pub mod schedule;
+#[cfg(madsim)]
 pub mod sim;
+#[cfg(madsim)]
 pub mod sweep;
+#[cfg(madsim)]
 pub mod sweep_result;
 
 use zk_models::Registry;
@@ -39,7 +54,7 @@ impl Harness {
         let program = argv0.filter(|name| !name.is_empty());
         Harness {
             registry,
-            program: sim::quote(program.as_deref().unwrap_or("zkcheck")),
+            program: common::quote(program.as_deref().unwrap_or("zkcheck")),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! before the first seed runs, not after the whole run. A probe leaves
 //! nothing behind but the report directory, which `--report` creates.
 
-use super::sim::bad_input;
+use super::common::bad_input;
 use std::fs::OpenOptions;
 use std::path::Path;
 use std::process::ExitCode;

@@ -20,7 +20,8 @@
 //! trace-hash tests), so the warning is filtered out unless RUST_LOG names
 //! madsim.
 
-use super::sim::{load_input, replay_command, Input, QuietStdout, EXIT_VIOLATION};
+use super::common::EXIT_VIOLATION;
+use super::sim::{load_input, replay_command, Input, QuietStdout};
 use super::Harness;
 use std::io::Write;
 use std::path::PathBuf;
@@ -78,7 +79,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
             let rerun = super::internal_error::rerun_command(&harness.program, &scenario, seed);
             let described = super::internal_error::describe(seed, &panic, &rerun);
             let _ = writeln!(QuietStdout, "{described}");
-            return ExitCode::from(super::sim::EXIT_INTERNAL_ERROR);
+            return ExitCode::from(super::common::EXIT_INTERNAL_ERROR);
         }
     };
     for line in &report.trace.lines {
@@ -86,8 +87,8 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     }
     let mut out = QuietStdout;
     if let (true, Some(why)) = (report.passed(), report.vacuous()) {
-        super::sim::print_no_progress(seed, &why);
-        return ExitCode::from(super::sim::EXIT_BAD_INPUT);
+        super::common::print_no_progress(seed, &why);
+        return ExitCode::from(super::common::EXIT_BAD_INPUT);
     }
     if report.passed() {
         let _ = writeln!(out, "pass: seed {seed}");

@@ -3,14 +3,19 @@
 //! Markdown, JUnit XML side by side), and `zkcheck report RESULT.json
 //! --html|--md|--junit` renders a saved document again.
 
-use super::sim::{bad_input, replay_command, EXIT_BAD_INPUT};
+use super::common::{bad_input, EXIT_BAD_INPUT};
+#[cfg(madsim)]
+use super::sim::replay_command;
+#[cfg(madsim)]
 use super::Harness;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use zk_reports::schema::{self, Report, ReportKind};
 use zk_sim::diagnosis::Diagnosis;
 use zk_sim::oracles::Violation;
+#[cfg(madsim)]
 use zk_sim::scenario::Scenario;
+#[cfg(madsim)]
 use zk_sim::world::{RunReport, TraceKind};
 
 #[derive(clap::Args)]
@@ -82,7 +87,7 @@ pub fn document(kind: ReportKind, title: String, command: String) -> Report {
 /// The command line this process was started with, quoted so it pastes.
 pub fn this_command() -> String {
     let words: Vec<String> = std::env::args()
-        .map(|word| super::sim::quote(&word))
+        .map(|word| super::common::quote(&word))
         .collect();
     words.join(" ")
 }
@@ -152,13 +157,14 @@ pub fn write_dir(dir: &Path, name: &str, report: &Report) -> Result<(), ()> {
     write("junit.xml", zk_reports::junit(report))?;
     println!(
         "report: {}",
-        super::sim::quote(&file_in(dir, name, "html").display().to_string())
+        super::common::quote(&file_in(dir, name, "html").display().to_string())
     );
     Ok(())
 }
 
 /// One seeded run as the report schema has it (`report` must carry its
 /// trace for the pictures).
+#[cfg(madsim)]
 pub fn run_record(harness: &Harness, scenario: &Scenario, report: &RunReport) -> schema::Run {
     let verdict = if !report.passed() {
         schema::Verdict::Violation
@@ -210,6 +216,7 @@ pub fn run_record(harness: &Harness, scenario: &Scenario, report: &RunReport) ->
 
 /// A run that panicked: verdict internal error, the panic as its one trace
 /// event, `rerun` as its command.
+#[cfg(madsim)]
 pub fn internal_error_record(
     scenario: &Scenario,
     seed: u64,
@@ -285,6 +292,7 @@ fn diagnosis_record(diagnosis: Option<&Diagnosis>, message: &str) -> schema::Dia
     }
 }
 
+#[cfg(madsim)]
 fn trace_kind(kind: TraceKind) -> schema::TraceKind {
     match kind {
         TraceKind::Call => schema::TraceKind::Call,

@@ -13,12 +13,21 @@
 //! whether the violation the model found is the one the simulator shows;
 //! for a lasso (`cycle_start`), also whether its cycle, run twice, came
 //! back to where it started with the waiting calls still pending.
+//!
+//! Replaying exists only with `--cfg madsim` (with the commands that do
+//! it); recognizing a schedule ([`is_schedule_text`]) in every build.
 
-use super::sim::{EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_VIOLATION};
+#[cfg(madsim)]
+use super::common::{EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_VIOLATION};
+#[cfg(madsim)]
 use super::Harness;
+#[cfg(madsim)]
 use std::path::Path;
+#[cfg(madsim)]
 use std::process::ExitCode;
+#[cfg(madsim)]
 use zk_models::replay::{LassoReplay, ReplayReport};
+#[cfg(madsim)]
 use zk_models::schedule::{clip, Schedule, ScheduleError};
 
 /// The text holds a schedule (a top-level `step` array) rather than a
@@ -53,6 +62,7 @@ pub fn is_schedule_text(text: &str) -> bool {
 /// violation did not show), 0 when it agrees; 2 (`error: FILE:LINE: key
 /// `KEY`: MESSAGE` on stderr) when the schedule is bad or a step cannot be
 /// applied.
+#[cfg(madsim)]
 pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> ExitCode {
     match replay(harness, path, text) {
         Ok(report) => {
@@ -78,11 +88,13 @@ pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> Exit
 
 /// The simulator contradicts the schedule (a property without a simulator
 /// oracle is not judged, so never disagrees).
+#[cfg(madsim)]
 fn disagrees(report: &ReplayReport) -> bool {
     let unjudged = report.expect == "violation" && report.oracle.is_none();
     !unjudged && !report.agrees()
 }
 
+#[cfg(madsim)]
 fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
     let schedule = Schedule::parse(path, text, &harness.registry)?;
     let model = harness
@@ -95,6 +107,7 @@ fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, Sc
 }
 
 /// What replaying a lasso's cycle showed, in one line.
+#[cfg(madsim)]
 fn lasso_line(lasso: &LassoReplay) -> String {
     let returned = if lasso.returned {
         "back in the state it started in after every round"
@@ -115,6 +128,7 @@ fn lasso_line(lasso: &LassoReplay) -> String {
     )
 }
 
+#[cfg(madsim)]
 fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
     if trace {
         print!("{}", report.trace);

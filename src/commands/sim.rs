@@ -1,7 +1,9 @@
 //! `zkcheck sim SCENARIO --seed N`: one seeded simulation of a scenario.
-//! Also the helpers `sweep` and `replay` share: loading a scenario (exit 2
-//! on a bad file), printing a violation with the command that replays it,
-//! and writing JSON.
+//! Also the helpers only the simulator's commands share (`sweep`, `replay`,
+//! `merge`, `bugs`): the commands that replay or rerun a seed, printing a
+//! violation with its replay command, refusing flags a schedule does not
+//! take. What every command shares (loading a scenario, exit statuses,
+//! writing JSON) is in [`super::common`].
 //!
 //! Exit status: 0 when every property holds, 1 on a violation (or a
 //! non-deterministic run under `--check-determinism`), 2 on bad input, on
@@ -16,6 +18,10 @@ use std::process::ExitCode;
 use zk_sim::scenario::{shrink::shrink, Scenario};
 use zk_sim::world::RunReport;
 
+use super::common::{
+    bad_input, exit_status, exit_status_with_internal, parse_scenario, print_no_progress, quote,
+    read_input, write_json,
+};
 use super::Harness;
 
 #[derive(clap::Args)]
@@ -50,19 +56,6 @@ pub struct SimArgs {
     pub report: Option<PathBuf>,
 }
 
-/// Exit statuses, in order of precedence when several apply: a violation
-/// (1) wins over an internal error of zkcheck (3), which wins over bad input
-/// or an unwritable output (2), which wins over a bounded search that found
-/// nothing (4); 0 only when every property holds and the verdict is complete.
-pub const EXIT_VIOLATION: u8 = 1;
-pub const EXIT_BAD_INPUT: u8 = 2;
-/// zkcheck itself failed (a panic inside a run): never the recipe's fault.
-pub const EXIT_INTERNAL_ERROR: u8 = 3;
-/// A bounded search (`check` stopped by `--timeout`, `--depth`, a memory
-/// budget, or a `--clients` range whose larger counts did not finish) found
-/// no violation: not an exhaustive pass.
-pub const EXIT_NOT_EXHAUSTIVE: u8 = 4;
-
 /// Standard output that ends the process quietly when the reader is gone
 /// (`zkcheck replay ... | head`).
 pub struct QuietStdout;
@@ -80,15 +73,7 @@ impl Write for QuietStdout {
     }
 }
 
-/// Prints a bad-input error for exit 2 (control characters the message
-/// echoes from the input escaped, see [`zk_sim::echo`]).
-pub fn bad_input(message: impl std::fmt::Display) -> ExitCode {
-    let message = zk_sim::echo::escape_controls_in_lines(&message.to_string());
-    eprintln!("error: {message}");
-    ExitCode::from(EXIT_BAD_INPUT)
-}
-
-/// What a path given to `sim`, `sweep` or `replay` holds.
+/// What a path given to `sim` or `replay` holds.
 pub enum Input {
     Scenario(Box<Scenario>),
     /// A model checker schedule, with its text.
@@ -103,37 +88,12 @@ pub fn load_input(
     path: &Path,
     variant: Option<&str>,
 ) -> Result<Input, ExitCode> {
-    let text = zk_sim::input::read_input(path).map_err(bad_input)?;
+    let text = read_input(path)?;
     if super::schedule::is_schedule_text(&text) {
         return Ok(Input::Schedule(text));
     }
-    let scenario =
-        Scenario::parse(path, &text, harness.registry.sim_recipes()).map_err(bad_input)?;
-    match variant {
-        Some(variant) => scenario
-            .with_variant(variant)
-            .map(|scenario| Input::Scenario(Box::new(scenario)))
-            .map_err(|e| bad_input(format!("--variant: {e}"))),
-        None => Ok(Input::Scenario(Box::new(scenario))),
-    }
-}
-
-/// Loads a scenario; a schedule file is bad input for `command`.
-pub fn load_scenario(
-    harness: &Harness,
-    path: &Path,
-    variant: Option<&str>,
-    command: &str,
-) -> Result<Scenario, ExitCode> {
-    match load_input(harness, path, variant)? {
-        Input::Scenario(scenario) => Ok(*scenario),
-        Input::Schedule(_) => Err(bad_input(format!(
-            "{}: a model checker schedule, not a scenario: `{command}` runs scenarios; replay a schedule with `{} replay {}`",
-            path.display(),
-            harness.program,
-            quote(&path.display().to_string())
-        ))),
-    }
+    let scenario = parse_scenario(harness, path, &text, variant)?;
+    Ok(Input::Scenario(Box::new(scenario)))
 }
 
 /// Refuses flags a schedule file does not take (a schedule is one exact
@@ -145,28 +105,6 @@ pub fn refuse_schedule_flags(path: &Path, flags: &[(&str, bool)]) -> Result<(), 
             path.display()
         ))),
         None => Ok(()),
-    }
-}
-
-/// Says that a seed's verdict could not have failed, or nearly: no or too
-/// little progress (exit 2 follows).
-pub fn print_no_progress(seed: u64, why: &str) {
-    eprintln!(
-        "error: seed {seed} could not have failed (or nearly): {why}; check the scenario's [config], [workload] and fault rates"
-    );
-}
-
-/// A word as a shell reads it back: quoted when it holds anything but
-/// plain path characters.
-pub fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -255,38 +193,6 @@ pub fn print_violations(harness: &Harness, scenario: &Scenario, report: &RunRepo
         "replay: {}",
         replay_command(&harness.program, scenario, report.seed)
     );
-}
-
-/// Writes a value as pretty JSON; says why on stderr if it cannot.
-pub fn write_json(path: &Path, value: &impl Serialize) -> Result<(), ()> {
-    let text = serde_json::to_string_pretty(value).expect("reports serialize");
-    std::fs::write(path, text + "\n").map_err(|error| {
-        eprintln!("error: cannot write {}: {error}", path.display());
-    })
-}
-
-/// The exit status of a run's verdict and its output: a found violation
-/// (1) wins over an output error (2), which wins over a pass (0).
-pub fn exit_status(violation: bool, output_failed: bool) -> ExitCode {
-    match (violation, output_failed) {
-        (true, _) => ExitCode::from(EXIT_VIOLATION),
-        (false, true) => ExitCode::from(EXIT_BAD_INPUT),
-        (false, false) => ExitCode::SUCCESS,
-    }
-}
-
-/// The exit status of a verdict that may hold internal errors: a found
-/// violation (1) wins over an internal error of zkcheck (3), which wins
-/// over an output error or bad input (2), which wins over a pass (0).
-pub fn exit_status_with_internal(
-    violation: bool,
-    internal_error: bool,
-    output_failed: bool,
-) -> ExitCode {
-    if internal_error && !violation {
-        return ExitCode::from(EXIT_INTERNAL_ERROR);
-    }
-    exit_status(violation, output_failed)
 }
 
 /// One run as JSON.

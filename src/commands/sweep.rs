@@ -17,8 +17,9 @@
 //! no progress at all (its verdict could not have failed), or when the
 //! JSON cannot be written; 0 when every seed passes.
 
+use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
 use super::internal_error;
-use super::sim::{bad_input, exit_status_with_internal, load_scenario, replay_command, write_json};
+use super::sim::replay_command;
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepJson, FORMAT,
     FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,

@@ -1,13 +1,9 @@
-//! zkcheck's command line with the latch registered (the checking build,
-//! `--cfg madsim`, which `.cargo/config.toml` sets).
+//! zkcheck's command line with the latch registered. Built as
+//! `.cargo/config.toml` says (`--cfg madsim`), it simulates: every command
+//! runs the latch against the simulated ZooKeeper. Built without it
+//! (`RUSTFLAGS=""`), the latch's `zookeeper-client` and tokio are the real
+//! crates and `live` runs it against a real ZooKeeper.
 
-#[cfg(madsim)]
 fn main() -> std::process::ExitCode {
     zkcheck::main_with(async_latch::check::registry())
-}
-
-#[cfg(not(madsim))]
-fn main() {
-    eprintln!("the checking build needs `--cfg madsim` (.cargo/config.toml sets it)");
-    std::process::exit(2);
 }

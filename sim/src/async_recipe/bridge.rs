@@ -14,8 +14,10 @@
 //! with SessionExpired at once, as the crate's client does (the application
 //! must connect again, and gets the next session).
 
+use super::context::{Sleep, World};
 use super::recipe::{ApiCall, ApiOutcome, ApiRecipe};
 use crate::client::ConnectionState;
+use crate::faults::MsRange;
 use crate::oracles::CallObservation;
 use crate::world::Client;
 use madsim::task::NodeId;
@@ -26,7 +28,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use zk_recipes::zk::{Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult};
-use zk_recipes::{HoldId, Observation, WatcherId};
+use zk_recipes::{FencingToken, HoldId, Observation, WatcherId};
 
 /// One client's async side; clones share it.
 #[derive(Clone)]
@@ -253,6 +255,51 @@ impl Bridge {
     /// holds.
     pub fn saw(&self, hold: HoldId, observation: Observation) {
         self.app.call(ApiCall::Saw { hold, observation });
+    }
+}
+
+/// The simulator as an async workload's world.
+impl World for Bridge {
+    fn index(&self) -> usize {
+        self.app.index()
+    }
+
+    fn clients(&self) -> usize {
+        self.app.clients()
+    }
+
+    fn cluster(&self) -> String {
+        // Any connect string reaches the simulated ensemble.
+        "zkcheck-simulated:2181".to_string()
+    }
+
+    fn session_timeout_ms(&self) -> u64 {
+        self.app.session_timeout_ms()
+    }
+
+    fn stopping(&self) -> bool {
+        self.app.stopping()
+    }
+
+    fn draw_ms(&self, range: MsRange) -> u64 {
+        self.app.draw_ms(range)
+    }
+
+    fn sleep_ms(&self, ms: u64) -> Sleep {
+        let app = self.app.clone();
+        Box::pin(async move { app.sleep_ms(ms).await })
+    }
+
+    fn write_resource(&self, token: FencingToken) -> bool {
+        self.app.write_resource(token)
+    }
+
+    fn doing(&self, hold: HoldId, call: CallObservation) {
+        Bridge::doing(self, hold, call)
+    }
+
+    fn saw(&self, hold: HoldId, observation: Observation) {
+        Bridge::saw(self, hold, observation)
     }
 }
 

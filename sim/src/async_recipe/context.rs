@@ -9,33 +9,64 @@
 //! calls release), `lost` when it learns it lost it. The oracles judge
 //! those beliefs against each other and against the server.
 
-use super::bridge::Bridge;
 use crate::faults::MsRange;
 use crate::oracles::CallObservation;
 use crate::world::workloads::WorkloadSpec;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
+use std::sync::Arc;
 use std::task::Poll;
 use zk_recipes::{FencingToken, Hold, HoldId, Observation};
+
+/// A sleep as the world gives it.
+pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The world a [`Context`] runs in: the simulator's (a client's
+/// [`super::Bridge`]) or a live run's against a real server.
+pub trait World: Send + Sync {
+    /// This client's index, 0-based.
+    fn index(&self) -> usize;
+    /// How many clients the run has.
+    fn clients(&self) -> usize;
+    /// The connect string the application's `Client::connect` takes.
+    fn cluster(&self) -> String;
+    /// The scenario's session timeout.
+    fn session_timeout_ms(&self) -> u64;
+    /// True once the faults have healed.
+    fn stopping(&self) -> bool;
+    /// A seeded draw in `range`.
+    fn draw_ms(&self, range: MsRange) -> u64;
+    /// The application's own timer of `ms`.
+    fn sleep_ms(&self, ms: u64) -> Sleep;
+    /// A write to the shared fenced resource; whether it accepted `token`.
+    fn write_resource(&self, token: FencingToken) -> bool;
+    /// The application starts a call the oracles judge.
+    fn doing(&self, hold: HoldId, call: CallObservation);
+    /// The application saw something the oracles judge.
+    fn saw(&self, hold: HoldId, observation: Observation);
+}
 
 /// One client's view of its run.
 #[derive(Clone)]
 pub struct Context {
-    bridge: Bridge,
+    world: Arc<dyn World>,
     spec: WorkloadSpec,
     path: String,
+    cluster: String,
     /// The hold the observation calls are about.
     hold: HoldId,
 }
 
 impl Context {
-    pub(crate) fn new(bridge: Bridge, spec: WorkloadSpec, path: String) -> Context {
-        let hold = HoldId::FIRST;
+    /// A client's context in `world`, with the scenario's `[workload]`
+    /// table and the recipe's directory.
+    pub fn new(world: Arc<dyn World>, spec: WorkloadSpec, path: String) -> Context {
         Context {
-            bridge,
+            cluster: world.cluster(),
+            world,
             spec,
             path,
-            hold,
+            hold: HoldId::FIRST,
         }
     }
 
@@ -51,19 +82,14 @@ impl Context {
         }
     }
 
-    /// The client's bridge (what the simulated client crate is built on).
-    pub fn bridge(&self) -> &Bridge {
-        &self.bridge
-    }
-
     /// This client's index, 0-based.
     pub fn index(&self) -> usize {
-        self.bridge.app().index()
+        self.world.index()
     }
 
     /// How many clients the run has.
     pub fn clients(&self) -> usize {
-        self.bridge.app().clients()
+        self.world.clients()
     }
 
     /// The recipe's directory (`config.path`, or the recipe's default).
@@ -71,10 +97,17 @@ impl Context {
         &self.path
     }
 
-    /// The connect string to pass `Client::connect` (any string connects a
-    /// simulated client to the simulated ensemble).
-    pub fn cluster(&self) -> &'static str {
-        "zkcheck-simulated:2181"
+    /// The connect string to pass `Client::connect`: in a live run, the
+    /// address of this client's fault-injecting proxy in front of the real
+    /// server; in the simulator any string connects to the simulated
+    /// ensemble.
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// The scenario's session timeout (`Connector::session_timeout`).
+    pub fn session_timeout_ms(&self) -> u64 {
+        self.world.session_timeout_ms()
     }
 
     /// The scenario's `[workload]` table.
@@ -85,18 +118,18 @@ impl Context {
     /// True once the faults have healed: finish what is started, start
     /// nothing new.
     pub fn stopping(&self) -> bool {
-        self.bridge.app().stopping()
+        self.world.stopping()
     }
 
     /// A seeded draw in `range` (hold and think times).
     pub fn draw_ms(&self, range: MsRange) -> u64 {
-        self.bridge.app().draw_ms(range)
+        self.world.draw_ms(range)
     }
 
     /// Sleeps `ms` of simulated time as the application's own timer (a
     /// liveness report names it). `tokio::time::sleep` works as well.
     pub async fn sleep_ms(&self, ms: u64) {
-        self.bridge.app().sleep_ms(ms).await
+        self.world.sleep_ms(ms).await
     }
 
     /// The workload's cycles (`[workload] cycles`), numbered from 0; ends
@@ -138,12 +171,12 @@ impl Context {
 
     /// Writes to the shared fenced resource; whether it accepted the token.
     pub fn write_resource(&self, token: i64) -> bool {
-        self.bridge.app().write_resource(FencingToken(token))
+        self.world.write_resource(FencingToken(token))
     }
 
     /// The application asks for the lock (leadership, leases).
     pub fn acquiring(&self) {
-        self.bridge.doing(self.hold, CallObservation::Acquire);
+        self.world.doing(self.hold, CallObservation::Acquire);
     }
 
     /// The application holds the lock exclusively, with a fencing token
@@ -168,7 +201,7 @@ impl Context {
     }
 
     fn saw_acquired(&self, hold: Hold, token: i64) {
-        self.bridge.saw(
+        self.world.saw(
             self.hold,
             Observation::Acquired {
                 hold,
@@ -180,27 +213,27 @@ impl Context {
     /// The application stops relying on what it holds (call it before the
     /// recipe deletes its node).
     pub fn releasing(&self) {
-        self.bridge.doing(self.hold, CallObservation::Release);
+        self.world.doing(self.hold, CallObservation::Release);
     }
 
     /// The recipe confirmed the release.
     pub fn released(&self) {
-        self.bridge.saw(self.hold, Observation::Released);
+        self.world.saw(self.hold, Observation::Released);
     }
 
     /// The application learned it no longer holds what it held.
     pub fn lost(&self) {
-        self.bridge.saw(self.hold, Observation::Lost);
+        self.world.saw(self.hold, Observation::Lost);
     }
 
     /// A timed acquisition gave up.
     pub fn timed_out(&self) {
-        self.bridge.saw(self.hold, Observation::TimedOut);
+        self.world.saw(self.hold, Observation::TimedOut);
     }
 
     /// The application offers an item to a queue.
     pub fn offering(&self, item: &[u8]) {
-        self.bridge.doing(
+        self.world.doing(
             self.hold,
             CallObservation::Offer {
                 item: item.to_vec(),
@@ -210,7 +243,7 @@ impl Context {
 
     /// The queue accepted the item.
     pub fn offered(&self, item: &[u8]) {
-        self.bridge.saw(
+        self.world.saw(
             self.hold,
             Observation::Offered {
                 item: item.to_vec(),
@@ -220,12 +253,12 @@ impl Context {
 
     /// The application asks the queue for an item.
     pub fn taking(&self) {
-        self.bridge.doing(self.hold, CallObservation::Take);
+        self.world.doing(self.hold, CallObservation::Take);
     }
 
     /// The queue delivered an item to this client.
     pub fn took(&self, item: &[u8]) {
-        self.bridge.saw(
+        self.world.saw(
             self.hold,
             Observation::Taken {
                 item: item.to_vec(),
@@ -235,32 +268,32 @@ impl Context {
 
     /// A take found the queue empty.
     pub fn found_empty(&self) {
-        self.bridge.saw(self.hold, Observation::Empty);
+        self.world.saw(self.hold, Observation::Empty);
     }
 
     /// The application enters a barrier.
     pub fn entering(&self) {
-        self.bridge.doing(self.hold, CallObservation::Enter);
+        self.world.doing(self.hold, CallObservation::Enter);
     }
 
     /// The application passed the barrier's entry.
     pub fn entered(&self) {
-        self.bridge.saw(self.hold, Observation::Entered);
+        self.world.saw(self.hold, Observation::Entered);
     }
 
     /// The application leaves a barrier.
     pub fn leaving(&self) {
-        self.bridge.doing(self.hold, CallObservation::Leave);
+        self.world.doing(self.hold, CallObservation::Leave);
     }
 
     /// The application passed the barrier's exit.
     pub fn left(&self) {
-        self.bridge.saw(self.hold, Observation::Left);
+        self.world.saw(self.hold, Observation::Left);
     }
 
     /// The recipe gave up on a call (an error reached the application).
     pub fn failed(&self, reason: impl Into<String>) {
-        self.bridge.saw(
+        self.world.saw(
             self.hold,
             Observation::Failed {
                 reason: reason.into(),

@@ -19,17 +19,24 @@
 //! An async variant is registered with [`AsyncWorkload`] through
 //! `SimVariant::asynchronous` (and the models registry's door).
 
+#[cfg(madsim)]
 mod bridge;
 mod context;
 mod recipe;
 
+#[cfg(madsim)]
 pub(crate) use bridge::forget_bridges;
+#[cfg(madsim)]
 pub use bridge::{Awaited, Bridge, ClaimError, Reply, Ticket, WatchEvent};
-pub use context::Context;
+pub use context::{Context, Sleep, World};
 pub use recipe::{ApiCall, ApiOutcome, ApiRecipe};
 
-use crate::world::BoxedWorkload;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// A registered async workload: what each client runs, given its context.
-pub type AsyncWorkload = Arc<dyn Fn(Context) -> BoxedWorkload + Send + Sync>;
+pub type AsyncWorkload = Arc<dyn Fn(Context) -> AsyncRun + Send + Sync>;
+
+/// One client's run of an async workload.
+pub type AsyncRun = Pin<Box<dyn Future<Output = ()> + Send>>;

@@ -336,7 +336,7 @@ impl<R: SimRecipe> Driver<R> {
 }
 
 /// Creates the scenario's parent directories (under the run's root).
-async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
+pub async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
     if setup.is_empty() {
         return Ok(());
     }

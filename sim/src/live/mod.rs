@@ -26,7 +26,8 @@ mod mirror;
 mod support;
 
 pub use app::LiveClient;
-pub use driver::{live_runner, BoxedWorkload};
+pub use driver::{live_runner, set_up, BoxedWorkload};
+pub use mirror::mirror;
 pub use support::unsupported;
 
 use crate::world::RunReport;

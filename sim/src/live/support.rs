@@ -2,6 +2,7 @@
 //! refused before anything runs, naming the scenario key.
 
 use crate::faults::{Fault, FaultEntry};
+use crate::oracles::Property;
 use crate::scenario::Scenario;
 
 /// The first thing in `scenario` a live run cannot do, as a message naming
@@ -10,11 +11,28 @@ use crate::scenario::Scenario;
 pub fn unsupported(scenario: &Scenario) -> Option<String> {
     let raw = &scenario.raw;
     if scenario.variant().is_async() {
-        return Some(format!(
-            "`variant = \"{}\"` is an async recipe: live runs of async recipes are not \
-             supported yet (sweep, sim and replay are)",
-            scenario.variant().name
-        ));
+        let unjudged = [
+            (
+                Property::Fifo,
+                "fifo needs the tree at the instant of each acquisition, which an async live run \
+                 does not read",
+            ),
+            (
+                Property::Herd,
+                "herd counts the watch events the client library delivers, which an async live \
+                 run does not see",
+            ),
+        ];
+        if let Some((property, why)) = unjudged
+            .iter()
+            .find(|(property, _)| scenario.properties.contains(property))
+        {
+            return Some(format!(
+                "`properties.check` includes `{}`: cannot be judged live on an async recipe \
+                 ({why}); the simulator judges it",
+                property.name()
+            ));
+        }
     }
     if raw.ensemble > 1 {
         return Some(format!(

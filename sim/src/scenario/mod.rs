@@ -10,6 +10,7 @@ pub mod file;
 pub mod limits;
 mod registry;
 mod seeds;
+#[cfg(madsim)]
 pub mod shrink;
 mod validate;
 
@@ -183,6 +184,7 @@ impl Scenario {
     }
 
     /// The simulation of this scenario's recipe and variant.
+    #[cfg(madsim)]
     pub fn runner(&self) -> Box<dyn Runner> {
         self.variant().runner(self)
     }
@@ -230,7 +232,32 @@ impl Scenario {
             let keys = self.variant().workload.keys();
             workload.retain(|key, _| keys.iter().any(|k| *key == **k));
         }
-        shrink::leave_out_server_faults_client(&mut table, &self.faults);
+        leave_out_server_faults_client(&mut table, &self.faults);
         toml::to_string(&table).expect("a scenario serializes")
+    }
+}
+
+/// A fault that strikes a server takes no `client`; the schedule's
+/// entries serialize one anyway (0), which the validator refuses on a
+/// server fault. Removes it from those entries of a scenario's TOML
+/// `table`, whose `[[faults.schedule]]` is `plan.schedule` in order, so a
+/// shrunk scenario (or any written back) loads again.
+fn leave_out_server_faults_client(table: &mut toml::Value, plan: &FaultPlan) {
+    let Some(entries) = table
+        .get_mut("faults")
+        .and_then(|faults| faults.get_mut("schedule"))
+        .and_then(toml::Value::as_array_mut)
+    else {
+        return;
+    };
+    assert_eq!(
+        entries.len(),
+        plan.schedule.len(),
+        "the file's schedule is the plan's"
+    );
+    for (entry, fault) in entries.iter_mut().zip(&plan.schedule) {
+        if let (true, Some(entry)) = (fault.fault.is_ensemble(), entry.as_table_mut()) {
+            entry.remove("client");
+        }
     }
 }

@@ -7,13 +7,18 @@
 //! and hands the list ([`SimRecipes`]) to [`super::Scenario::parse`].
 
 use super::Scenario;
-use crate::async_recipe::{ApiRecipe, AsyncWorkload, Bridge, Context};
+use crate::async_recipe::AsyncWorkload;
+#[cfg(madsim)]
+use crate::async_recipe::{ApiRecipe, Bridge, Context};
 use crate::live::{live_runner, LiveClient, LiveRunner};
 use crate::oracles::Property;
 use crate::world::adapters::{BarrierCalls, HoldCalls, QueueCalls};
 use crate::world::workloads::{barrier_rounds, hold_cycles, queue_traffic, WorkloadSpec};
-use crate::world::{Client, RunReport, SimRecipe, Simulation};
+use crate::world::{App, RunReport, SimRecipe};
+#[cfg(madsim)]
+use crate::world::{Client, Simulation};
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use zk_recipes::zk::Path;
 
@@ -178,6 +183,7 @@ pub trait Runner: Send + Sync {
     fn run(&self, seed: u64, trace: bool) -> RunReport;
 }
 
+#[cfg(madsim)]
 impl<R: SimRecipe> Runner for Simulation<R> {
     fn run(&self, seed: u64, trace: bool) -> RunReport {
         self.run_with_trace(seed, trace)
@@ -185,7 +191,12 @@ impl<R: SimRecipe> Runner for Simulation<R> {
 }
 
 /// Builds a variant's simulation for a checked scenario.
+#[cfg(madsim)]
 type BuildRunner = Arc<dyn Fn(&Scenario) -> Box<dyn Runner> + Send + Sync>;
+/// A build without madsim's simulator (`--cfg madsim`) has no simulation
+/// to build: it runs variants live only.
+#[cfg(not(madsim))]
+type BuildRunner = ();
 /// Builds a variant's run against a real server for a checked scenario.
 type BuildLive = Arc<dyn Fn(&Scenario) -> Box<dyn LiveRunner> + Send + Sync>;
 
@@ -203,9 +214,12 @@ pub struct SimVariant {
     /// this variant reads (`max_leases` is a semaphore's, `barrier_size` a
     /// barrier's, `hosts` and `node_mode` only where declared).
     pub config_keys: Vec<&'static str>,
+    #[cfg_attr(not(madsim), allow(dead_code))]
     build: BuildRunner,
-    /// None for an async recipe: `live` does not run those yet.
+    /// None for an async recipe (its live run is its [`AsyncWorkload`]).
     build_live: Option<BuildLive>,
+    /// An async recipe's workload: the user's code, run per client.
+    async_workload: Option<AsyncWorkload>,
 }
 
 impl fmt::Debug for SimVariant {
@@ -233,6 +247,7 @@ impl SimVariant {
             config_keys: Vec::new(),
             build,
             build_live,
+            async_workload: None,
         }
     }
 
@@ -246,16 +261,7 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let kind = WorkloadKind::Hold;
-        SimVariant::running(
-            name,
-            about,
-            kind,
-            calls,
-            make,
-            hold_cycles::<Client<R>>,
-            hold_cycles::<LiveClient<R>>,
-        )
+        SimVariant::running(name, about, WorkloadKind::Hold, calls, make, Holds)
     }
 
     /// A queue (run by `queue_traffic`).
@@ -268,16 +274,7 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let kind = WorkloadKind::Queue;
-        SimVariant::running(
-            name,
-            about,
-            kind,
-            calls,
-            make,
-            queue_traffic::<Client<R>>,
-            queue_traffic::<LiveClient<R>>,
-        )
+        SimVariant::running(name, about, WorkloadKind::Queue, calls, make, Traffic)
     }
 
     /// A barrier (run by `barrier_rounds`).
@@ -290,48 +287,37 @@ impl SimVariant {
     where
         R::Call: Sync,
     {
-        let kind = WorkloadKind::Barrier;
-        SimVariant::running(
-            name,
-            about,
-            kind,
-            calls,
-            make,
-            barrier_rounds::<Client<R>>,
-            barrier_rounds::<LiveClient<R>>,
-        )
+        SimVariant::running(name, about, WorkloadKind::Barrier, calls, make, Rounds)
     }
 
-    /// A variant whose clients run `workload` (`live_workload` against a
-    /// real server: the same workload) with the scenario's `[workload]`
-    /// and `calls`, on recipes built by `make`.
-    fn running<R: SimRecipe, C, F, G>(
+    /// A variant whose clients run the built-in `workload` (in the
+    /// simulator and against a real server: the same code) with the
+    /// scenario's `[workload]` and `calls`, on recipes built by `make`.
+    fn running<R: SimRecipe, W: BuiltinWorkload<R>>(
         name: &str,
         about: &str,
         kind: WorkloadKind,
-        calls: C,
+        calls: W::Calls,
         make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
-        workload: impl Fn(Client<R>, WorkloadSpec, C) -> F + Copy + Send + Sync + 'static,
-        live_workload: impl Fn(LiveClient<R>, WorkloadSpec, C) -> G + Copy + Send + Sync + 'static,
-    ) -> SimVariant
-    where
-        C: Clone + Send + Sync + 'static,
-        F: std::future::Future<Output = ()> + Send + 'static,
-        G: std::future::Future<Output = ()> + Send + 'static,
-    {
+        workload: W,
+    ) -> SimVariant {
         let make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync> = Arc::new(make);
-        let make_live = make.clone();
-        let live_calls = calls.clone();
-        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
-            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
-            simulation(scenario, make.clone(), move |client| {
-                workload(client, spec.clone(), calls.clone())
+        #[cfg(madsim)]
+        let build: BuildRunner = {
+            let (make, calls) = (make.clone(), calls.clone());
+            Arc::new(move |scenario: &Scenario| {
+                let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
+                simulation(scenario, make.clone(), move |client: Client<R>| {
+                    workload.run(client, spec.clone(), calls.clone())
+                })
             })
-        });
+        };
+        #[cfg(not(madsim))]
+        let build: BuildRunner = ();
         let build_live: BuildLive = Arc::new(move |scenario: &Scenario| {
-            let (spec, calls) = (scenario.raw.workload.clone(), live_calls.clone());
+            let (spec, calls) = (scenario.raw.workload.clone(), calls.clone());
             let context = ClientContext::of(scenario);
-            let make = make_live.clone();
+            let make = make.clone();
             live_runner(
                 scenario.world_config(),
                 move |client, unique_id| {
@@ -341,7 +327,7 @@ impl SimVariant {
                         ..context.clone()
                     })
                 },
-                move |client| live_workload(client, spec.clone(), calls.clone()),
+                move |client: LiveClient<R>| workload.run(client, spec.clone(), calls.clone()),
             )
         });
         SimVariant::new(name, about, kind, build, Some(build_live))
@@ -356,19 +342,28 @@ impl SimVariant {
         kind: WorkloadKind,
         workload: AsyncWorkload,
     ) -> SimVariant {
-        let build: BuildRunner = Arc::new(move |scenario: &Scenario| {
-            let (spec, path) = (scenario.raw.workload.clone(), scenario.path.to_string());
+        #[cfg(madsim)]
+        let build: BuildRunner = {
             let workload = workload.clone();
-            Box::new(Simulation::new(
-                scenario.world_config(),
-                |_, _| ApiRecipe,
-                move |client| {
-                    let context = Context::new(Bridge::start(client), spec.clone(), path.clone());
-                    workload(context)
-                },
-            ))
-        });
-        SimVariant::new(name, about, kind, build, None)
+            Arc::new(move |scenario: &Scenario| {
+                let (spec, path) = (scenario.raw.workload.clone(), scenario.path.to_string());
+                let workload = workload.clone();
+                Box::new(Simulation::new(
+                    scenario.world_config(),
+                    |_, _| ApiRecipe,
+                    move |client| {
+                        let bridge = Arc::new(Bridge::start(client));
+                        workload(Context::new(bridge, spec.clone(), path.clone()))
+                    },
+                ))
+            })
+        };
+        #[cfg(not(madsim))]
+        let build: BuildRunner = ();
+        SimVariant {
+            async_workload: Some(workload),
+            ..SimVariant::new(name, about, kind, build, None)
+        }
     }
 
     /// The recipe's directory must exist before it runs.
@@ -384,6 +379,7 @@ impl SimVariant {
     }
 
     /// The simulation of a checked scenario of this variant.
+    #[cfg(madsim)]
     pub fn runner(&self, scenario: &Scenario) -> Box<dyn Runner> {
         (self.build)(scenario)
     }
@@ -392,7 +388,12 @@ impl SimVariant {
     /// (`crate::live`).
     /// An async recipe (the user's own code against the simulated client).
     pub fn is_async(&self) -> bool {
-        self.build_live.is_none()
+        self.async_workload.is_some()
+    }
+
+    /// An async recipe's workload (what each client runs, live or simulated).
+    pub fn async_workload(&self) -> Option<&AsyncWorkload> {
+        self.async_workload.as_ref()
     }
 
     /// None for an async recipe (not run live yet).
@@ -402,6 +403,7 @@ impl SimVariant {
 }
 
 /// The simulation of `scenario` with `make` building each client's recipe.
+#[cfg(madsim)]
 fn simulation<R: SimRecipe, F>(
     scenario: &Scenario,
     make: Arc<dyn Fn(&ClientContext) -> R + Send + Sync>,
@@ -422,6 +424,65 @@ where
         },
         workload,
     ))
+}
+
+/// A built-in workload, for any application handle: the simulator's
+/// [`Client`] and a live run's [`LiveClient`] run the same code.
+trait BuiltinWorkload<R: SimRecipe>: Copy + Send + Sync + 'static {
+    /// The recipe's calls the workload makes.
+    type Calls: Clone + Send + Sync + 'static;
+    fn run<A: App<Recipe = R>>(
+        self,
+        app: A,
+        spec: WorkloadSpec,
+        calls: Self::Calls,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+/// `hold_cycles`: acquire, hold, release.
+#[derive(Clone, Copy)]
+struct Holds;
+/// `queue_traffic`: producers offer, consumers take.
+#[derive(Clone, Copy)]
+struct Traffic;
+/// `barrier_rounds`: enter together, leave together.
+#[derive(Clone, Copy)]
+struct Rounds;
+
+impl<R: SimRecipe<Call: Sync>> BuiltinWorkload<R> for Holds {
+    type Calls = HoldCalls<R::Call>;
+    fn run<A: App<Recipe = R>>(
+        self,
+        app: A,
+        spec: WorkloadSpec,
+        calls: Self::Calls,
+    ) -> impl Future<Output = ()> + Send {
+        hold_cycles(app, spec, calls)
+    }
+}
+
+impl<R: SimRecipe<Call: Sync>> BuiltinWorkload<R> for Traffic {
+    type Calls = QueueCalls<R::Call>;
+    fn run<A: App<Recipe = R>>(
+        self,
+        app: A,
+        spec: WorkloadSpec,
+        calls: Self::Calls,
+    ) -> impl Future<Output = ()> + Send {
+        queue_traffic(app, spec, calls)
+    }
+}
+
+impl<R: SimRecipe<Call: Sync>> BuiltinWorkload<R> for Rounds {
+    type Calls = BarrierCalls<R::Call>;
+    fn run<A: App<Recipe = R>>(
+        self,
+        app: A,
+        spec: WorkloadSpec,
+        calls: Self::Calls,
+    ) -> impl Future<Output = ()> + Send {
+        barrier_rounds(app, spec, calls)
+    }
 }
 
 /// A recipe as the simulator knows it.

@@ -157,28 +157,3 @@ pub fn shrink(scenario: &Scenario, seed: u64, max_runs: usize) -> Result<Shrunk,
         runs: shrinker.runs,
     })
 }
-
-/// A fault that strikes a server takes no `client`; the schedule's
-/// entries serialize one anyway (0), which the validator refuses on a
-/// server fault. Removes it from those entries of a scenario's TOML
-/// `table`, whose `[[faults.schedule]]` is `plan.schedule` in order, so a
-/// shrunk scenario (or any written back) loads again.
-pub(super) fn leave_out_server_faults_client(table: &mut toml::Value, plan: &FaultPlan) {
-    let Some(entries) = table
-        .get_mut("faults")
-        .and_then(|faults| faults.get_mut("schedule"))
-        .and_then(toml::Value::as_array_mut)
-    else {
-        return;
-    };
-    assert_eq!(
-        entries.len(),
-        plan.schedule.len(),
-        "the file's schedule is the plan's"
-    );
-    for (entry, fault) in entries.iter_mut().zip(&plan.schedule) {
-        if let (true, Some(entry)) = (fault.fault.is_ensemble(), entry.as_table_mut()) {
-            entry.remove("client");
-        }
-    }
-}

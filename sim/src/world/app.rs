@@ -4,13 +4,13 @@
 //! ([`super::workloads`]) are written against this trait, so the same
 //! workload runs in both.
 
-use super::shared::SimRecipe;
 use crate::faults::MsRange;
+use crate::oracles::ObserveCall;
 use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use zk_recipes::FencingToken;
+use zk_recipes::{FencingToken, Observe, Recipe};
 
 /// The recipe call type of an [`App`].
 pub type Call<A> = <<A as App>::Recipe as zk_recipes::Recipe>::Call;
@@ -57,4 +57,18 @@ pub fn run_state_in<T: Default + Send + 'static>(states: &mut RunStates) -> Arc<
     state
         .downcast::<Mutex<T>>()
         .expect("run state keyed by its type")
+}
+
+/// A recipe the world can run: its calls and outcomes are observable and
+/// everything can move between tasks.
+pub trait SimRecipe:
+    Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static> + Send + 'static
+{
+}
+
+impl<R> SimRecipe for R where
+    R: Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static>
+        + Send
+        + 'static
+{
 }

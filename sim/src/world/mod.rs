@@ -36,35 +36,38 @@
 //! time is madsim's simulated clock, collections are ordered, and no OS
 //! thread is started inside a run.
 
-#[cfg(not(madsim))]
-compile_error!(
-    "zk-sim's world needs madsim's simulator, which exists only with `--cfg madsim`. Add to your \
-     crate's .cargo/config.toml:  [build] rustflags = [\"--cfg\", \"madsim\"]  (and \
-     rustdocflags = [\"--cfg\", \"madsim\"] for doctests); a RUSTFLAGS environment variable \
-     replaces that setting, so add `--cfg madsim` to it if you set one"
-);
-
 pub mod adapters;
 pub mod app;
+#[cfg(madsim)]
 mod app_events;
+#[cfg(madsim)]
 mod client;
 mod config;
+#[cfg(madsim)]
 mod connection;
+#[cfg(madsim)]
 mod events;
 mod report;
+#[cfg(madsim)]
 mod run;
+#[cfg(madsim)]
 mod servers;
+#[cfg(madsim)]
 mod settle;
+#[cfg(madsim)]
 mod shared;
+#[cfg(madsim)]
 mod shell;
 mod trace;
 pub mod workloads;
 
-pub use app::App;
+pub use app::{App, SimRecipe};
+#[cfg(madsim)]
 pub use app_events::AppEvents;
+#[cfg(madsim)]
 pub use client::Client;
 pub use config::{LatencyModel, WorldConfig};
 pub use report::{min_goals, RunReport, RunStats, MIN_GOAL_PERCENT};
+#[cfg(madsim)]
 pub use run::{BoxedWorkload, Simulation};
-pub use shared::SimRecipe;
 pub use trace::{Trace, TraceKind, TraceLine};

@@ -2,6 +2,7 @@
 //! one task at a time, so the lock is never contended; no task holds it
 //! across an await).
 
+pub use super::app::SimRecipe;
 use super::config::WorldConfig;
 use super::events::{Event, EventQueue, Inbound, LocalTimer, ToClient, ToServer};
 use super::report::RunStats;
@@ -11,7 +12,7 @@ use crate::diagnosis::{diagnose_undiagnosed, ClientScene, History, Scene};
 use crate::ensemble::Ensemble;
 use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
-use crate::oracles::{ObserveCall, Oracles, Seen, View};
+use crate::oracles::{Oracles, Seen, View};
 use madsim::task::NodeId;
 use madsim::time::TimeHandle;
 use rand::rngs::SmallRng;
@@ -21,21 +22,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Waker};
 use std::time::Duration;
 use zk_recipes::zk::{Path, SessionId};
-use zk_recipes::{Observe, Recipe, TimerId};
-
-/// A recipe the world can run: its calls and outcomes are observable and
-/// everything can move between tasks.
-pub trait SimRecipe:
-    Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static> + Send + 'static
-{
-}
-
-impl<R> SimRecipe for R where
-    R: Recipe<Call: ObserveCall + Send + 'static, Outcome: Observe + Send + 'static>
-        + Send
-        + 'static
-{
-}
+use zk_recipes::TimerId;
 
 /// Seeded random streams, one per purpose (see `faults::plan::stream`).
 pub struct Rngs {
