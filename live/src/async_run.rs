@@ -31,8 +31,11 @@ use zk_recipes::{FencingToken, Hold, HoldId, Observation};
 use zk_sim::async_recipe::{AsyncWorkload, Context, Sleep, World};
 use zk_sim::faults::plan::{stream, REQUEST_STREAM};
 use zk_sim::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
-use zk_sim::live::{mirror, set_up, Backend, BackendError, BoxFuture, LiveRunner, RequestLoss};
-use zk_sim::oracles::{liveness_violation, stuck_line, CallObservation, Oracles, Seen, View};
+use zk_sim::live::{
+    end_tree, judge_liveness, mirror, prepare, Backend, BackendError, BoxFuture, ClientProgress,
+    FencedResource, LiveRunner, RequestLoss,
+};
+use zk_sim::oracles::{CallObservation, Oracles, Seen, View};
 use zk_sim::scenario::Scenario;
 use zk_sim::world::workloads::WorkloadSpec;
 use zk_sim::world::{RunReport, RunStats, WorldConfig};
@@ -60,8 +63,7 @@ struct Slot {
     done: bool,
     /// The last call the application reported starting: (time, call).
     last_call: Option<(u64, String)>,
-    /// Every session the server granted this client (expired at the end).
-    sessions_seen: BTreeSet<i64>,
+    /// The last session the server granted this client (expired at the end).
     last_session: Option<LinkSession>,
 }
 
@@ -76,7 +78,7 @@ struct Run {
     fault_history: Vec<ScheduledFault>,
     request_faults: RequestFaults,
     fault_rng: rand::rngs::SmallRng,
-    resource_max_token: Option<i64>,
+    resource: FencedResource,
     /// Sessions the run expired (by a fault).
     expired: BTreeSet<i64>,
     t0: u64,
@@ -112,7 +114,6 @@ impl Run {
         self.sessions[client] = current;
         if let Some(session) = seen {
             let slot = &mut self.clients[client];
-            slot.sessions_seen.insert(session.session_id);
             slot.last_session = Some(session);
         }
     }
@@ -183,11 +184,7 @@ impl AsyncRunner {
         backend: Arc<dyn Backend>,
     ) -> Result<RunReport, BackendError> {
         let config = &self.config;
-        set_up(&*backend, &config.setup).await?;
-        let initial: BTreeSet<Path> = mirror(&backend.snapshot(root).await?, &[])
-            .paths()
-            .into_iter()
-            .collect();
+        let initial = prepare(&*backend, &config.setup, root).await?;
         let mut proxies = Vec::with_capacity(config.clients);
         for _ in 0..config.clients {
             let proxy = FaultProxy::start_reporting(self.zk.addr(), self.zk.local_failures())
@@ -207,7 +204,6 @@ impl AsyncRunner {
                 paused: false,
                 done: false,
                 last_call: None,
-                sessions_seen: BTreeSet::new(),
                 last_session: None,
             })
             .collect();
@@ -220,7 +216,7 @@ impl AsyncRunner {
             fault_history: Vec::new(),
             request_faults: drawn.per_request,
             fault_rng: stream(seed, REQUEST_STREAM),
-            resource_max_token: None,
+            resource: FencedResource::default(),
             expired: BTreeSet::new(),
             t0,
             workloads_done_at_verdict: None,
@@ -270,6 +266,9 @@ impl AsyncRunner {
         workloads.abort_all();
         while workloads.join_next().await.is_some() {}
         end_sessions(&run, self.zk.addr()).await;
+        for proxy in &proxies {
+            proxy.clear_request_hook(); // the hook holds the run, which holds the proxy
+        }
         let mut run = lock(&run);
         if let Some(failure) = run.failure.take().or(panicked) {
             return Err(BackendError(failure));
@@ -461,48 +460,29 @@ impl Supervisor {
     }
 
     fn liveness(&self, run: &mut Run, now: u64) {
-        if !self
-            .config
-            .oracles
-            .properties
-            .contains(&zk_sim::oracles::Property::Liveness)
-        {
-            return;
-        }
-        let t0 = run.t0;
-        let stuck: Vec<String> = run
-            .clients
-            .iter()
-            .enumerate()
-            .filter(|(_, slot)| !slot.done)
-            .map(|(client, slot)| {
-                let last_call = slot.last_call.clone();
-                stuck_line(
-                    client,
-                    last_call.map(|(at, call)| (at.saturating_sub(t0), call)),
-                )
+        let progress: Vec<ClientProgress> = (run.clients.iter())
+            .map(|slot| ClientProgress {
+                done: slot.done,
+                last_call: slot.last_call.clone(),
             })
             .collect();
-        if let Some(violation) = liveness_violation(run.now_rel(now), self.config.heal_ms, stuck) {
-            run.oracles.report(violation);
-        }
+        judge_liveness(&mut run.oracles, progress, run.t0, now, self.config.heal_ms);
     }
 
     /// Leaked nodes, against a snapshot of the real tree; undelivered items.
     async fn end_checks(&self) {
         let now = self.backend.now_ns();
-        let tree = match self.backend.snapshot(&self.root).await {
-            Ok(nodes) => mirror(&nodes, &[]),
-            Err(error) => {
-                lock(&self.run)
-                    .failure
-                    .get_or_insert(format!("the end checks could not read the tree: {error}"));
-                return;
-            }
-        };
+        let tree = end_tree(&*self.backend, &self.root).await;
         let mut run = lock(&self.run);
-        let at = run.now_rel(now);
-        run.oracles.finish(at, &tree, &self.initial);
+        match tree {
+            Ok(tree) => {
+                let at = run.now_rel(now);
+                run.oracles.finish(at, &tree, &self.initial);
+            }
+            Err(failure) => {
+                run.failure.get_or_insert(failure);
+            }
+        }
     }
 }
 
@@ -582,14 +562,7 @@ impl World for LiveWorld {
     fn write_resource(&self, token: FencingToken) -> bool {
         let now = self.backend.now_ns();
         let mut run = self.run();
-        let accepted = run.resource_max_token.is_none_or(|max| token.0 >= max);
-        if accepted {
-            run.resource_max_token = Some(token.0);
-        }
-        let seen = Seen::ResourceWrite {
-            token: token.0,
-            accepted,
-        };
+        let (accepted, seen) = run.resource.write(token.0);
         run.observe(now, self.client, HoldId::FIRST, seen);
         accepted
     }

@@ -9,11 +9,14 @@
 //!
 //! Configuration: `/q` exists; client 0 offers N-1 distinct items (`item-1`,
 //! ...), every other client takes one (blocking). With 2 clients: one item.
-//! Unique ids are 1..=N.
+//! Unique ids are 1..=N. ([`model`] builds a queue model whose consumers
+//! each take several items.)
 //!
-//! Properties: `exactly_once` (no duplicate, no unknown item, per-producer
-//! order, no acknowledged item lost), no leaked nodes, no stuck waiter,
-//! liveness; examples: an item is consumed, the workload can complete.
+//! Properties: `exactly_once` (no duplicate, no unknown item, no
+//! acknowledged item lost), `fifo` (each consumer takes the producer's items
+//! in offer order: with one take per consumer it cannot fail), no leaked
+//! nodes, no stuck waiter, liveness; examples: an item is consumed, the
+//! workload can complete.
 //! Known bug of the originals in reach: 6 (a lost delete reply loses an
 //! item; two consumers racing for the head).
 
@@ -38,21 +41,26 @@ pub fn item(n: usize) -> Vec<u8> {
     format!("item-{n}").into_bytes()
 }
 
-fn workload(clients: usize) -> impl Fn(usize) -> Vec<WorkStep<QueueCall>> {
+/// Client 0 offers `takes` items per other client (at least one), every
+/// other client takes `takes` items.
+fn workload(clients: usize, takes: usize) -> impl Fn(usize) -> Vec<WorkStep<QueueCall>> {
+    let items = (clients.saturating_sub(1) * takes).max(1);
     move |client| {
         if client == 0 {
-            (1..clients.max(2))
+            (1..=items)
                 .map(|n| WorkStep::always(QueueCall::Offer(item(n))))
                 .collect()
         } else {
-            vec![WorkStep::always(QueueCall::Take)]
+            vec![WorkStep::always(QueueCall::Take); takes]
         }
     }
 }
 
-fn queue_properties<R: ModelRecipe>() -> Vec<Property<RecipeModel<R>>> {
+/// The properties a queue model checks.
+pub fn queue_properties<R: ModelRecipe>() -> Vec<Property<RecipeModel<R>>> {
     vec![
         properties::exactly_once(),
+        properties::fifo(),
         properties::no_leaks(),
         properties::no_stuck_waiter(),
         properties::liveness(),
@@ -66,6 +74,19 @@ fn build<R: ModelRecipe<Call = QueueCall> + RenameRecipe>(
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
 ) -> RecipeModel<R> {
+    model(variant, setup, recipe, 1).with_renaming()
+}
+
+/// The queue model of any queue recipe on `/q` (`recipe(c)` is client
+/// `c`'s machine), named `queue/{variant}`: client 0 offers, every other
+/// client takes `takes` items (`takes` > 1 lets `fifo` fail); the queue
+/// properties. Without renaming (`RecipeModel::with_renaming` adds it).
+pub fn model<R: ModelRecipe<Call = QueueCall>>(
+    variant: &str,
+    setup: &Setup,
+    recipe: impl Fn(usize) -> R,
+    takes: usize,
+) -> RecipeModel<R> {
     let setup_requests = [Request::Create {
         path: dir(),
         data: Vec::new(),
@@ -75,7 +96,7 @@ fn build<R: ModelRecipe<Call = QueueCall> + RenameRecipe>(
         queue_dir: Some(dir()),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, workload(setup.clients));
+    let clients = ClientSpec::many(setup.clients, recipe, workload(setup.clients, takes));
     RecipeModel::new(
         format!("queue/{variant}"),
         &setup_requests,
@@ -84,7 +105,6 @@ fn build<R: ModelRecipe<Call = QueueCall> + RenameRecipe>(
         oracles,
     )
     .with_setup(setup)
-    .with_renaming()
     .with_properties(queue_properties())
 }
 

@@ -4,7 +4,9 @@
 //! counterexample counts only if the simulator sees the same violation.
 //!
 //! The stepper starts from the model's setup server (its initial state
-//! included) with the model's clients and session ids, returns getChildren
+//! included: the one the schedule records in `[initial]` when it has that
+//! table, in place of the model's own, checked first against the recipe's
+//! setup nodes) with the model's clients and session ids, returns getChildren
 //! results sorted (or in the permutation a step names), and applies each
 //! step as the model did (a `reap` step runs the stepper's reaper). The
 //! oracles see what the simulated world shows them: calls, outcomes, reads
@@ -41,6 +43,7 @@
 
 use crate::model::{self, ModelRecipe, RecipeModel};
 use crate::schedule::{clip, Schedule, ScheduleStep};
+use crate::setup::InitialState;
 use crate::workload::Gate;
 use stateright::Model;
 use std::collections::BTreeSet;
@@ -129,6 +132,10 @@ impl ReplayReport {
 pub enum ReplayError {
     #[error("the schedule has {found} client(s); the model was built with {expected}")]
     Clients { expected: usize, found: usize },
+    /// The schedule's `[initial]` table cannot be made on the model's
+    /// setup server; `key` is the dotted key it is about.
+    #[error("initial state: {message}")]
+    Initial { key: String, message: String },
     #[error("step {step} ({}op {op:?}): {message}", client_of(.client))]
     Step {
         step: usize,
@@ -195,6 +202,14 @@ pub fn replay<R: ModelRecipe>(
             found: schedule.clients,
         });
     }
+    let started;
+    let model = match schedule.initial {
+        None => model,
+        Some(_) => {
+            started = started_from_schedule(model, schedule)?;
+            &started
+        }
+    };
     let mut replay = Replay::new(model);
     let prefix = schedule.cycle_start.unwrap_or(schedule.steps.len());
     replay.run_steps(schedule, 0..prefix)?;
@@ -214,6 +229,22 @@ pub fn replay<R: ModelRecipe>(
         trace: replay.stepper.trace().to_string(),
         lasso,
     })
+}
+
+/// `model` started from the initial state `schedule` records instead of
+/// its own, once that state is checked against the recipe's setup nodes
+/// (so that a bad `[initial]` table is an error, never a panic).
+fn started_from_schedule<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    schedule: &Schedule,
+) -> Result<RecipeModel<R>, ReplayError> {
+    let initial = |(key, message)| ReplayError::Initial { key, message };
+    let state = schedule.initial_state().map_err(initial)?;
+    let bare = model.clone().with_initial_state(InitialState::default());
+    state.check_against(bare.setup_paths()).map_err(|error| {
+        initial((crate::schedule::initial_key(&error), error.to_string()))
+    })?;
+    Ok(bare.with_initial_state(state))
 }
 
 /// What must come back after a lasso's cycle: the server's tree and

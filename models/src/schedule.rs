@@ -32,6 +32,25 @@
 //! default first session id, 257); getChildren results are sorted unless a
 //! step says `order` (the n-th permutation).
 //!
+//! A schedule found from an initial server state (`check --node`,
+//! `--container`, `--sequence-start`; [`crate::setup::InitialState`])
+//! records it in an optional `[initial]` table, which older files lack
+//! (they start from the recipe's setup only):
+//!
+//! ```toml
+//! [initial]
+//! first_session = 257            # optional: client 0's first session id
+//!
+//! [[initial.node]]               # created in this order, parents first
+//! path = "/spare"
+//! mode = "container"             # or "persistent" (the default)
+//! data = "text"                  # optional: a string, or an array of bytes
+//!
+//! [[initial.sequence_start]]     # the next sequence number `parent` hands out
+//! parent = "/locks"
+//! next = 2147483647
+//! ```
+//!
 //! A lasso (`check --liveness cycles`, [`crate::lasso`]) says
 //! `cycle_start = K` in its header: steps `K..` are a cycle that returns to
 //! the state step `K` starts in, the `K` steps before it lead there; its
@@ -46,9 +65,12 @@ use crate::action::Action;
 use crate::faults::FaultBudget;
 use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
-use crate::setup::{MAX_CYCLES, MAX_SERVERS};
+use crate::setup::{
+    InitialNode, InitialState, InitialStateError, MAX_CYCLES, MAX_FIRST_SESSION, MAX_SERVERS,
+};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use zk_recipes::zk::{CreateMode, Path as ZkPath, SessionId};
 pub use zk_sim::scenario::clip;
 use zk_sim::scenario::ScenarioError;
 
@@ -187,6 +209,10 @@ pub struct Schedule {
     /// leads there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycle_start: Option<usize>,
+    /// The server state the clients start from beyond the recipe's setup
+    /// (absent: the recipe's setup only, as in files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial: Option<ScheduleInitial>,
     #[serde(rename = "step")]
     pub steps: Vec<ScheduleStep>,
 }
@@ -197,6 +223,186 @@ fn one_cycle() -> usize {
 
 fn is_one_cycle(cycles: &usize) -> bool {
     *cycles == 1
+}
+
+/// A schedule's `[initial]` table: an [`InitialState`] as text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleInitial {
+    /// Client 0's first session id (absent: the model's default, 257).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_session: Option<i64>,
+    #[serde(default, rename = "node", skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<ScheduleNode>,
+    #[serde(
+        default,
+        rename = "sequence_start",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub sequence_starts: Vec<ScheduleSequenceStart>,
+}
+
+/// A node of the initial state (`[[initial.node]]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleNode {
+    pub path: String,
+    /// `persistent` (the default) or `container`.
+    #[serde(default = "persistent", skip_serializing_if = "is_persistent")]
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<NodeData>,
+}
+
+/// A node's data: text when it is UTF-8, else its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NodeData {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// A parent's sequence counter (`[[initial.sequence_start]]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSequenceStart {
+    pub parent: String,
+    /// The next sequence number the parent hands out (`0..=i32::MAX`).
+    pub next: i64,
+}
+
+/// The modes an initial node may have, as a schedule names them.
+pub const NODE_MODES: &[&str] = &["persistent", "container"];
+
+fn persistent() -> String {
+    NODE_MODES[0].to_string()
+}
+
+fn is_persistent(mode: &String) -> bool {
+    mode == NODE_MODES[0]
+}
+
+impl ScheduleInitial {
+    /// The table recording `state`; None for the default state (nothing
+    /// to record).
+    pub fn of(state: &InitialState) -> Option<ScheduleInitial> {
+        if state.is_default() {
+            return None;
+        }
+        let first = state.first_session.0;
+        Some(ScheduleInitial {
+            first_session: (first != crate::setup::FIRST_SESSION.0).then_some(first),
+            nodes: state.nodes.iter().map(ScheduleNode::of).collect(),
+            sequence_starts: state
+                .sequence_starts
+                .iter()
+                .map(|(parent, next)| ScheduleSequenceStart {
+                    parent: parent.to_string(),
+                    next: i64::from(*next),
+                })
+                .collect(),
+        })
+    }
+
+    /// The initial state the table describes; on error the dotted key
+    /// (`initial.node[0].path`) and the message. What the recipe's setup
+    /// creates is not known here: [`InitialState::check_against`] checks
+    /// the rest when the schedule is replayed.
+    pub fn state(&self) -> Result<InitialState, (String, String)> {
+        let mut state = InitialState::default();
+        if let Some(first) = self.first_session {
+            if !(2..=MAX_FIRST_SESSION).contains(&first) {
+                return Err((
+                    "initial.first_session".into(),
+                    format!("must be in 2..={MAX_FIRST_SESSION} (1 is the setup session's), got {first}"),
+                ));
+            }
+            state.first_session = SessionId(first);
+        }
+        for (n, node) in self.nodes.iter().enumerate() {
+            state.nodes.push(node.node(n)?);
+        }
+        for (n, start) in self.sequence_starts.iter().enumerate() {
+            let key = |field: &str| format!("initial.sequence_start[{n}].{field}");
+            let parent = zk_path(&start.parent).map_err(|m| (key("parent"), m))?;
+            let next = i32::try_from(start.next)
+                .ok()
+                .filter(|next| *next >= 0)
+                .ok_or_else(|| {
+                    (
+                        key("next"),
+                        format!("must be in 0..={}, got {}", i32::MAX, start.next),
+                    )
+                })?;
+            state.sequence_starts.push((parent, next));
+        }
+        Ok(state)
+    }
+}
+
+impl ScheduleNode {
+    fn of(node: &InitialNode) -> ScheduleNode {
+        let mode = match node.mode {
+            CreateMode::Container => "container",
+            _ => "persistent",
+        };
+        let data = match String::from_utf8(node.data.clone()) {
+            Ok(text) if text.is_empty() => None,
+            Ok(text) => Some(NodeData::Text(text)),
+            Err(_) => Some(NodeData::Bytes(node.data.clone())),
+        };
+        ScheduleNode {
+            path: node.path.to_string(),
+            mode: mode.to_string(),
+            data,
+        }
+    }
+
+    /// The node at index `n` of `[[initial.node]]`.
+    fn node(&self, n: usize) -> Result<InitialNode, (String, String)> {
+        let key = |field: &str| format!("initial.node[{n}].{field}");
+        let path = zk_path(&self.path).map_err(|m| (key("path"), m))?;
+        let mode = match self.mode.as_str() {
+            "persistent" => CreateMode::Persistent,
+            "container" => CreateMode::Container,
+            other => {
+                return Err((
+                    key("mode"),
+                    format!(
+                        "`{}` is neither {}",
+                        clip(other),
+                        NODE_MODES.join(" nor ")
+                    ),
+                ))
+            }
+        };
+        let data = match &self.data {
+            None => Vec::new(),
+            Some(NodeData::Text(text)) => text.as_bytes().to_vec(),
+            Some(NodeData::Bytes(bytes)) => bytes.clone(),
+        };
+        Ok(InitialNode { path, data, mode })
+    }
+}
+
+/// A ZooKeeper path other than `/`, or why not.
+fn zk_path(text: &str) -> Result<ZkPath, String> {
+    let path = ZkPath::new(text).map_err(|e| format!("`{}` is not a node path: {e}", clip(text)))?;
+    if path.is_root() {
+        return Err("`/` always exists: name a node below it".into());
+    }
+    Ok(path)
+}
+
+/// The key of `[initial]` an [`InitialStateError`] is about.
+pub fn initial_key(error: &InitialStateError) -> String {
+    match error {
+        InitialStateError::Node { index, .. } => format!("initial.node[{index}].path"),
+        InitialStateError::SequenceStart { index, .. } => {
+            format!("initial.sequence_start[{index}].parent")
+        }
+        InitialStateError::FirstSession { .. } => "initial.first_session".into(),
+    }
 }
 
 /// One step of a schedule.
@@ -265,6 +471,9 @@ pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleE
         ReplayError::Clients { .. } => {
             ScheduleError::at_key(file, source, "clients", error.to_string())
         }
+        ReplayError::Initial(initial) => {
+            ScheduleError::at_key(file, source, &initial_key(initial), error.to_string())
+        }
         ReplayError::Step {
             step,
             client,
@@ -315,6 +524,7 @@ impl FoundOn<'_> {
             property: property.to_string(),
             expect: expect.to_string(),
             cycle_start,
+            initial: None,
             steps,
         }
     }
@@ -340,6 +550,21 @@ impl Schedule {
             .validate(registry)
             .map_err(|(key, message)| ScheduleError::at_key(file, text, &key, message))?;
         Ok(schedule)
+    }
+
+    /// The initial state the schedule records (the default when it has
+    /// no `[initial]` table); on error the dotted key and the message.
+    pub fn initial_state(&self) -> Result<InitialState, (String, String)> {
+        self.initial
+            .as_ref()
+            .map_or_else(|| Ok(InitialState::default()), ScheduleInitial::state)
+    }
+
+    /// The same schedule recording `state` as its initial state (none when
+    /// `state` is the default).
+    pub fn with_initial_state(mut self, state: &InitialState) -> Schedule {
+        self.initial = ScheduleInitial::of(state);
+        self
     }
 
     /// A lasso's cycle has at least one step, and a lasso is a violation.
@@ -435,6 +660,7 @@ impl Schedule {
         if let Err(message) = self.check_cycle_start() {
             return at("cycle_start", message);
         }
+        self.initial_state()?;
         for (n, step) in self.steps.iter().enumerate() {
             let key = |field: &str| format!("step[{n}].{field}");
             let Some(spec) = op_spec(&step.op) else {
@@ -510,6 +736,7 @@ mod tests {
             property: "mutual_exclusion".into(),
             expect: "violation".into(),
             cycle_start: None,
+            initial: None,
             steps: vec![
                 ScheduleStep {
                     call: Some("Lock".into()),

@@ -5,6 +5,7 @@
 
 use crate::faults::FaultBudget;
 use crate::model::ChildOrderMode;
+use std::collections::BTreeSet;
 use zk_recipes::zk::{CreateMode, Path, SessionId};
 
 /// The session id of client 0's first session unless the setup says
@@ -76,6 +77,108 @@ impl Default for InitialState {
             sequence_starts: Vec::new(),
             first_session: FIRST_SESSION,
         }
+    }
+}
+
+/// The largest first session id an initial state may give: every client's
+/// 256 session generations still fit in an `i64` above it.
+pub const MAX_FIRST_SESSION: i64 = i64::MAX - 256 * 256;
+
+/// Why an initial state cannot be made on a model's setup server; each
+/// variant names the entry (its index among the nodes or the sequence
+/// starts) so a caller can point at the flag or the key that gave it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InitialStateError {
+    #[error("node {path}: {reason}")]
+    Node {
+        index: usize,
+        path: String,
+        reason: String,
+    },
+    #[error("sequence start on {parent}: {reason}")]
+    SequenceStart {
+        index: usize,
+        parent: String,
+        reason: String,
+    },
+    #[error("first session id {first} is outside 2..={MAX_FIRST_SESSION}")]
+    FirstSession { first: i64 },
+}
+
+impl InitialState {
+    /// Nothing beyond the recipe's own setup, and the default session ids.
+    pub fn is_default(&self) -> bool {
+        *self == InitialState::default()
+    }
+
+    /// Checks that the state can be made on a server holding `existing`
+    /// (the paths the recipe's setup creates, `/` included): every node is
+    /// persistent or a container, new, and its parent exists before it (the
+    /// recipe's setup or an earlier node: parents are never created
+    /// implicitly); every sequence start names an existing parent once,
+    /// with a counter in `0..=i32::MAX`; the first session id is in
+    /// `2..=MAX_FIRST_SESSION`. What passes never makes the model's setup
+    /// panic.
+    pub fn check_against(&self, existing: &BTreeSet<Path>) -> Result<(), InitialStateError> {
+        let first = self.first_session.0;
+        if !(2..=MAX_FIRST_SESSION).contains(&first) {
+            return Err(InitialStateError::FirstSession { first });
+        }
+        let mut paths = existing.clone();
+        for (index, node) in self.nodes.iter().enumerate() {
+            let error = |reason: String| InitialStateError::Node {
+                index,
+                path: node.path.to_string(),
+                reason,
+            };
+            node_error(node, &paths).map_err(error)?;
+            paths.insert(node.path.clone());
+        }
+        let mut counted = BTreeSet::new();
+        for (index, (parent, next)) in self.sequence_starts.iter().enumerate() {
+            let error = |reason: &str| InitialStateError::SequenceStart {
+                index,
+                parent: parent.to_string(),
+                reason: reason.to_string(),
+            };
+            if *next < 0 {
+                return Err(error(&format!(
+                    "the next sequence number must be in 0..={}, got {next}",
+                    i32::MAX
+                )));
+            }
+            if !paths.contains(parent) {
+                return Err(error(
+                    "no such node before the run (the recipe's setup does not create it; add it as an initial node)",
+                ));
+            }
+            if !counted.insert(parent.clone()) {
+                return Err(error("its counter is started twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `node` cannot be created on a server holding `paths`, if it cannot.
+fn node_error(node: &InitialNode, paths: &BTreeSet<Path>) -> Result<(), String> {
+    if !matches!(node.mode, CreateMode::Persistent | CreateMode::Container) {
+        return Err(format!(
+            "{:?} is not persistent or container (an ephemeral node would go with the setup session, a sequential one would get a number in its name)",
+            node.mode
+        ));
+    }
+    if paths.contains(&node.path) {
+        return Err(
+            "exists already (the recipe's setup creates it, or it is given twice)".to_string(),
+        );
+    }
+    match node.path.parent() {
+        None => Err("`/` exists already".to_string()),
+        Some(parent) if !paths.contains(&parent) => Err(format!(
+            "its parent {parent} does not exist before it (parents are not created implicitly: give {parent} first)"
+        )),
+        Some(_) => Ok(()),
     }
 }
 

@@ -234,6 +234,8 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
         Property::MutualExclusion | Property::OneLeader | Property::FencedMutualExclusion => {
             holders::exclusion(violation, scene)
         }
+        // A queue's `fifo` is delivery order: the queue's diagnosis.
+        Property::Fifo if crate::oracles::is_queue_order(violation) => queue(violation),
         Property::Fifo => holders::fifo(violation, scene),
         Property::Herd => plain(
             violation,

@@ -151,14 +151,7 @@ impl<R: SimRecipe> App for LiveClient<R> {
     fn write_resource(&self, token: FencingToken) -> bool {
         let now = self.backend.now_ns();
         let mut run = self.run();
-        let accepted = run.resource_max_token.is_none_or(|max| token.0 >= max);
-        if accepted {
-            run.resource_max_token = Some(token.0);
-        }
-        let seen = Seen::ResourceWrite {
-            token: token.0,
-            accepted,
-        };
+        let (accepted, seen) = run.resource.write(token.0);
         run.observe(now, self.index, seen, None);
         accepted
     }

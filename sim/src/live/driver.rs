@@ -12,6 +12,7 @@
 //! verdict, so it agrees with a liveness violation's list of stuck clients.
 
 use super::app::LiveClient;
+use super::common::{end_tree, judge_liveness, prepare, ClientProgress, FencedResource};
 use super::mirror::mirror;
 use super::{
     Backend, BackendError, BoxFuture, Connection, LiveRunner, LiveState, NodeInfo, RequestLoss,
@@ -19,7 +20,7 @@ use super::{
 use crate::client::{ClientSession, ConnectionState};
 use crate::faults::plan::{stream, REQUEST_STREAM};
 use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
-use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen, View};
+use crate::oracles::{Oracles, Property, Seen, View};
 use crate::server::{ServerConfig, ZkServer};
 use crate::world::app::RunStates;
 use crate::world::{RunReport, RunStats, SimRecipe, WorldConfig};
@@ -29,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
-use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent, ZkError};
+use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent};
 use zk_recipes::{Hold, Observation, Observe};
 
 /// The same streams as the simulator's world (`world::run`).
@@ -84,7 +85,7 @@ pub struct Run<R: SimRecipe> {
     pub phase: Phase,
     /// The connection tasks close their sessions and end.
     pub closing: bool,
-    pub resource_max_token: Option<i64>,
+    pub resource: FencedResource,
     pub run_state: RunStates,
     pub stats: RunStats,
     pub fault_history: Vec<ScheduledFault>,
@@ -205,11 +206,7 @@ impl<R: SimRecipe> Driver<R> {
         backend: Arc<dyn Backend>,
     ) -> Result<RunReport, BackendError> {
         let config = &self.config;
-        set_up(&*backend, &config.setup).await?;
-        let initial: BTreeSet<Path> = mirror(&backend.snapshot(root).await?, &[])
-            .paths()
-            .into_iter()
-            .collect();
+        let initial = prepare(&*backend, &config.setup, root).await?;
         let t0 = backend.now_ns();
         let phase_ns = config.fault_phase_ms.saturating_mul(1_000_000);
         let drawn = config.faults.materialize(seed, config.clients, phase_ns);
@@ -239,7 +236,7 @@ impl<R: SimRecipe> Driver<R> {
             sessions: vec![None; config.clients],
             phase: Phase::Faults,
             closing: false,
-            resource_max_token: None,
+            resource: FencedResource::default(),
             run_state: BTreeMap::new(),
             stats: RunStats::default(),
             fault_history: Vec::new(),
@@ -335,27 +332,6 @@ impl<R: SimRecipe> Driver<R> {
     }
 }
 
-/// Creates the scenario's parent directories (under the run's root).
-pub async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
-    if setup.is_empty() {
-        return Ok(());
-    }
-    let mut admin = backend.connect().await?;
-    for request in setup {
-        let (_, result) = admin.apply(request, None).await;
-        if let Err(error) = result.as_ref().map_err(|e| e.clone()) {
-            if error != ZkError::NodeExists {
-                admin.close().await;
-                return Err(BackendError(format!(
-                    "setting up {request:?} failed: {error:?}"
-                )));
-            }
-        }
-    }
-    admin.close().await;
-    Ok(())
-}
-
 /// Moves the run through its phases and runs the end checks.
 struct Supervisor<R: SimRecipe> {
     run: Arc<Mutex<Run<R>>>,
@@ -442,46 +418,29 @@ impl<R: SimRecipe> Supervisor<R> {
     }
 
     fn liveness(&self, run: &mut Run<R>, now: u64) {
-        if !self.config.oracles.properties.contains(&Property::Liveness) {
-            return;
-        }
-        let t0 = run.t0;
-        let stuck: Vec<String> = run
-            .clients
-            .iter()
-            .enumerate()
-            .filter(|(_, slot)| !slot.workload_done)
-            .map(|(client, slot)| {
-                let last_call = slot.last_call.clone();
-                stuck_line(
-                    client,
-                    last_call.map(|(at, call)| (at.saturating_sub(t0), call)),
-                )
-            })
-            .collect();
-        let at_ns = now.saturating_sub(t0);
-        if let Some(violation) = liveness_violation(at_ns, self.config.heal_ms, stuck) {
-            run.oracles.report(violation);
-        }
+        let progress = run.clients.iter().map(|slot| ClientProgress {
+            done: slot.workload_done,
+            last_call: slot.last_call.clone(),
+        });
+        let progress: Vec<ClientProgress> = progress.collect();
+        judge_liveness(&mut run.oracles, progress, run.t0, now, self.config.heal_ms);
     }
 
     /// Leaked nodes (against a snapshot of the real tree, sessions still
     /// open) and undelivered items.
     async fn end_checks(&self) {
         let now = self.backend.now_ns();
-        let tree = match self.backend.snapshot(&self.root).await {
-            Ok(nodes) => mirror(&nodes, &[]),
-            Err(error) => {
-                // Not the recipe's leak: the harness could not look.
-                let mut run = lock(&self.run);
-                run.failure
-                    .get_or_insert(format!("the end checks could not read the tree: {error}"));
-                return;
-            }
-        };
+        let tree = end_tree(&*self.backend, &self.root).await;
         let mut run = lock(&self.run);
-        let at = now.saturating_sub(run.t0);
-        run.oracles.finish(at, &tree, &self.initial);
+        match tree {
+            Ok(tree) => {
+                let at = now.saturating_sub(run.t0);
+                run.oracles.finish(at, &tree, &self.initial);
+            }
+            Err(failure) => {
+                run.failure.get_or_insert(failure);
+            }
+        }
     }
 }
 

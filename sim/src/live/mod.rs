@@ -21,12 +21,14 @@
 //! reaper on demand, ensemble faults and ensembles, a preset sequence counter.
 
 mod app;
+mod common;
 mod driver;
 mod mirror;
 mod support;
 
 pub use app::LiveClient;
-pub use driver::{live_runner, set_up, BoxedWorkload};
+pub use common::{end_tree, judge_liveness, prepare, set_up, ClientProgress, FencedResource};
+pub use driver::{live_runner, BoxedWorkload};
 pub use mirror::mirror;
 pub use support::unsupported;
 

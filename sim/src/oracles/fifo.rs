@@ -1,4 +1,6 @@
-//! FIFO fairness: an exclusive hold goes to the oldest contender.
+//! FIFO fairness: an exclusive hold goes to the oldest contender (`fifo`
+//! on a lock or an election; on a queue `fifo` is per-consumer delivery
+//! order, judged by the queue check, `queue.rs`).
 //!
 //! When client `c` acquires, every node in the lock directory that was
 //! created before `c`'s own node (smaller creation zxid, which follows the

@@ -28,6 +28,7 @@ pub use calls::{CallObservation, ObserveCall};
 pub use herd::HerdFigures;
 pub use leaks::leaked_nodes;
 pub use property::{Property, PropertyError};
+pub use queue::is_queue_order;
 
 use barrier::BarrierCheck;
 use exclusion::{ExclusionCheck, FencedCheck};
@@ -207,7 +208,7 @@ impl Oracles {
             } else {
                 HerdCheck::measuring()
             },
-            queue: QueueCheck::new(clients),
+            queue: QueueCheck::new(clients, &config.properties),
             barrier: BarrierCheck::new(clients, config.barrier_size),
             config,
             violations: Vec::new(),
@@ -249,7 +250,9 @@ impl Oracles {
         // Always fed: it measures every run, and judges only when `herd`
         // is checked (a measuring check never reports).
         found.extend(self.herd.seen(at, client, seen));
-        if self.enabled(Property::ExactlyOnce) {
+        // A queue's `fifo` is the queue check's; a lock's, the fifo check's
+        // (each hears only its own kind's outcomes).
+        if self.enabled(Property::ExactlyOnce) || self.enabled(Property::Fifo) {
             found.extend(self.queue.seen(at, client, seen));
         }
         if self.enabled(Property::Barrier) {

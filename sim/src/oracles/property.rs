@@ -13,7 +13,10 @@ pub enum Property {
     /// Mutual exclusion as a resource that rejects stale fencing tokens sees
     /// it: tokens grow with every acquisition, no two holders share a token.
     FencedMutualExclusion,
-    /// The lock goes to the contender with the lowest sequence number.
+    /// First come, first served; its meaning is per recipe kind. A lock or
+    /// an election: the hold goes to the contender with the lowest sequence
+    /// number. A queue: each consumer takes one producer's items in the
+    /// order that producer offered them.
     Fifo,
     /// At most `herd_bound` watch notifications per release.
     Herd,
@@ -21,7 +24,8 @@ pub enum Property {
     Liveness,
     /// No node the recipe created is left once the workload is over.
     NoLeaks,
-    /// Every acknowledged queue item is taken exactly once, in order.
+    /// Every acknowledged queue item is taken exactly once, none twice, none
+    /// that nobody offered (in any order: order is the queue's `fifo`).
     ExactlyOnce,
     /// Nobody passes a barrier early.
     Barrier,

@@ -82,7 +82,9 @@ impl RecipeKind {
                 Liveness,
                 NoLeaks,
             ],
-            RecipeKind::Queue => &[ExactlyOnce, Liveness, NoLeaks],
+            // `fifo` on a queue: each consumer takes a producer's items in
+            // offer order (on a lock or an election: acquisition order).
+            RecipeKind::Queue => &[ExactlyOnce, Fifo, Liveness, NoLeaks],
             RecipeKind::Barrier => &[Barrier, Liveness, NoLeaks],
         }
     }
@@ -94,7 +96,7 @@ impl RecipeKind {
                 vec![Property::MutualExclusion, Property::FencedMutualExclusion]
             }
             RecipeKind::Election => vec![Property::OneLeader],
-            RecipeKind::Queue => vec![Property::ExactlyOnce],
+            RecipeKind::Queue => vec![Property::ExactlyOnce, Property::Fifo],
             RecipeKind::Barrier => vec![Property::Barrier],
         };
         properties.extend([Property::Liveness, Property::NoLeaks]);

@@ -1,0 +1,108 @@
+//! What both live drivers (a sans-IO recipe's, `driver.rs`, and an async
+//! recipe's, `zk_live::async_run`) do the same way: the scenario's
+//! directories set up and the tree's starting paths read, the clients
+//! still running at the liveness deadline judged, the end checks' snapshot
+//! of the real tree, and the shared fenced resource.
+
+use super::{mirror, Backend, BackendError};
+use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen};
+use crate::server::ZkServer;
+use std::collections::BTreeSet;
+use zk_recipes::zk::{Path, Request, ZkError};
+
+/// Creates the scenario's parent directories (under the run's root).
+pub async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
+    if setup.is_empty() {
+        return Ok(());
+    }
+    let mut admin = backend.connect().await?;
+    for request in setup {
+        let (_, result) = admin.apply(request, None).await;
+        if let Err(error) = result.as_ref().map_err(|e| e.clone()) {
+            if error != ZkError::NodeExists {
+                admin.close().await;
+                return Err(BackendError(format!(
+                    "setting up {request:?} failed: {error:?}"
+                )));
+            }
+        }
+    }
+    admin.close().await;
+    Ok(())
+}
+
+/// Sets up the scenario's directories and returns the paths under `root`
+/// before the run (what the leak check leaves out).
+pub async fn prepare(
+    backend: &dyn Backend,
+    setup: &[Request],
+    root: &Path,
+) -> Result<BTreeSet<Path>, BackendError> {
+    set_up(backend, setup).await?;
+    let nodes = backend.snapshot(root).await?;
+    Ok(mirror(&nodes, &[]).paths().into_iter().collect())
+}
+
+/// One client as the liveness verdict sees it: whether its workload ended,
+/// and the last call it started (backend time, the call).
+pub struct ClientProgress {
+    pub done: bool,
+    pub last_call: Option<(u64, String)>,
+}
+
+/// At the liveness deadline `now`: reports the clients whose workload has
+/// not ended, if liveness is checked.
+pub fn judge_liveness(
+    oracles: &mut Oracles,
+    clients: impl IntoIterator<Item = ClientProgress>,
+    t0: u64,
+    now: u64,
+    heal_ms: u64,
+) {
+    if !oracles.config().properties.contains(&Property::Liveness) {
+        return;
+    }
+    let stuck: Vec<String> = clients
+        .into_iter()
+        .enumerate()
+        .filter(|(_, client)| !client.done)
+        .map(|(index, client)| {
+            let last_call = client.last_call;
+            stuck_line(
+                index,
+                last_call.map(|(at, call)| (at.saturating_sub(t0), call)),
+            )
+        })
+        .collect();
+    if let Some(violation) = liveness_violation(now.saturating_sub(t0), heal_ms, stuck) {
+        oracles.report(violation);
+    }
+}
+
+/// A snapshot of the real tree under `root` as the end checks read it, or
+/// why the harness could not look (not the recipe's leak).
+pub async fn end_tree(backend: &dyn Backend, root: &Path) -> Result<ZkServer, String> {
+    match backend.snapshot(root).await {
+        Ok(nodes) => Ok(mirror(&nodes, &[])),
+        Err(error) => Err(format!("the end checks could not read the tree: {error}")),
+    }
+}
+
+/// The shared resource fenced holders write to: it accepts a token at
+/// least as large as every one it accepted before.
+#[derive(Default)]
+pub struct FencedResource {
+    max_token: Option<i64>,
+}
+
+impl FencedResource {
+    /// A write with `token`: whether the resource accepted it, and what
+    /// the oracles see of it.
+    pub fn write(&mut self, token: i64) -> (bool, Seen) {
+        let accepted = self.max_token.is_none_or(|max| token >= max);
+        if accepted {
+            self.max_token = Some(token);
+        }
+        (accepted, Seen::ResourceWrite { token, accepted })
+    }
+}
