@@ -26,6 +26,10 @@
 //!
 //! Environment: `ZKCHECK_SEED=N` runs only seed N of every scenario check
 //! (and prints its trace); `ZKCHECK_SEEDS=A..B` replaces the seed range.
+//! A model check may start from an initial server state (`.node(path)`,
+//! `.container(path)`, `.sequence_start(parent, next)`: `check --node`,
+//! `--container`, `--sequence-start`); one that cannot be made (a parent
+//! missing, a node the recipe creates already) fails the test, named.
 //! A model check's `.holds()` fails the test when its search was not
 //! exhaustive (stopped at a bound): no violation within bounds is not a pass.
 //! A bad scenario file, a bad setting or a run that could not have failed
@@ -37,6 +41,7 @@ use crate::commands::common::quote as shell_word;
 use crate::commands::sim::replay_command;
 use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
+use zk_models::setup::{node_path, InitialNode, InitialState};
 use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};
 use zk_sim::scenario::{Scenario, SeedRange};
 use zk_sim::world::RunReport;
@@ -219,6 +224,23 @@ fn describe_failure(scenario: &Scenario, failure: &Failure, expected: &str) -> S
     text
 }
 
+/// The `check` flags that give `initial` (its nodes and sequence starts).
+fn initial_flags(initial: &InitialState) -> String {
+    let mut flags = String::new();
+    for node in &initial.nodes {
+        let flag = match node.mode {
+            zk_recipes::zk::CreateMode::Container => "--container",
+            _ => "--node",
+        };
+        flags.push_str(&format!(" {flag} {}", shell_word(node.path.as_str())));
+    }
+    for (parent, next) in &initial.sequence_starts {
+        let value = format!("{parent}={next}");
+        flags.push_str(&format!(" --sequence-start {}", shell_word(&value)));
+    }
+    flags
+}
+
 /// A breadth-first model check of one registered variant (see [`model`]).
 #[must_use = "call .holds() or .violates(..)"]
 pub struct ModelCheck<'r> {
@@ -294,6 +316,39 @@ impl ModelCheck<'_> {
     /// Rank abstraction (`check --ranks`; the recipe declares its renaming).
     pub fn ranks(mut self) -> Self {
         self.setup.ranks = true;
+        self
+    }
+
+    /// A persistent node that exists before the clients start (`check
+    /// --node`). Its parent must exist: the recipe's setup creates it, or
+    /// another `.node`/`.container` gives it (nodes are created in path
+    /// order, as `check` creates them). A bad path fails the test.
+    pub fn node(self, path: &str) -> Self {
+        self.with_node(path, InitialNode::persistent)
+    }
+
+    /// A container node that exists before the clients start (`check
+    /// --container`; as [`Self::node`]).
+    pub fn container(self, path: &str) -> Self {
+        self.with_node(path, InitialNode::container)
+    }
+
+    /// `parent` hands out `next` as its next sequence number (`check
+    /// --sequence-start PARENT=NEXT`); `parent` must exist before the run
+    /// and `next` be in `0..=i32::MAX`, or the test fails.
+    pub fn sequence_start(mut self, parent: &str, next: i32) -> Self {
+        let path = node_path(parent)
+            .unwrap_or_else(|error| panic!(".sequence_start({parent:?}, {next}): {error}"));
+        self.setup.initial.sequence_starts.push((path, next));
+        self
+    }
+
+    fn with_node(mut self, path: &str, make: fn(zk_recipes::zk::Path) -> InitialNode) -> Self {
+        let node = make(node_path(path).unwrap_or_else(|error| panic!("{path:?}: {error}")));
+        let nodes = &mut self.setup.initial.nodes;
+        // In path order (a parent before its children), after equal paths.
+        let at = nodes.partition_point(|n| n.path.as_str() <= node.path.as_str());
+        nodes.insert(at, node);
         self
     }
 
@@ -381,6 +436,12 @@ impl ModelCheck<'_> {
             .registry
             .model(&self.recipe, &self.variant)
             .unwrap_or_else(|error| panic!("{error}"));
+        if let Err((_, message)) = zk_models::replay::initial_state_error(&model, &self.setup) {
+            panic!(
+                "{}: the initial state cannot be made: {message}",
+                self.command()
+            );
+        }
         model.check(&self.setup, &RunOptions::default())
     }
 
@@ -411,6 +472,7 @@ impl ModelCheck<'_> {
                 self.setup.servers, self.setup.lag
             ));
         }
+        command.push_str(&initial_flags(&self.setup.initial));
         command
     }
 }

@@ -231,6 +231,40 @@ pub fn replay<R: ModelRecipe>(
     })
 }
 
+/// Checks that `setup`'s initial state can be made for `variant`'s model:
+/// every node new with its parent there, every counter on an existing
+/// parent (see [`InitialState::check_against`]). On error the `[initial]`
+/// key it is about (`initial.node[2].path`: the nodes in the setup's
+/// order) and the message. The type-erased model builds its setup server
+/// only for a check or a replay, so this replays a schedule of no steps
+/// from the state: it stops at a state it cannot make, before any step.
+pub fn initial_state_error(
+    variant: &crate::registry::ModelVariant,
+    setup: &crate::setup::Setup,
+) -> Result<(), (String, String)> {
+    if setup.initial.is_default() {
+        return Ok(());
+    }
+    let probe = Schedule {
+        recipe: String::new(),
+        variant: String::new(),
+        clients: setup.clients,
+        cycles: setup.cycles,
+        servers: setup.servers,
+        faults: "none".into(),
+        property: String::new(),
+        expect: "example".into(),
+        cycle_start: None,
+        initial: None,
+        steps: Vec::new(),
+    }
+    .with_initial_state(&setup.initial);
+    match variant.replay(&probe) {
+        Err(ReplayError::Initial { key, message }) => Err((key, message)),
+        _ => Ok(()),
+    }
+}
+
 /// `model` started from the initial state `schedule` records instead of
 /// its own, once that state is checked against the recipe's setup nodes
 /// (so that a bad `[initial]` table is an error, never a panic).
@@ -241,9 +275,9 @@ fn started_from_schedule<R: ModelRecipe>(
     let initial = |(key, message)| ReplayError::Initial { key, message };
     let state = schedule.initial_state().map_err(initial)?;
     let bare = model.clone().with_initial_state(InitialState::default());
-    state.check_against(bare.setup_paths()).map_err(|error| {
-        initial((crate::schedule::initial_key(&error), error.to_string()))
-    })?;
+    state
+        .check_against(bare.setup_paths())
+        .map_err(|error| initial((crate::schedule::initial_key(&error), error.to_string())))?;
     Ok(bare.with_initial_state(state))
 }
 

@@ -66,11 +66,12 @@ use crate::faults::FaultBudget;
 use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
 use crate::setup::{
-    InitialNode, InitialState, InitialStateError, MAX_CYCLES, MAX_FIRST_SESSION, MAX_SERVERS,
+    node_path, InitialNode, InitialState, InitialStateError, MAX_CYCLES, MAX_FIRST_SESSION,
+    MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use zk_recipes::zk::{CreateMode, Path as ZkPath, SessionId};
+use zk_recipes::zk::{CreateMode, SessionId};
 pub use zk_sim::scenario::clip;
 use zk_sim::scenario::ScenarioError;
 
@@ -324,7 +325,7 @@ impl ScheduleInitial {
         }
         for (n, start) in self.sequence_starts.iter().enumerate() {
             let key = |field: &str| format!("initial.sequence_start[{n}].{field}");
-            let parent = zk_path(&start.parent).map_err(|m| (key("parent"), m))?;
+            let parent = node_path(&start.parent).map_err(|m| (key("parent"), m))?;
             let next = i32::try_from(start.next)
                 .ok()
                 .filter(|next| *next >= 0)
@@ -361,18 +362,14 @@ impl ScheduleNode {
     /// The node at index `n` of `[[initial.node]]`.
     fn node(&self, n: usize) -> Result<InitialNode, (String, String)> {
         let key = |field: &str| format!("initial.node[{n}].{field}");
-        let path = zk_path(&self.path).map_err(|m| (key("path"), m))?;
+        let path = node_path(&self.path).map_err(|m| (key("path"), m))?;
         let mode = match self.mode.as_str() {
             "persistent" => CreateMode::Persistent,
             "container" => CreateMode::Container,
             other => {
                 return Err((
                     key("mode"),
-                    format!(
-                        "`{}` is neither {}",
-                        clip(other),
-                        NODE_MODES.join(" nor ")
-                    ),
+                    format!("`{}` is neither {}", clip(other), NODE_MODES.join(" nor ")),
                 ))
             }
         };
@@ -383,15 +380,6 @@ impl ScheduleNode {
         };
         Ok(InitialNode { path, data, mode })
     }
-}
-
-/// A ZooKeeper path other than `/`, or why not.
-fn zk_path(text: &str) -> Result<ZkPath, String> {
-    let path = ZkPath::new(text).map_err(|e| format!("`{}` is not a node path: {e}", clip(text)))?;
-    if path.is_root() {
-        return Err("`/` always exists: name a node below it".into());
-    }
-    Ok(path)
 }
 
 /// The key of `[initial]` an [`InitialStateError`] is about.
@@ -471,8 +459,8 @@ pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleE
         ReplayError::Clients { .. } => {
             ScheduleError::at_key(file, source, "clients", error.to_string())
         }
-        ReplayError::Initial(initial) => {
-            ScheduleError::at_key(file, source, &initial_key(initial), error.to_string())
+        ReplayError::Initial { key, .. } => {
+            ScheduleError::at_key(file, source, key, error.to_string())
         }
         ReplayError::Step {
             step,
@@ -760,6 +748,52 @@ mod tests {
             Schedule::parse(Path::new("s.toml"), &text, &Registry::builtin()).unwrap(),
             schedule
         );
+    }
+
+    #[test]
+    fn an_initial_state_round_trips_and_older_files_have_none() {
+        use crate::setup::{InitialNode, Setup};
+        let path = |text: &str| node_path(text).unwrap();
+        let mut binary = InitialNode::persistent(path("/a"));
+        binary.data = vec![0xff, 0];
+        let mut text = InitialNode::container(path("/a/b"));
+        text.data = b"hi".to_vec();
+        let setup = Setup::new(2)
+            .with_node(binary)
+            .with_node(text)
+            .with_sequence_start(path("/a"), i32::MAX)
+            .with_first_session(SessionId(999));
+        let older = Schedule {
+            recipe: "lock".into(),
+            variant: "original".into(),
+            clients: 2,
+            cycles: 1,
+            servers: 1,
+            faults: "none".into(),
+            property: "mutual_exclusion".into(),
+            expect: "violation".into(),
+            cycle_start: None,
+            initial: None,
+            steps: vec![ScheduleStep {
+                call: Some("Lock".into()),
+                ..ScheduleStep::of(Action::Call(0))
+            }],
+        };
+        assert!(!older.to_toml().contains("initial"));
+        assert_eq!(older.initial_state().unwrap(), InitialState::default());
+        let schedule = older.with_initial_state(&setup.initial);
+        let toml = schedule.to_toml();
+        for line in [
+            "[initial]\nfirst_session = 999\n",
+            "[[initial.node]]\npath = \"/a\"\ndata = [255, 0]\n",
+            "[[initial.node]]\npath = \"/a/b\"\nmode = \"container\"\ndata = \"hi\"\n",
+            "[[initial.sequence_start]]\nparent = \"/a\"\nnext = 2147483647\n",
+        ] {
+            assert!(toml.contains(line), "{line:?} in\n{toml}");
+        }
+        let read = Schedule::parse(Path::new("s.toml"), &toml, &Registry::builtin()).unwrap();
+        assert_eq!(read, schedule);
+        assert_eq!(read.initial_state().unwrap(), setup.initial);
     }
 
     const SOURCE: &str = "recipe = \"lock\"\nclients = 2\n\n[[step]]\nclient = 0\nop = \"call\"\n\n[[step]]\nclient = 1\nop = \"send\"\n";

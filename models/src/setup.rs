@@ -111,6 +111,26 @@ impl InitialState {
         *self == InitialState::default()
     }
 
+    /// One line for people: `node /a, container /a/b, /locks next sequence
+    /// 7, first session 999`; None for the default state.
+    pub fn summary(&self) -> Option<String> {
+        if self.is_default() {
+            return None;
+        }
+        let nodes = self.nodes.iter().map(|node| match node.mode {
+            CreateMode::Container => format!("container {}", node.path),
+            _ => format!("node {}", node.path),
+        });
+        let starts = self
+            .sequence_starts
+            .iter()
+            .map(|(parent, next)| format!("{parent} next sequence {next}"));
+        let first = (self.first_session != FIRST_SESSION)
+            .then(|| format!("first session {}", self.first_session.0));
+        let parts: Vec<String> = nodes.chain(starts).chain(first).collect();
+        Some(parts.join(", "))
+    }
+
     /// Checks that the state can be made on a server holding `existing`
     /// (the paths the recipe's setup creates, `/` included): every node is
     /// persistent or a container, new, and its parent exists before it (the
@@ -160,6 +180,17 @@ impl InitialState {
     }
 }
 
+/// The node path `text` names for an initial state (absolute, valid, not
+/// `/`), or why it is not one (the text quoted, clipped).
+pub fn node_path(text: &str) -> Result<Path, String> {
+    let clip = zk_sim::scenario::clip;
+    let path = Path::new(text).map_err(|e| format!("`{}` is not a node path: {e}", clip(text)))?;
+    if path.is_root() {
+        return Err("`/` always exists: name a node below it".into());
+    }
+    Ok(path)
+}
+
 /// Why `node` cannot be created on a server holding `paths`, if it cannot.
 fn node_error(node: &InitialNode, paths: &BTreeSet<Path>) -> Result<(), String> {
     if !matches!(node.mode, CreateMode::Persistent | CreateMode::Container) {
@@ -176,7 +207,7 @@ fn node_error(node: &InitialNode, paths: &BTreeSet<Path>) -> Result<(), String> 
     match node.path.parent() {
         None => Err("`/` exists already".to_string()),
         Some(parent) if !paths.contains(&parent) => Err(format!(
-            "its parent {parent} does not exist before it (parents are not created implicitly: give {parent} first)"
+            "its parent {parent} does not exist (the recipe's setup does not create it, and parents are not created implicitly: add {parent} as a node too, before it)"
         )),
         Some(_) => Ok(()),
     }

@@ -7,6 +7,13 @@
 //! With `--liveness cycles` a lasso search follows (`super::lasso`): a
 //! livelock is reported as a lasso, like a counterexample.
 //!
+//! `--node`, `--container` and `--sequence-start` give the server state
+//! the clients start from, beyond the recipe's own setup
+//! (`zk_models::setup::InitialState`): nodes are created in path order
+//! (parents first; a parent is never created implicitly, so it must be
+//! the recipe's or given too), then the counters set. The schedules the
+//! check writes record that state, and their replays start from it.
+//!
 //! Exit status (precedence 1 > 3 > 2 > 4 > 0, as in the README's table):
 //! 1 on a violation (or a missing example in an exhaustive search, or a
 //! lasso); 3 when zkcheck itself failed (an internal error, never the
@@ -25,8 +32,10 @@ use std::time::Duration;
 use zk_models::lasso::{LassoOptions, DEFAULT_MAX_STATES};
 use zk_models::memory::MemoryBudget;
 use zk_models::run::{render_trace, CheckReport, RunOptions, Strategy, Verdict};
-use zk_models::schedule::{Schedule, MAX_CLIENTS};
-use zk_models::setup::{DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS};
+use zk_models::schedule::{clip, Schedule, MAX_CLIENTS};
+use zk_models::setup::{
+    node_path, InitialNode, InitialState, DEFAULT_LAG, MAX_CYCLES, MAX_LAG, MAX_SERVERS,
+};
 use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
 
 /// Most checker threads (each keeps its own search stack).
@@ -56,7 +65,8 @@ pub struct ModelArgs {
     /// changing the verdicts and diagnoses.
     #[arg(long, default_value = "2", value_name = "N|LO..HI")]
     pub clients: Clients,
-    /// Acquire/release cycles per client (hold recipes: locks, elections, semaphores).
+    /// Acquire/release cycles per client (hold recipes: locks, elections,
+    /// semaphores); for a queue, the items each consumer takes.
     #[arg(long, default_value_t = 1)]
     pub cycles: usize,
     /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious).
@@ -139,6 +149,27 @@ pub struct CheckArgs {
     /// physical memory, RLIMIT_AS, RLIMIT_DATA and the cgroup's limit].
     #[arg(long, value_name = "SIZE")]
     pub memory_budget: Option<String>,
+    #[command(flatten)]
+    pub initial: InitialArgs,
+}
+
+/// The server state the clients start from (`check` only).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct InitialArgs {
+    /// A persistent node that exists before the clients start (repeatable).
+    /// Its parent must exist: the recipe's setup creates it, or another
+    /// --node/--container gives it (nodes are created in path order).
+    #[arg(long = "node", value_name = "PATH")]
+    pub nodes: Vec<String>,
+    /// A container node that exists before the clients start (repeatable;
+    /// as --node; the server reaps it once it had a child and has none).
+    #[arg(long = "container", value_name = "PATH")]
+    pub containers: Vec<String>,
+    /// The next sequence number PATH hands out to a sequential child
+    /// (repeatable; N in 0..=2147483647; PATH must exist before the run),
+    /// e.g. `/locks=2147483647` for a counter at its end.
+    #[arg(long = "sequence-start", value_name = "PATH=N")]
+    pub sequence_starts: Vec<String>,
 }
 
 /// Bad command-line input, naming the flag.
@@ -245,7 +276,126 @@ impl ModelArgs {
     }
 }
 
+impl InitialArgs {
+    /// True when no flag gives an initial state.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty() && self.containers.is_empty() && self.sequence_starts.is_empty()
+    }
+
+    /// The state the flags give, read but not yet checked against the
+    /// recipe's setup ([`check_initial`] does).
+    pub fn state(&self) -> Result<InitialState, InputError> {
+        let mut state = InitialState::default();
+        let kinds: [(&'static str, &[String], MakeNode); 2] = [
+            ("--node", &self.nodes, InitialNode::persistent),
+            ("--container", &self.containers, InitialNode::container),
+        ];
+        for (flag, values, make) in kinds {
+            for value in values {
+                state
+                    .nodes
+                    .push(make(node_path(value).map_err(|m| flag_error(flag, m))?));
+            }
+        }
+        // A parent's path is a prefix of its child's, so it sorts first.
+        state
+            .nodes
+            .sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
+        for value in &self.sequence_starts {
+            state.sequence_starts.push(sequence_start(value)?);
+        }
+        Ok(state)
+    }
+}
+
+/// Builds an initial node of one mode at a path.
+type MakeNode = fn(zk_recipes::zk::Path) -> InitialNode;
+
+/// One `--sequence-start PATH=N`.
+fn sequence_start(value: &str) -> Result<(zk_recipes::zk::Path, i32), InputError> {
+    let flag = "--sequence-start";
+    let Some((path, next)) = value.rsplit_once('=') else {
+        return Err(flag_error(
+            flag,
+            format!("`{}`: give PATH=N, e.g. /locks=2147483647", clip(value)),
+        ));
+    };
+    let path = node_path(path).map_err(|m| flag_error(flag, m))?;
+    let next = next
+        .trim()
+        .parse::<i64>()
+        .ok()
+        .and_then(|next| i32::try_from(next).ok())
+        .filter(|next| *next >= 0)
+        .ok_or_else(|| {
+            flag_error(
+                flag,
+                format!("`{}`: N must be a number in 0..={}", clip(value), i32::MAX),
+            )
+        })?;
+    Ok((path, next))
+}
+
+/// Checks `setup`'s initial state against the recipe's own setup nodes
+/// and its canonical form; the error names the flag that gave the entry.
+pub fn check_initial(
+    model: &ModelVariant,
+    setup: &Setup,
+    args: &ModelArgs,
+) -> Result<(), InputError> {
+    zk_models::replay::initial_state_error(model, setup).map_err(|(key, message)| {
+        let flag = match initial_node_index(&key).and_then(|n| setup.initial.nodes.get(n)) {
+            Some(node) if node.mode == zk_recipes::zk::CreateMode::Container => "--container",
+            Some(_) => "--node",
+            None => "--sequence-start",
+        };
+        flag_error(flag, message)
+    })?;
+    match model.canonical_error(setup) {
+        Some(error) if args.symmetry => Err(flag_error("--symmetry", error)),
+        Some(error) => Err(flag_error("--ranks", error)),
+        None => Ok(()),
+    }
+}
+
+/// The node index of an `initial.node[N]...` key.
+fn initial_node_index(key: &str) -> Option<usize> {
+    let rest = key.strip_prefix("initial.node[")?;
+    rest.split(']').next()?.parse().ok()
+}
+
 impl CheckArgs {
+    /// The initial state's flags cannot go with `--clients LO..HI` or
+    /// `--liveness cycles` (their schedules do not record it yet).
+    fn refuse_initial(&self) -> Result<(), InputError> {
+        if self.initial.is_empty() {
+            return Ok(());
+        }
+        if let Clients::Range { .. } = self.model.clients {
+            return Err(flag_error(
+                "--clients",
+                "a range does not take --node, --container or --sequence-start yet: check one client count",
+            ));
+        }
+        if self.liveness == super::lasso::LivenessArg::Cycles {
+            return Err(flag_error(
+                "--liveness",
+                "cycles does not take --node, --container or --sequence-start yet: its lasso schedules do not record an initial state",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model and its setup with the initial state, or the first bad flag.
+    fn resolve(&self, harness: &Harness) -> Result<(ModelVariant, Setup), InputError> {
+        self.refuse_initial()?;
+        let initial = self.initial.state()?;
+        let (model, mut setup) = self.model.resolve(harness)?;
+        setup.initial = initial;
+        check_initial(&model, &setup, &self.model)?;
+        Ok((model, setup))
+    }
+
     /// `--memory-budget`, checked against what this process may use; None:
     /// the default budget.
     fn memory_budget(&self) -> Result<Option<MemoryBudget>, InputError> {
@@ -319,10 +469,13 @@ impl CheckArgs {
 
 pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     if let Clients::Range { first, last } = args.model.clients {
+        if let Err(error) = args.refuse_initial() {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
         return super::cutoff::run(harness, args, first, last);
     }
     let resolved = args
-        .model
         .resolve(harness)
         .and_then(|(model, setup)| Ok((model, setup, args.options()?, args.lasso_options()?)));
     let (model, setup, options, lasso_options) = match resolved {
@@ -339,6 +492,9 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     // Output errors (a closed pipe) do not change the verdict.
     let _ = write!(stdout, "{}", report.summary());
+    if let Some(line) = setup.initial.summary() {
+        let _ = writeln!(stdout, "initial state: {line}");
+    }
     let mut written = Vec::new();
     for property in &report.properties {
         let show = property.verdict == Verdict::Violated
@@ -359,7 +515,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         );
         let _ = write!(stdout, "{}", render_trace(trace));
         if property.verdict == Verdict::Violated {
-            match write_schedule(&args.out, &report, property.name) {
+            match write_schedule(&args.out, &report, property.name, &setup.initial) {
                 Ok(path) => written.push((property.name, path)),
                 Err(error) => eprintln!("zkcheck check: cannot write the schedule: {error}"),
             }
@@ -375,7 +531,14 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         );
     }
     let output_failed = match &args.report {
-        Some(dir) => write_report(harness, &args, &model, &report, &written, dir).is_err(),
+        Some(dir) => {
+            let run = CheckRun {
+                model: &model,
+                report: &report,
+                initial: &setup.initial,
+            };
+            write_report(harness, &args, &run, &written, dir).is_err()
+        }
         None => false,
     };
     drop(stdout);
@@ -412,15 +575,22 @@ pub(super) fn verdict_status(violation: bool, bad_output: bool, not_exhaustive: 
     }
 }
 
+/// A finished check: the model, its report and the state it started from.
+struct CheckRun<'a> {
+    model: &'a ModelVariant,
+    report: &'a CheckReport,
+    initial: &'a InitialState,
+}
+
 /// `--report DIR`: the verdicts and each counterexample as a run.
 fn write_report(
     harness: &Harness,
     args: &CheckArgs,
-    model: &ModelVariant,
-    report: &CheckReport,
+    run: &CheckRun,
     written: &[(&str, PathBuf)],
     dir: &Path,
 ) -> Result<(), ()> {
+    let (model, report) = (run.model, run.report);
     use super::check_report::{check_record, counterexample_run};
     let strategy = format!("{:?}", args.strategy).to_lowercase();
     let mut document = super::report::document(
@@ -435,7 +605,8 @@ fn write_report(
         if let Some(verdict) = check.properties.iter_mut().find(|p| p.name == *property) {
             verdict.schedule = Some(file.clone());
         }
-        if let Some(run) = counterexample_run(model, report, property, &file, replay) {
+        let found = counterexample_run(model, report, run.initial, property, &file, replay);
+        if let Some(run) = found {
             document.runs.push(run);
         }
     }
@@ -444,8 +615,16 @@ fn write_report(
     super::report::write_dir(dir, &name, &document)
 }
 
-fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {
-    write_schedule_file(dir, &violated_schedule(report, property), "")
+/// Writes the schedule of `property`'s counterexample, which starts from
+/// `initial`.
+fn write_schedule(
+    dir: &Path,
+    report: &CheckReport,
+    property: &str,
+    initial: &InitialState,
+) -> std::io::Result<PathBuf> {
+    let schedule = violated_schedule(report, property).with_initial_state(initial);
+    write_schedule_file(dir, &schedule, "")
 }
 
 /// The schedule of `property`'s counterexample in `report`.

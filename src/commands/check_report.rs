@@ -7,6 +7,7 @@
 
 use super::report::violation_record;
 use zk_models::run::{CheckReport, TraceStep, Verdict};
+use zk_models::setup::InitialState;
 use zk_models::ModelVariant;
 use zk_reports::schema::{self, HoldSpan, TraceEvent, TraceKind};
 
@@ -59,17 +60,19 @@ fn step_lines(trace: &[TraceStep]) -> Vec<String> {
 }
 
 /// One counterexample as a run: its steps as the trace, its holds, and
-/// the violations its replay on the stepper shows.
+/// the violations its replay on the stepper shows (from `initial`, the
+/// server state the check started from).
 pub fn counterexample_run(
     model: &ModelVariant,
     report: &CheckReport,
+    initial: &InitialState,
     property: &str,
     schedule_file: &str,
     replay: String,
 ) -> Option<schema::Run> {
     let result = report.property(property)?;
     let trace = result.trace.as_ref()?;
-    let schedule = report.schedule(result)?;
+    let schedule = report.schedule(result)?.with_initial_state(initial);
     let end_ns = trace.len() as u64 * STEP_NS;
     let unexplained = |message: String| schema::Violation {
         property: property.to_string(),

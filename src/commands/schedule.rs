@@ -14,6 +14,9 @@
 //! for a lasso (`cycle_start`), also whether its cycle, run twice, came
 //! back to where it started with the waiting calls still pending.
 //!
+//! A schedule with an `[initial]` table (nodes and sequence counters the
+//! check started from) replays from that state, and the output says so.
+//!
 //! Replaying exists only with `--cfg madsim` (with the commands that do
 //! it); recognizing a schedule ([`is_schedule_text`]) in every build.
 
@@ -29,6 +32,8 @@ use std::process::ExitCode;
 use zk_models::replay::{LassoReplay, ReplayReport};
 #[cfg(madsim)]
 use zk_models::schedule::{clip, Schedule, ScheduleError};
+#[cfg(madsim)]
+use zk_models::setup::InitialState;
 
 /// The text holds a schedule (a top-level `step` array) rather than a
 /// scenario. Text that is not valid TOML counts as a schedule when a line
@@ -65,8 +70,8 @@ pub fn is_schedule_text(text: &str) -> bool {
 #[cfg(madsim)]
 pub fn run_text(harness: &Harness, path: &Path, text: &str, trace: bool) -> ExitCode {
     match replay(harness, path, text) {
-        Ok(report) => {
-            print_report(path, &report, trace);
+        Ok((report, initial)) => {
+            print_report(path, &report, &initial, trace);
             if !report.violations.is_empty() {
                 ExitCode::from(EXIT_VIOLATION)
             } else if disagrees(&report) {
@@ -94,16 +99,24 @@ fn disagrees(report: &ReplayReport) -> bool {
     !unjudged && !report.agrees()
 }
 
+/// The replay of the schedule `text`, with the initial state it records.
 #[cfg(madsim)]
-fn replay(harness: &Harness, path: &Path, text: &str) -> Result<ReplayReport, ScheduleError> {
+fn replay(
+    harness: &Harness,
+    path: &Path,
+    text: &str,
+) -> Result<(ReplayReport, InitialState), ScheduleError> {
     let schedule = Schedule::parse(path, text, &harness.registry)?;
+    // `parse` validated the `[initial]` table.
+    let initial = schedule.initial_state().unwrap_or_default();
     let model = harness
         .registry
         .model(&schedule.recipe, &schedule.variant)
         .map_err(|e| ScheduleError::at_key(path, text, "recipe", e.to_string()))?;
-    model
+    let report = model
         .replay(&schedule)
-        .map_err(|e| zk_models::schedule::replay_error(path, text, &e))
+        .map_err(|e| zk_models::schedule::replay_error(path, text, &e))?;
+    Ok((report, initial))
 }
 
 /// What replaying a lasso's cycle showed, in one line.
@@ -129,7 +142,7 @@ fn lasso_line(lasso: &LassoReplay) -> String {
 }
 
 #[cfg(madsim)]
-fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
+fn print_report(path: &Path, report: &ReplayReport, initial: &InitialState, trace: bool) {
     if trace {
         print!("{}", report.trace);
     }
@@ -138,6 +151,9 @@ fn print_report(path: &Path, report: &ReplayReport, trace: bool) {
         report.steps,
         path.display()
     );
+    if let Some(line) = initial.summary() {
+        println!("started from the schedule's initial state: {line}");
+    }
     if let Some(lasso) = &report.lasso {
         println!("{}", lasso_line(lasso));
     }
