@@ -355,3 +355,22 @@ fn the_shipped_queue_models_name_fifo_where_it_can_fail() {
     assert_eq!(verdict(&report, "exactly_once"), Verdict::Holds);
     assert_eq!(verdict(&report, "fifo"), Verdict::Holds);
 }
+
+/// What the checker finds, pinned: unique states and the shortest
+/// counterexample of each broken property (2 clients, 2 takes, no faults).
+#[test]
+fn the_toy_queue_models_are_pinned() {
+    let shortest = |report: &CheckReport, property: &str| {
+        let result = report.property(property).expect("a property");
+        result.trace.as_ref().map(Vec::len)
+    };
+    let tail = check("toy_queue", "tail", two_takes(2));
+    let peek = check("toy_queue", "peek", two_takes(2));
+    let head = check("toy_queue", "head", two_takes(2));
+    let found = (
+        (tail.unique_states, shortest(&tail, "fifo")),
+        (peek.unique_states, shortest(&peek, "exactly_once")),
+        head.unique_states,
+    );
+    assert_eq!(found, ((151, Some(20)), (110, Some(12)), 133));
+}
