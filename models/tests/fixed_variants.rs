@@ -1,12 +1,13 @@
 //! Every `fixed` variant holds every property under connection loss and
 //! session expiry: exhaustively with 2 clients and one connection loss and
 //! one expiry, and with one fault of every kind; with 3 clients, one
-//! connection loss and one expiry exhaustively for the lock, the shared lock
-//! and the election (DFS, under a minute each), and up to depth 12 for all.
-//! The other exhaustive 3-client runs (Curator lock, semaphore, queue,
-//! barrier) take many minutes each without client symmetry and ranks: they
-//! are `#[ignore]`d, run them with
-//! `cargo test --release -p zk-models --test fixed_variants -- --ignored`.
+//! connection loss exhaustively for the lock, the shared lock and the
+//! election, and one connection loss and one expiry up to depth 12 for all.
+//! The exhaustive 3-client runs with a connection loss and an expiry take
+//! about a minute each (lock, shared lock, election: DFS) to many minutes
+//! (Curator lock, semaphore, queue, barrier) without client symmetry and
+//! ranks: they are `#[ignore]`d (the test command stays a few minutes), run
+//! them with `cargo test --release -p zk-models --test fixed_variants -- --ignored`.
 //! CI exhausts all seven with `--symmetry --ranks` on the release binary
 //! (`scripts/ci-check`; figures in BENCHMARKS.md).
 
@@ -84,16 +85,19 @@ fn three_clients_exhaustively(recipe: &str) {
 }
 
 #[test]
+#[ignore = "about a minute: exhaustive 3-client run (CI: scripts/ci-check)"]
 fn lock_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
     three_clients_exhaustively("lock");
 }
 
 #[test]
+#[ignore = "about a minute: exhaustive 3-client run (CI: scripts/ci-check)"]
 fn shared_lock_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
     three_clients_exhaustively("shared_lock");
 }
 
 #[test]
+#[ignore = "about a minute: exhaustive 3-client run (CI: scripts/ci-check)"]
 fn election_holds_everything_with_three_clients_a_connection_loss_and_an_expiry_exhaustively() {
     three_clients_exhaustively("election");
 }
