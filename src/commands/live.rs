@@ -156,9 +156,15 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
     }
     if !report.passed() {
         println!("rerun: {rerun}");
+        // A live-only build has no simulator: the simulating build of the
+        // same crate (`.cargo/config.toml`'s `--cfg madsim`) replays it.
+        let program = if cfg!(madsim) {
+            harness.program.as_str()
+        } else {
+            "cargo run --release --"
+        };
         println!(
-            "simulate: {} sim {}{} --seed {seed}",
-            harness.program,
+            "simulate: {program} sim {}{} --seed {seed}",
             quote(&scenario.file.display().to_string()),
             variant_flag(&scenario)
         );
