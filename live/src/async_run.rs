@@ -32,8 +32,8 @@ use zk_sim::async_recipe::{AsyncWorkload, Context, Sleep, World};
 use zk_sim::faults::plan::{stream, REQUEST_STREAM};
 use zk_sim::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
 use zk_sim::live::{
-    end_tree, judge_liveness, mirror, prepare, Backend, BackendError, BoxFuture, ClientProgress,
-    FencedResource, LiveRunner, RequestLoss,
+    end_tree, judge_liveness, live_report, mirror, prepare, Backend, BackendError, BoxFuture,
+    ClientProgress, FencedResource, LiveRunner, RequestLoss,
 };
 use zk_sim::oracles::{CallObservation, Oracles, Seen, View};
 use zk_sim::scenario::Scenario;
@@ -274,20 +274,18 @@ impl AsyncRunner {
             return Err(BackendError(failure));
         }
         run.stats.sim_time_ns = backend.now_ns().saturating_sub(t0);
-        Ok(RunReport {
+        let done = run
+            .workloads_done_at_verdict
+            .unwrap_or_else(|| run.clients.iter().filter(|s| s.done).count());
+        let (stats, history) = (run.stats.clone(), std::mem::take(&mut run.fault_history));
+        Ok(live_report(
             seed,
-            violations: run.oracles.violations().to_vec(),
-            stats: run.stats.clone(),
-            fault_history: std::mem::take(&mut run.fault_history),
-            rates: drawn.rates,
-            herd_maxima: run.oracles.herd_maxima(),
-            herd_figures: run.oracles.herd_figures(),
-            workloads_done: run
-                .workloads_done_at_verdict
-                .unwrap_or_else(|| run.clients.iter().filter(|s| s.done).count()),
-            trace: Default::default(),
-            holds: Vec::new(),
-        })
+            &run.oracles,
+            stats,
+            history,
+            drawn.rates,
+            done,
+        ))
     }
 }
 

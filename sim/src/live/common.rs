@@ -5,8 +5,10 @@
 //! of the real tree, and the shared fenced resource.
 
 use super::{mirror, Backend, BackendError};
+use crate::faults::{FaultRates, ScheduledFault};
 use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen};
 use crate::server::ZkServer;
+use crate::world::{RunReport, RunStats};
 use std::collections::BTreeSet;
 use zk_recipes::zk::{Path, Request, ZkError};
 
@@ -104,5 +106,29 @@ impl FencedResource {
             self.max_token = Some(token);
         }
         (accepted, Seen::ResourceWrite { token, accepted })
+    }
+}
+
+/// A live run's report: what the oracles found, the run's counts and
+/// faults; no trace (a live run records none).
+pub fn live_report(
+    seed: u64,
+    oracles: &Oracles,
+    stats: RunStats,
+    fault_history: Vec<ScheduledFault>,
+    rates: FaultRates,
+    workloads_done: usize,
+) -> RunReport {
+    RunReport {
+        seed,
+        violations: oracles.violations().to_vec(),
+        stats,
+        fault_history,
+        rates,
+        herd_maxima: oracles.herd_maxima(),
+        herd_figures: oracles.herd_figures(),
+        workloads_done,
+        trace: Default::default(),
+        holds: Vec::new(),
     }
 }

@@ -12,7 +12,9 @@
 //! verdict, so it agrees with a liveness violation's list of stuck clients.
 
 use super::app::LiveClient;
-use super::common::{end_tree, judge_liveness, prepare, ClientProgress, FencedResource};
+use super::common::{
+    end_tree, judge_liveness, live_report, prepare, ClientProgress, FencedResource,
+};
 use super::mirror::mirror;
 use super::{
     Backend, BackendError, BoxFuture, Connection, LiveRunner, LiveState, NodeInfo, RequestLoss,
@@ -315,20 +317,18 @@ impl<R: SimRecipe> Driver<R> {
         }
         let now = backend.now_ns();
         run.stats.sim_time_ns = now.saturating_sub(t0);
-        Ok(RunReport {
+        let done = run
+            .workloads_done_at_verdict
+            .unwrap_or_else(|| run.clients.iter().filter(|s| s.workload_done).count());
+        let (stats, history) = (run.stats.clone(), std::mem::take(&mut run.fault_history));
+        Ok(live_report(
             seed,
-            violations: run.oracles.violations().to_vec(),
-            stats: run.stats.clone(),
-            fault_history: std::mem::take(&mut run.fault_history),
-            rates: drawn.rates,
-            herd_maxima: run.oracles.herd_maxima(),
-            herd_figures: run.oracles.herd_figures(),
-            workloads_done: run
-                .workloads_done_at_verdict
-                .unwrap_or_else(|| run.clients.iter().filter(|s| s.workload_done).count()),
-            trace: Default::default(),
-            holds: Vec::new(),
-        })
+            &run.oracles,
+            stats,
+            history,
+            drawn.rates,
+            done,
+        ))
     }
 }
 

@@ -27,7 +27,9 @@ mod mirror;
 mod support;
 
 pub use app::LiveClient;
-pub use common::{end_tree, judge_liveness, prepare, set_up, ClientProgress, FencedResource};
+pub use common::{
+    end_tree, judge_liveness, live_report, prepare, set_up, ClientProgress, FencedResource,
+};
 pub use driver::{live_runner, BoxedWorkload};
 pub use mirror::mirror;
 pub use support::unsupported;
