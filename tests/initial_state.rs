@@ -233,10 +233,6 @@ fn bad_initial_flags_exit_2_naming_the_flag() {
             &["--symmetry", "initial sequence counter"],
         ),
         (
-            &["--sequence-start", "/locks=1", "--liveness", "cycles"],
-            &["--liveness", "--sequence-start"],
-        ),
-        (
             &["--node", "/x", "--clients", "1..2"],
             &["--clients", "range"],
         ),

@@ -23,12 +23,16 @@ fn main() -> ExitCode {
         return zkcheck::main_with(zkcheck::Registry::builtin().with(polling::entry()));
     }
     let out = std::env::temp_dir().join(format!("zkcheck-lasso-cli-{}", std::process::id()));
-    let checks: [Check; 6] = [
+    let checks: [Check; 7] = [
         (
             "a livelock exits 1 with a lasso and its replay command",
             livelock,
         ),
         ("the written lasso replays as a lasso", replay),
+        (
+            "a lasso found from an initial state records it and replays from it",
+            from_initial_state,
+        ),
         ("the fixed polling lock exits 0", fixed_fixture),
         (
             "the fixed lock exits 0 and the default ignores cycles",
@@ -125,6 +129,39 @@ fn replay(out: &Path) {
         1,
         &[
             "lasso: 12 step(s) to the cycle, then its 3 step(s) run 2 times: back in the state it started in after every round; the calls of c1 stayed pending",
+            "agrees with the model: progress (liveness) violated",
+        ],
+    );
+}
+
+fn from_initial_state(out: &Path) {
+    let out = out.join("initial");
+    let dir = out.to_str().expect("a UTF-8 path");
+    let args = ["check", "polling_lock", "--variant", "livelock"];
+    let initial = [
+        "--node",
+        "/polling/stale",
+        "--liveness",
+        "cycles",
+        "--out",
+        dir,
+    ];
+    let run = with_fixture(&[&args[..], &initial[..]].concat());
+    run.expect(
+        1,
+        &["initial state:", "livelock (lasso):", "schedule written:"],
+    );
+    let schedule = schedule_of(&out);
+    let text = std::fs::read_to_string(&schedule).expect("the lasso's schedule");
+    assert!(
+        text.contains("[[initial.node]]\npath = \"/polling/stale\""),
+        "{text}"
+    );
+    let run = with_fixture(&["replay", schedule.to_str().expect("UTF-8")]);
+    run.expect(
+        1,
+        &[
+            "started from the schedule's initial state",
             "agrees with the model: progress (liveness) violated",
         ],
     );

@@ -365,8 +365,8 @@ fn initial_node_index(key: &str) -> Option<usize> {
 }
 
 impl CheckArgs {
-    /// The initial state's flags cannot go with `--clients LO..HI` or
-    /// `--liveness cycles` (their schedules do not record it yet).
+    /// The initial state's flags cannot go with `--clients LO..HI` (its
+    /// schedules do not record it yet).
     fn refuse_initial(&self) -> Result<(), InputError> {
         if self.initial.is_empty() {
             return Ok(());
@@ -375,12 +375,6 @@ impl CheckArgs {
             return Err(flag_error(
                 "--clients",
                 "a range does not take --node, --container or --sequence-start yet: check one client count",
-            ));
-        }
-        if self.liveness == super::lasso::LivenessArg::Cycles {
-            return Err(flag_error(
-                "--liveness",
-                "cycles does not take --node, --container or --sequence-start yet: its lasso schedules do not record an initial state",
             ));
         }
         Ok(())

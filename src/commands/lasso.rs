@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use zk_models::lasso::{render_lasso, LassoOptions, LassoReport, LassoVerdict};
 use zk_models::memory::MemoryBudget;
+use zk_models::setup::InitialState;
 use zk_models::{ModelVariant, Setup};
 
 /// How liveness is judged.
@@ -79,7 +80,7 @@ pub fn run(
         lasso.cycle.len()
     );
     let _ = write!(stdout, "{}", render_lasso(lasso));
-    match write_schedule(out, &report) {
+    match write_schedule(out, &report, &setup.initial) {
         Ok(path) => {
             let path = super::common::quote(&path.display().to_string());
             let _ = writeln!(stdout, "schedule written: {path}");
@@ -96,7 +97,13 @@ pub fn run(
     outcome
 }
 
-fn write_schedule(dir: &Path, report: &LassoReport) -> std::io::Result<PathBuf> {
+/// Writes the lasso's schedule, with the state the search started from.
+fn write_schedule(
+    dir: &Path,
+    report: &LassoReport,
+    initial: &InitialState,
+) -> std::io::Result<PathBuf> {
     let schedule = report.schedule().expect("a lasso has a schedule");
+    let schedule = schedule.with_initial_state(initial);
     super::check::write_schedule_file(dir, &schedule, "")
 }
