@@ -277,11 +277,6 @@ impl ModelArgs {
 }
 
 impl InitialArgs {
-    /// True when no flag gives an initial state.
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty() && self.containers.is_empty() && self.sequence_starts.is_empty()
-    }
-
     /// The state the flags give, read but not yet checked against the
     /// recipe's setup ([`check_initial`] does).
     pub fn state(&self) -> Result<InitialState, InputError> {
@@ -365,24 +360,8 @@ fn initial_node_index(key: &str) -> Option<usize> {
 }
 
 impl CheckArgs {
-    /// The initial state's flags cannot go with `--clients LO..HI` (its
-    /// schedules do not record it yet).
-    fn refuse_initial(&self) -> Result<(), InputError> {
-        if self.initial.is_empty() {
-            return Ok(());
-        }
-        if let Clients::Range { .. } = self.model.clients {
-            return Err(flag_error(
-                "--clients",
-                "a range does not take --node, --container or --sequence-start yet: check one client count",
-            ));
-        }
-        Ok(())
-    }
-
     /// The model and its setup with the initial state, or the first bad flag.
     fn resolve(&self, harness: &Harness) -> Result<(ModelVariant, Setup), InputError> {
-        self.refuse_initial()?;
         let initial = self.initial.state()?;
         let (model, mut setup) = self.model.resolve(harness)?;
         setup.initial = initial;
@@ -463,10 +442,6 @@ impl CheckArgs {
 
 pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     if let Clients::Range { first, last } = args.model.clients {
-        if let Err(error) = args.refuse_initial() {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
         return super::cutoff::run(harness, args, first, last);
     }
     let resolved = args

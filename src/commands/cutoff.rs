@@ -39,6 +39,7 @@ use std::process::ExitCode;
 use std::str::FromStr;
 use zk_models::run::{CheckReport, Stop, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
+use zk_models::setup::InitialState;
 use zk_models::ModelVariant;
 
 /// `--clients`: one count, or an inclusive range `LO..HI` (also written
@@ -132,9 +133,9 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
         let mut one = args.model.clone();
         one.clients = Clients::One(*counts.start());
         let (model, _) = one.resolve(harness)?;
-        Ok((counts, model, args.options()?))
+        Ok((counts, model, args.options()?, args.initial.state()?))
     });
-    let (counts, model, options) = match prepared {
+    let (counts, model, options, initial) = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
             eprintln!("error: {error}");
@@ -161,8 +162,13 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
     for clients in counts.clone() {
         let mut one = args.model.clone();
         one.clients = Clients::One(clients);
-        let setup = match one.resolve(harness) {
-            Ok((_, setup)) => setup,
+        let with_initial = one.resolve(harness).and_then(|(_, mut setup)| {
+            setup.initial = initial.clone();
+            super::check::check_initial(&model, &setup, &one)?;
+            Ok(setup)
+        });
+        let setup = match with_initial {
+            Ok(setup) => setup,
             Err(error) => {
                 eprintln!("error: {error}");
                 return ExitCode::from(2);
@@ -173,7 +179,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
             .properties
             .iter()
             .map(|p| match p.verdict {
-                Verdict::Violated => replay_signatures(&model, &report, p.name),
+                Verdict::Violated => replay_signatures(&model, &report, p.name, &initial),
                 _ => Vec::new(),
             })
             .collect();
@@ -213,7 +219,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
             break;
         }
     }
-    counterexamples(&mut stdout, harness, &args, &rows);
+    counterexamples(&mut stdout, harness, &args, &rows, &initial);
     let _ = writeln!(stdout, "\n{}", closing(&rows, skipped));
     let failed = rows.iter().any(|row| !row.report.failures().is_empty());
     // The closing line names the counts that were not exhaustive.
@@ -262,11 +268,17 @@ fn header(args: &CheckArgs, first: usize, last: usize) -> String {
 /// property reports when the schedule is replayed on the stepper (what
 /// `check --report` shows), or `property/unexplained` if the replay does
 /// not show it. Other oracles' violations on the way are left out.
-fn replay_signatures(model: &ModelVariant, report: &CheckReport, property: &str) -> Vec<String> {
+fn replay_signatures(
+    model: &ModelVariant,
+    report: &CheckReport,
+    property: &str,
+    initial: &InitialState,
+) -> Vec<String> {
     let unexplained = || vec![format!("{property}/unexplained")];
     let Some(schedule) = report.property(property).and_then(|p| report.schedule(p)) else {
         return Vec::new();
     };
+    let schedule = schedule.with_initial_state(initial);
     let Ok(replayed) = model.replay(&schedule) else {
         return unexplained();
     };
@@ -366,6 +378,7 @@ fn counterexamples(
     harness: &Harness,
     args: &CheckArgs,
     rows: &[Row],
+    initial: &InitialState,
 ) {
     let mut shown: Vec<&str> = Vec::new();
     for row in rows {
@@ -397,7 +410,7 @@ fn counterexamples(
             if property.verdict != Verdict::Violated {
                 continue;
             }
-            match write_schedule(&args.out, report, property.name) {
+            match write_schedule(&args.out, report, property.name, initial) {
                 Ok(path) => {
                     let path = super::common::quote(&path.display().to_string());
                     let _ = writeln!(out, "  schedule written: {path}");
@@ -413,8 +426,13 @@ fn counterexamples(
     }
 }
 
-fn write_schedule(dir: &Path, report: &CheckReport, property: &str) -> std::io::Result<PathBuf> {
-    let schedule = super::check::violated_schedule(report, property);
+fn write_schedule(
+    dir: &Path,
+    report: &CheckReport,
+    property: &str,
+    initial: &InitialState,
+) -> std::io::Result<PathBuf> {
+    let schedule = super::check::violated_schedule(report, property).with_initial_state(initial);
     let suffix = format!("-{}clients", report.clients);
     super::check::write_schedule_file(dir, &schedule, &suffix)
 }
