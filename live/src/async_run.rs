@@ -343,45 +343,59 @@ impl Strike {
             run.clients[client].proxy.clone()
         };
         let now = self.backend.now_ns();
-        match self.fault.fault.clone() {
-            Fault::Disconnect { down_ms } => proxy.drop_for(down_ms),
-            Fault::Pause { pause_ms } => {
+        let fault = self.fault.fault.clone();
+        let struck = match fault {
+            Fault::Disconnect { down_ms } => {
+                proxy.drop_for(down_ms);
+                true
+            }
+            Fault::Pause { .. } => {
                 proxy.black_hole(crate::proxy::Hole::Both);
                 lock(&self.run).clients[client].paused = true;
-                lock(&self.run).record_fault(now, client, self.fault.fault.clone());
-                self.backend.sleep(pause_ms).await;
-                let mut run = lock(&self.run);
-                if run.clients[client].paused {
-                    run.clients[client].paused = false;
-                    proxy.heal();
-                }
-                return;
+                true
             }
-            Fault::Expire => {
-                let Some(session) = proxy.session() else {
-                    return; // no session to expire: nothing struck
-                };
-                match expire_session(&self.addr, &session).await {
-                    Ok(Takeover::Expired) => {}
-                    Ok(Takeover::AlreadyGone) => return,
-                    Err(error) => {
-                        lock(&self.run)
-                            .failure
-                            .get_or_insert(format!("expiring a session failed: {error}"));
-                        return;
-                    }
-                }
-                let mut run = lock(&self.run);
-                run.expired.insert(session.session_id);
-                if run.sessions[client] == Some(SessionId(session.session_id)) {
-                    run.sessions[client] = None;
-                    run.observe(now, client, HoldId::FIRST, Seen::SessionEnded);
-                }
-            }
+            Fault::Expire => self.expire(&proxy, client, now).await,
             // Refused before the run (`zk_sim::live::unsupported`).
-            _ => return,
+            _ => false,
+        };
+        if !struck {
+            return;
         }
-        lock(&self.run).record_fault(now, client, self.fault.fault);
+        lock(&self.run).record_fault(now, client, fault.clone());
+        if let Fault::Pause { pause_ms } = fault {
+            self.backend.sleep(pause_ms).await;
+            // Unless the heal already resumed it.
+            let mut run = lock(&self.run);
+            if run.clients[client].paused {
+                run.clients[client].paused = false;
+                proxy.heal();
+            }
+        }
+    }
+
+    /// Expires the session the client's proxy saw granted; whether that
+    /// struck (false: no session, or already gone).
+    async fn expire(&self, proxy: &FaultProxy, client: usize, now: u64) -> bool {
+        let Some(session) = proxy.session() else {
+            return false;
+        };
+        match expire_session(&self.addr, &session).await {
+            Ok(Takeover::Expired) => {}
+            Ok(Takeover::AlreadyGone) => return false,
+            Err(error) => {
+                lock(&self.run)
+                    .failure
+                    .get_or_insert(format!("expiring a session failed: {error}"));
+                return false;
+            }
+        }
+        let mut run = lock(&self.run);
+        run.expired.insert(session.session_id);
+        if run.sessions[client] == Some(SessionId(session.session_id)) {
+            run.sessions[client] = None;
+            run.observe(now, client, HoldId::FIRST, Seen::SessionEnded);
+        }
+        true
     }
 }
 
@@ -458,12 +472,10 @@ impl Supervisor {
     }
 
     fn liveness(&self, run: &mut Run, now: u64) {
-        let progress: Vec<ClientProgress> = (run.clients.iter())
-            .map(|slot| ClientProgress {
-                done: slot.done,
-                last_call: slot.last_call.clone(),
-            })
-            .collect();
+        let progress = run.clients.iter().map(|slot| ClientProgress {
+            done: slot.done,
+            last_call: slot.last_call.clone(),
+        });
         judge_liveness(&mut run.oracles, progress, run.t0, now, self.config.heal_ms);
     }
 

@@ -422,7 +422,6 @@ impl<R: SimRecipe> Supervisor<R> {
             done: slot.workload_done,
             last_call: slot.last_call.clone(),
         });
-        let progress: Vec<ClientProgress> = progress.collect();
         judge_liveness(&mut run.oracles, progress, run.t0, now, self.config.heal_ms);
     }
 
