@@ -5,10 +5,12 @@
 //!
 //! No built-in recipe livelocks, so this test is its own `main`
 //! (`harness = false`): started with [`CHILD`] set, it is zkcheck's command
-//! line on the built-in recipes plus the `polling_lock` fixture
-//! (`models/tests/common/polling.rs`); otherwise it runs the checks below
-//! on that child and on the `zkcheck` binary.
+//! line on the built-in recipes plus the `polling_lock` and `churn_latch`
+//! fixtures (`models/tests/common/polling.rs`, `churn.rs`); otherwise it
+//! runs the checks below on that child and on the `zkcheck` binary.
 
+#[path = "../models/tests/common/churn.rs"]
+mod churn;
 #[path = "../models/tests/common/polling.rs"]
 mod polling;
 
@@ -20,10 +22,14 @@ const CHILD: &str = "ZKCHECK_LASSO_CLI_CHILD";
 
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
-        return zkcheck::main_with(zkcheck::Registry::builtin().with(polling::entry()));
+        return zkcheck::main_with(
+            zkcheck::Registry::builtin()
+                .with(polling::entry())
+                .with(churn::entry()),
+        );
     }
     let out = std::env::temp_dir().join(format!("zkcheck-lasso-cli-{}", std::process::id()));
-    let checks: [Check; 7] = [
+    let checks: [Check; 8] = [
         (
             "a livelock exits 1 with a lasso and its replay command",
             livelock,
@@ -34,6 +40,10 @@ fn main() -> ExitCode {
             from_initial_state,
         ),
         ("the fixed polling lock exits 0", fixed_fixture),
+        (
+            "a latch churning at 3 clients is a lasso with --ranks, its fix none",
+            churn,
+        ),
         (
             "the fixed lock exits 0 and the default ignores cycles",
             fixed_builtin,
@@ -172,6 +182,23 @@ fn fixed_fixture(out: &Path) {
     let args = ["check", "polling_lock", "--variant", "fixed", "--liveness"];
     let run = with_fixture(&[&args[..], &["cycles", "--out", out]].concat());
     run.expect(0, &["no livelock", "6 component(s), 6 of them unfair"]);
+}
+
+fn churn(out: &Path) {
+    let out = out.to_str().expect("a UTF-8 path");
+    let args = ["check", "churn_latch", "--clients", "3", "--ranks"];
+    let cycles = ["--liveness", "cycles", "--out", out];
+    let run = with_fixture(&[&args[..], &["--variant", "reset"], &cycles[..]].concat());
+    run.expect(
+        1,
+        &[
+            "states: 39146, transitions: 111612",
+            "livelock (lasso): 19 steps to the cycle, 12 steps around it; c1, c2 wait(s) forever",
+            "churn_latch-reset-progress.toml",
+        ],
+    );
+    let run = with_fixture(&[&args[..], &["--variant", "fixed"], &cycles[..]].concat());
+    run.expect(0, &["states: 18176, transitions: 45408", "no livelock"]);
 }
 
 fn fixed_builtin(out: &Path) {

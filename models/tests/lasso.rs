@@ -4,9 +4,11 @@
 //! unfair scheduler could keep going is not reported, and a lasso becomes a
 //! schedule that replays on the simulator's stepper.
 //!
-//! The fixtures (`common/polling.rs`, `common/polite.rs`) are test
-//! recipes, not shipped ones.
+//! The fixtures (`common/polling.rs`, `common/polite.rs`,
+//! `common/churn.rs`) are test recipes, not shipped ones.
 
+#[path = "common/churn.rs"]
+mod churn;
 #[path = "common/polite.rs"]
 mod polite;
 #[path = "common/polling.rs"]
@@ -27,6 +29,7 @@ fn registry() -> Registry {
     Registry::builtin()
         .with(polling::entry())
         .with(polite::entry())
+        .with(churn::entry())
 }
 
 fn search(recipe: &str, variant: &str, setup: Setup) -> LassoReport {
@@ -346,4 +349,132 @@ fn without_the_rank_abstraction_the_polite_lock_search_is_no_verdict() {
         "{}",
         report.summary()
     );
+}
+
+fn churn_clients(clients: usize) -> Setup {
+    Setup::new(clients).with_ranks(true)
+}
+
+#[test]
+fn a_latch_resetting_whenever_it_does_not_see_itself_first_is_a_lasso_at_three_clients() {
+    // Issue 32, item 6. While c0 leads, c1 and c2 reset; after it resigned
+    // each lists while the other's node, about to be reset, is still lower.
+    let report = search("churn_latch", "reset", churn_clients(3));
+    assert_eq!(
+        report.verdict(),
+        LassoVerdict::Livelock,
+        "{}",
+        report.summary()
+    );
+    let lasso = report.lasso.as_ref().expect("a lasso");
+    let rendered = lasso::render_lasso(lasso);
+    assert_eq!(lasso.waiting, [1, 2], "{rendered}");
+    // Pinned: ranked states and transitions; 19 steps to the cycle, 12
+    // around it.
+    assert_eq!(
+        (
+            report.states,
+            report.edges,
+            lasso.prefix.len(),
+            lasso.cycle.len()
+        ),
+        (39_146, 111_612, 19, 12),
+        "{rendered}"
+    );
+    // Every round of the cycle deletes and re-creates both waiters' nodes.
+    let creates = rendered
+        .lines()
+        .skip_while(|line| !line.starts_with("the cycle"))
+        .filter(|line| line.contains("server applies create /latch/n-"))
+        .count();
+    assert_eq!(creates, 2, "{rendered}");
+    let schedule = report.schedule().expect("a lasso's schedule");
+    assert_eq!(schedule.cycle_start, Some(19));
+}
+
+#[test]
+fn the_resetting_latch_has_no_livelock_at_two_clients() {
+    // The first round's lowest node leads; alone, the other leads next.
+    let report = search("churn_latch", "reset", churn_clients(2));
+    assert_eq!(
+        report.verdict(),
+        LassoVerdict::NoLivelock,
+        "{}",
+        report.summary()
+    );
+    assert_eq!(
+        (report.states, report.edges),
+        (320, 588),
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn the_latch_waiting_behind_the_next_lower_node_has_no_lasso_at_three_clients() {
+    let report = search("churn_latch", "fixed", churn_clients(3));
+    assert_eq!(
+        report.verdict(),
+        LassoVerdict::NoLivelock,
+        "{}",
+        report.summary()
+    );
+    assert_eq!(
+        (report.states, report.edges),
+        (18_176, 45_408),
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn without_ranks_the_resetting_latch_search_is_no_verdict() {
+    // Every reset makes a new sequence number and zxids.
+    let options = LassoOptions {
+        max_states: 20_000,
+        ..LassoOptions::default()
+    };
+    let report = registry()
+        .model("churn_latch", "reset")
+        .unwrap()
+        .lasso(&Setup::new(3), &options);
+    assert!(
+        matches!(report.verdict(), LassoVerdict::Inconclusive(_)),
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn the_resetting_latch_renaming_passes_the_self_check() {
+    use zk_models::canonical::{self_check, Canonical};
+    use zk_recipes::election::ElectionCall;
+    let dir = ZkPath::new("/latch").expect("a path");
+    let clients = ClientSpec::many(
+        3,
+        |_| churn::ChurnLatch::new(dir.clone(), true),
+        |_| hold_cycles(ElectionCall::Volunteer, ElectionCall::Resign, 1),
+    );
+    let mkdir = [Request::Create {
+        path: dir.clone(),
+        data: Vec::new(),
+        mode: CreateMode::Persistent,
+    }];
+    let setup = Setup::new(3);
+    let model = RecipeModel::new(
+        "churn_latch/reset",
+        &mkdir,
+        clients,
+        setup.faults,
+        Oracles::default(),
+    )
+    .with_renaming()
+    .with_setup(&setup)
+    .with_properties(vec![properties::liveness()]);
+    let form = Canonical {
+        symmetry: true,
+        ranks: true,
+    };
+    let seen = self_check(&model, form, 20, 60, 32).expect("a sound renaming");
+    assert!(seen.states > 500, "{seen:?}");
 }
