@@ -11,6 +11,8 @@ pub mod client;
 pub mod diagnosis;
 pub mod echo;
 pub mod ensemble;
+#[cfg(madsim)]
+pub mod explore;
 pub mod faults;
 pub mod input;
 pub mod live;

@@ -151,6 +151,16 @@ pub struct CheckArgs {
     pub memory_budget: Option<String>,
     #[command(flatten)]
     pub initial: InitialArgs,
+    /// Async recipes: the most choices that leave the default order
+    /// (which request the server applies next) in one execution; the
+    /// search deepens from 0 to it [default: until exhaustive].
+    // Small types keep `CheckArgs` within clippy's enum variant bound.
+    #[arg(long, value_name = "D")]
+    pub max_delays: Option<u8>,
+    /// Async recipes: stop after this many executions (the search is then
+    /// not exhaustive).
+    #[arg(long, value_name = "N")]
+    pub max_executions: Option<std::num::NonZeroU32>,
 }
 
 /// The server state the clients start from (`check` only).
@@ -441,6 +451,20 @@ impl CheckArgs {
 }
 
 pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
+    #[cfg(madsim)]
+    if super::check_async::is_async(harness, &args.model.recipe, &args.model.variant) {
+        return super::check_async::run(harness, &args);
+    }
+    let async_only = [
+        ("--max-delays", args.max_delays.is_some()),
+        ("--max-executions", args.max_executions.is_some()),
+    ];
+    if let Some((flag, _)) = async_only.iter().find(|(_, given)| *given) {
+        return super::common::bad_input(format!(
+            "{flag}: bounds the exploration of an async recipe (in the simulating build); {} {} is explored as states",
+            args.model.recipe, args.model.variant
+        ));
+    }
     if let Clients::Range { first, last } = args.model.clients {
         return super::cutoff::run(harness, args, first, last);
     }

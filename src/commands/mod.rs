@@ -12,6 +12,8 @@ pub mod bench;
 #[cfg(madsim)]
 pub mod bugs;
 pub mod check;
+#[cfg(madsim)]
+pub mod check_async;
 pub mod check_report;
 pub mod common;
 pub mod cutoff;

@@ -49,6 +49,13 @@ pub struct ReplayArgs {
 }
 
 pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
+    let text = match super::common::read_input(&args.scenario) {
+        Ok(text) => text,
+        Err(code) => return code,
+    };
+    if zk_sim::explore::file::is_choice_text(&text) {
+        return replay_choices(harness, &args, &text);
+    }
     let scenario = match load_input(harness, &args.scenario, args.variant.as_deref()) {
         Ok(Input::Scenario(scenario)) => scenario,
         Ok(Input::Schedule(text)) => {
@@ -67,12 +74,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     let mut scenario = scenario;
     scenario.all_violations = args.all_violations;
     let seed = args.seed.unwrap_or(0);
-    let mut filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("zk=trace"));
-    if !std::env::var("RUST_LOG").is_ok_and(|log| log.contains("madsim")) {
-        filter = filter.add_directive("madsim::sim::rand=error".parse().expect("a directive"));
-    }
-    init_logging(filter);
+    init_logging(default_filter());
     let report = match super::internal_error::catch(|| scenario.runner().run(seed, true)) {
         Ok(report) => report,
         Err(panic) => {
@@ -107,6 +109,51 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
         replay_command(&harness.program, &scenario, seed)
     );
     ExitCode::from(EXIT_VIOLATION)
+}
+
+/// Replays a choice file (`zkcheck check` on an async recipe writes them):
+/// the one run its choices pick, with its full trace and the diagnosis.
+fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
+    let flags = [
+        ("--variant", args.variant.is_some()),
+        ("--seed", args.seed.is_some()),
+        ("--all-violations", args.all_violations),
+    ];
+    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+        return super::common::bad_input(format!(
+            "{flag}: {} is a choice file, which replays one exact run; {flag} does not apply to it",
+            args.scenario.display()
+        ));
+    }
+    init_logging(default_filter());
+    let report = match super::check_async::replay_report(harness, &args.scenario, text) {
+        Ok(report) => report,
+        Err(code) => return code,
+    };
+    for line in &report.trace.lines {
+        emit(line);
+    }
+    let mut out = QuietStdout;
+    if report.passed() {
+        let _ = writeln!(out, "pass: the choices' run holds every property");
+        return ExitCode::SUCCESS;
+    }
+    for violation in &report.violations {
+        let _ = write!(out, "VIOLATION of {}:\n  {violation}", violation.property);
+    }
+    let path = super::common::quote(&args.scenario.display().to_string());
+    let _ = writeln!(out, "replay: {} replay {path}", harness.program);
+    ExitCode::from(EXIT_VIOLATION)
+}
+
+/// RUST_LOG, default `zk=trace`; madsim's HashMap warning left out.
+fn default_filter() -> EnvFilter {
+    let mut filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("zk=trace"));
+    if !std::env::var("RUST_LOG").is_ok_and(|log| log.contains("madsim")) {
+        filter = filter.add_directive("madsim::sim::rand=error".parse().expect("a directive"));
+    }
+    filter
 }
 
 /// zkcheck's trace lines printed through `filter` (RUST_LOG, default

@@ -110,6 +110,9 @@ pub enum Event {
     },
     /// An election's window ends.
     Elect,
+    /// Explored runs only: the server applies one of the requests waiting
+    /// for it, the one the choice tape picks (see `Shared::server_pick`).
+    ServerPick,
     Heal,
     Deadline,
 }

@@ -185,6 +185,9 @@ impl<R: SimRecipe> Simulation<R> {
             initial_paths,
             handle: Handle::current(),
             run_state: BTreeMap::new(),
+            chooser: crate::explore::tape::take(),
+            pick_scheduled: false,
+            arrivals: 0,
             config,
         };
         world.stats.faults = 0;
@@ -275,6 +278,8 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         last_outcome: None,
         workload_timer: None,
         awaiting: VecDeque::new(),
+        held: VecDeque::new(),
+        inputs: 0,
     }
 }
 
@@ -376,6 +381,9 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
             "pass"
         }
     );
+    if let Some(tape) = world.chooser.take() {
+        crate::explore::tape::give_back(tape);
+    }
     RunReport {
         seed,
         violations: world.oracles.violations().to_vec(),

@@ -135,6 +135,12 @@ pub struct ClientSlot<R: SimRecipe> {
     /// The workload's own timer (a hold, think or work time, or a bounded
     /// wait for an outcome) while it runs: (started, due), in ns.
     pub workload_timer: Option<(u64, u64)>,
+    /// Explored runs only: requests that reached the server and wait for
+    /// it to pick them, oldest first, each with its arrival number.
+    pub held: VecDeque<(u64, zk_recipes::zk::Request)>,
+    /// Explored runs only: a hash of everything handed to this client
+    /// (its history of inputs, without their times; pings left out).
+    pub inputs: u64,
     /// Requests the server took and has not answered yet, oldest first
     /// (with an ensemble, a reply waits for the session's server).
     pub awaiting: VecDeque<Awaited>,
@@ -220,6 +226,13 @@ pub struct Shared<R: SimRecipe> {
     pub handle: madsim::runtime::Handle,
     /// State the workloads of one run share (see `Client::run_state`).
     pub run_state: super::app::RunStates,
+    /// Where the choices come from: None, the seed (sweeps); a tape, an
+    /// exploration or the replay of a choice string (`crate::explore`).
+    pub chooser: Option<crate::explore::Tape>,
+    /// Explored runs only: a `ServerPick` event is queued; requests that
+    /// reached the server so far (numbers their arrivals).
+    pub pick_scheduled: bool,
+    pub arrivals: u64,
 }
 
 /// Records a trace line, formatting it only when the trace is on.
@@ -418,6 +431,9 @@ impl<R: SimRecipe> Shared<R> {
     /// task switch per message); a paused one finds it in its inbox when its
     /// node resumes, behind anything queued before.
     pub fn hand_to(&mut self, client: usize, inbound: Inbound) {
+        if self.chooser.is_some() {
+            self.note_input(client, &inbound);
+        }
         let slot = &mut self.clients[client];
         slot.inbox.push_back(inbound);
         if !slot.paused && slot.inbox.len() == 1 {
@@ -425,6 +441,64 @@ impl<R: SimRecipe> Shared<R> {
         } else if let Some(waker) = slot.conn_waker.take() {
             waker.wake();
         }
+    }
+
+    /// Adds an input to the client's history (explored runs: the memo's
+    /// key). Pings come and go with time, not with the run's choices.
+    fn note_input(&mut self, client: usize, inbound: &Inbound) {
+        use std::hash::{Hash, Hasher};
+        if matches!(inbound, Inbound::Timer(LocalTimer::Ping)) {
+            return;
+        }
+        let text = match inbound {
+            Inbound::Timer(LocalTimer::Recipe { id, .. }) => format!("timer {id:?}"),
+            other => format!("{other:?}"),
+        };
+        let mut hasher = std::hash::DefaultHasher::new();
+        (self.clients[client].inputs, text).hash(&mut hasher);
+        self.clients[client].inputs = hasher.finish();
+    }
+
+    /// Explored runs: what the memo knows a state by, with time left out:
+    /// the phase, the committed tree (every node's path, data, kind and
+    /// zxids; no times), the live sessions, and per client its history of
+    /// inputs, what it sent, what waits at the server for it, and its
+    /// connection's state. A client's code is a function of its inputs, so
+    /// two runs that agree on all of it go on alike.
+    pub fn state_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::mem::discriminant(&self.phase).hash(&mut hasher);
+        let server = self.ensemble.committed();
+        server.last_zxid().hash(&mut hasher);
+        for path in server.paths() {
+            path.as_str().hash(&mut hasher);
+            server.data(&path).hash(&mut hasher);
+            if let Some(stat) = server.stat(&path) {
+                let zxids = (stat.czxid, stat.mzxid, stat.pzxid);
+                let versions = (stat.version, stat.cversion, stat.ephemeral_owner);
+                (zxids, versions).hash(&mut hasher);
+            }
+        }
+        for session in server.live_sessions() {
+            session.0.hash(&mut hasher);
+        }
+        for slot in &self.clients {
+            slot.inputs.hash(&mut hasher);
+            (slot.requests_received, slot.awaiting.len()).hash(&mut hasher);
+            for (_, request) in &slot.held {
+                format!("{request:?}").hash(&mut hasher);
+            }
+            let link = &slot.link;
+            (link.server_up, link.session.map(|s| s.0), link.epoch).hash(&mut hasher);
+            (
+                slot.workload_done,
+                slot.paused,
+                slot.session.in_flight.len(),
+            )
+                .hash(&mut hasher);
+        }
+        hasher.finish()
     }
 
     /// A seeded draw in a delay range, in ns.

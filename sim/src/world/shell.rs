@@ -60,6 +60,7 @@ impl<R: SimRecipe> Shared<R> {
             Event::ServerUp { server, outage } => self.server_up(server, outage),
             Event::PartitionNoticed { server, outage } => self.partition_noticed(server, outage),
             Event::Elect => self.try_elect(),
+            Event::ServerPick => self.server_pick(),
             Event::Heal => self.heal(),
             Event::Deadline => self.deadline(),
         }
@@ -99,7 +100,9 @@ impl<R: SimRecipe> Shared<R> {
                 }
             }
             ToServer::Request(request) => {
-                if self.clients[client].link.server_up {
+                if self.clients[client].link.server_up && self.chooser.is_some() {
+                    self.hold_request(client, request);
+                } else if self.clients[client].link.server_up {
                     self.apply_request(client, request);
                 } else {
                     trace!(
@@ -187,11 +190,13 @@ impl<R: SimRecipe> Shared<R> {
         let armed = slot.armed_fault.take();
         let fault = match armed {
             Some(fault) if active => Some(fault),
-            _ if active => self
-                .request_faults
-                .for_request(client, number, &mut self.rng.faults),
+            _ if active => self.request_fault(client, number),
             _ => None,
         };
+        if self.chooser.is_some() && fault == Some(Fault::Expire) {
+            self.expire_instead(client, number, &request);
+            return;
+        }
         if let Some(fault @ Fault::LoseRequest { down_ms }) = &fault {
             self.record_request_fault(client, number, fault.clone());
             trace!(
@@ -223,6 +228,121 @@ impl<R: SimRecipe> Shared<R> {
         let events = self.ensemble.submit(session, request, &mut order);
         self.dispatch(events);
         self.schedule_applies();
+    }
+
+    /// The fault that strikes the client's `number`-th request: drawn from
+    /// the seed, or read from the choice tape of an explored run.
+    fn request_fault(&mut self, client: usize, number: u64) -> Option<Fault> {
+        use crate::explore::FaultChoice;
+        let Some(tape) = self.chooser.as_mut() else {
+            return self
+                .request_faults
+                .for_request(client, number, &mut self.rng.faults);
+        };
+        match tape.fault() {
+            FaultChoice::None => None,
+            FaultChoice::LoseBeforeApply => Some(Fault::LoseRequest { down_ms: 0 }),
+            FaultChoice::LoseAfterApply => Some(Fault::LoseReply { down_ms: 0 }),
+            FaultChoice::Expire => Some(Fault::Expire),
+        }
+    }
+
+    /// Explored runs: the session expires instead of the request applying.
+    fn expire_instead(&mut self, client: usize, number: u64, request: &Request) {
+        self.record_request_fault(client, number, Fault::Expire);
+        trace!(
+            self,
+            Some(client),
+            Fault,
+            "session expires before request #{number} applies: {request:?}"
+        );
+        let now = self.now_ns();
+        self.history.lost_before_apply(client, now, request);
+        self.expire(client);
+    }
+
+    /// Explored runs: a request that reached the server waits for the
+    /// server to pick it (a `ServerPick` a window later, so every client
+    /// that has something to send by then competes).
+    fn hold_request(&mut self, client: usize, request: Request) {
+        self.arrivals += 1;
+        let arrival = self.arrivals;
+        self.clients[client].held.push_back((arrival, request));
+        self.schedule_pick();
+    }
+
+    fn schedule_pick(&mut self) {
+        if self.pick_scheduled {
+            return;
+        }
+        self.pick_scheduled = true;
+        let at = self.now_ns().saturating_add(PICK_WINDOW_NS);
+        self.schedule(at, Event::ServerPick);
+    }
+
+    /// Explored runs: the server applies the oldest waiting request of the
+    /// client the tape picks among those with one waiting (in order of
+    /// arrival; 0, the default, is the one that came first). A state the
+    /// search has seen before ends the run here (pruned).
+    fn server_pick(&mut self) {
+        self.pick_scheduled = false;
+        let mut waiting: Vec<(u64, usize)> = (0..self.clients.len())
+            .filter_map(|client| Some((self.clients[client].held.front()?.0, client)))
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        waiting.sort_unstable();
+        if self.chooser.as_ref().is_some_and(|tape| tape.wants_key()) {
+            let key = self.state_key();
+            if self.chooser.as_mut().is_some_and(|tape| tape.visit(key)) {
+                if let Some(tape) = self.chooser.as_mut() {
+                    tape.pruned = true;
+                }
+                trace!(self, None, Phase, "pruned: a state the search has seen");
+                self.finish_run();
+                return;
+            }
+        }
+        let taken = match self.chooser.as_mut() {
+            Some(tape) => tape.order(waiting.len()),
+            None => 0,
+        };
+        let client = waiting[taken].1;
+        if waiting.len() > 1 {
+            let names: Vec<String> = waiting.iter().map(|(_, c)| format!("c{c}")).collect();
+            trace!(
+                self,
+                Some(client),
+                Apply,
+                "choice: the server applies c{client}'s request next (waiting: {})",
+                names.join(", ")
+            );
+        }
+        let (_, request) = self.clients[client]
+            .held
+            .pop_front()
+            .expect("a client with a waiting request");
+        self.apply_request(client, request);
+        if self.clients.iter().any(|slot| !slot.held.is_empty()) {
+            self.schedule_pick();
+        }
+    }
+
+    /// Explored runs: the requests waiting at the server go with the
+    /// client's connection.
+    fn lose_held(&mut self, client: usize) {
+        let held = std::mem::take(&mut self.clients[client].held);
+        for (_, request) in held {
+            trace!(
+                self,
+                Some(client),
+                Send,
+                "lost with its connection: {request:?}"
+            );
+            let now = self.now_ns();
+            self.history.lost_before_apply(client, now, &request);
+        }
     }
 
     /// Hands what the servers did to the clients: watch notifications,
@@ -447,6 +567,7 @@ impl<R: SimRecipe> Shared<R> {
         if let Some(session) = link.session {
             self.ensemble.disconnect(session);
         }
+        self.lose_held(client);
         self.lose_committed_replies(client);
         self.hand_to(client, Inbound::Dropped);
     }
@@ -478,6 +599,7 @@ impl<R: SimRecipe> Shared<R> {
         link.epoch += 1;
         link.server_up = false;
         self.clients[client].awaiting.clear();
+        self.lose_held(client);
         self.send_to_client(client, ToClient::Closed);
     }
 
@@ -739,6 +861,11 @@ impl<R: SimRecipe> Shared<R> {
         self.finish_run();
     }
 }
+
+/// Explored runs: how long the server lets requests gather before it picks
+/// one (far above the fixed latency of an explored world, so a client
+/// that answers a reply at once competes at the next pick).
+const PICK_WINDOW_NS: u64 = 10_000_000;
 
 /// The sessions' closes before the watch notifications (a closing server
 /// drops the connection, then the deletions' events go out).

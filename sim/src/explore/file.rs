@@ -1,0 +1,250 @@
+//! A counterexample of an explored async recipe as a file: the recipe,
+//! variant, client count, cycles and fault budget that make the world,
+//! and the choice string that picks one run of it. `zkcheck check` writes
+//! it; `zkcheck replay FILE` runs it with the full trace. Checked on
+//! reading: errors name the file, the line and the key (exit 2).
+//!
+//! ```toml
+//! # zkcheck check: a counterexample of an async recipe, as its choices
+//! recipe = "latch"
+//! variant = "buggy"
+//! clients = 2
+//! cycles = 1
+//! faults = "connection-loss=1"
+//! property = "liveness"            # what it breaks (informative)
+//! choices = "0.1.0.2"              # one number per choice point; absent ones are 0
+//! ```
+
+use super::tape::FaultAllowance;
+use crate::scenario::ScenarioError;
+use std::path::Path;
+
+/// Most clients and cycles a choice file may name (the explorer's own
+/// limits are lower; these only keep a hostile file from building a
+/// huge world).
+pub const MAX_CLIENTS: usize = 16;
+pub const MAX_CYCLES: u32 = 100;
+/// Most choices a choice string may hold.
+pub const MAX_CHOICES: usize = 100_000;
+
+/// The keys a choice file takes.
+const KEYS: [&str; 7] = [
+    "recipe", "variant", "clients", "cycles", "faults", "property", "choices",
+];
+
+/// A checked choice file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChoiceFile {
+    pub recipe: String,
+    pub variant: String,
+    pub clients: usize,
+    pub cycles: u32,
+    pub faults: FaultAllowance,
+    /// The property the run breaks, if the file says.
+    pub property: Option<String>,
+    pub choices: Vec<u32>,
+}
+
+/// True if `text` is a choice file (its top level has `choices`; neither
+/// scenarios nor schedules have that key).
+pub fn is_choice_text(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(table) => table.contains_key("choices"),
+        Err(_) => text
+            .lines()
+            .take_while(|line| !line.trim_start().starts_with('['))
+            .any(|line| line.split('=').next().map(str::trim) == Some("choices")),
+    }
+}
+
+/// A choice string: the choices joined by dots (`0.1.0.2`); empty: every
+/// choice the default.
+pub fn choice_string(choices: &[u32]) -> String {
+    let numbers: Vec<String> = choices.iter().map(u32::to_string).collect();
+    numbers.join(".")
+}
+
+/// Reads a choice string back.
+pub fn parse_choice_string(text: &str) -> Result<Vec<u32>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let choices: Vec<u32> = text
+        .split('.')
+        .map(|number| number.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            format!(
+                "`{}` is not a choice string: numbers joined by dots, e.g. 0.1.0.2",
+                crate::scenario::clip(text)
+            )
+        })?;
+    if choices.len() > MAX_CHOICES {
+        return Err(format!("{} choices; at most {MAX_CHOICES}", choices.len()));
+    }
+    Ok(choices)
+}
+
+impl FaultAllowance {
+    /// `none`, or budgets by kind: `connection-loss=1,expiry=1` (the kinds
+    /// an exploration injects).
+    pub fn parse(text: &str) -> Result<FaultAllowance, String> {
+        let mut allowance = FaultAllowance::default();
+        if text.trim() == "none" {
+            return Ok(allowance);
+        }
+        for part in text.split(',') {
+            let Some((kind, budget)) = part.split_once('=') else {
+                return Err(format!(
+                    "`{}`: give KIND=BUDGET, e.g. connection-loss=1",
+                    crate::scenario::clip(part.trim())
+                ));
+            };
+            let budget: u32 = budget
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n <= 8)
+                .ok_or_else(|| format!("`{}`: a budget is a number in 0..=8", part.trim()))?;
+            match kind.trim() {
+                "connection-loss" => allowance.connection_loss = budget,
+                "expiry" => allowance.expiry = budget,
+                other => {
+                    return Err(format!(
+                        "`{}`: an async recipe's check injects connection-loss and expiry only",
+                        crate::scenario::clip(other)
+                    ))
+                }
+            }
+        }
+        Ok(allowance)
+    }
+}
+
+impl std::fmt::Display for FaultAllowance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if self.connection_loss > 0 {
+            parts.push(format!("connection-loss={}", self.connection_loss));
+        }
+        if self.expiry > 0 {
+            parts.push(format!("expiry={}", self.expiry));
+        }
+        match parts.is_empty() {
+            true => write!(f, "none"),
+            false => write!(f, "{}", parts.join(",")),
+        }
+    }
+}
+
+impl ChoiceFile {
+    /// Checks a choice file given as text; `file` names it in errors.
+    pub fn parse(file: &Path, source: &str) -> Result<ChoiceFile, ScenarioError> {
+        let table: toml::Table =
+            toml::from_str(source).map_err(|e| ScenarioError::from_toml(file, source, &e))?;
+        let error = |key: &str, message: String| ScenarioError::at_key(file, source, key, message);
+        if let Some(key) = table.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            return Err(error(
+                key,
+                format!("unknown key (known: {})", KEYS.join(", ")),
+            ));
+        }
+        let text = |key: &str| match table.get(key) {
+            Some(toml::Value::String(value)) => Ok(Some(value.clone())),
+            Some(_) => Err(error(key, "must be a string".to_string())),
+            None => Ok(None),
+        };
+        let required = |key: &str| text(key)?.ok_or_else(|| error(key, "missing".to_string()));
+        let number = |key: &str, range: std::ops::RangeInclusive<i64>| match table.get(key) {
+            Some(toml::Value::Integer(n)) if range.contains(n) => Ok(*n),
+            Some(_) => Err(error(
+                key,
+                format!("must be a number in {}..={}", range.start(), range.end()),
+            )),
+            None => Err(error(key, "missing".to_string())),
+        };
+        let faults = FaultAllowance::parse(&text("faults")?.unwrap_or_else(|| "none".into()))
+            .map_err(|message| error("faults", message))?;
+        let choices = parse_choice_string(&required("choices")?)
+            .map_err(|message| error("choices", message))?;
+        Ok(ChoiceFile {
+            recipe: required("recipe")?,
+            variant: required("variant")?,
+            clients: number("clients", 1..=MAX_CLIENTS as i64)? as usize,
+            cycles: number("cycles", 1..=i64::from(MAX_CYCLES))? as u32,
+            faults,
+            property: text("property")?,
+            choices,
+        })
+    }
+
+    /// The file as TOML.
+    pub fn to_toml(&self) -> String {
+        let quote = |text: &str| toml::Value::String(text.to_string()).to_string();
+        let mut out =
+            String::from("# zkcheck check: a counterexample of an async recipe, as its choices\n");
+        out += &format!("recipe = {}\n", quote(&self.recipe));
+        out += &format!("variant = {}\n", quote(&self.variant));
+        out += &format!("clients = {}\n", self.clients);
+        out += &format!("cycles = {}\n", self.cycles);
+        out += &format!("faults = {}\n", quote(&self.faults.to_string()));
+        if let Some(property) = &self.property {
+            out += &format!("property = {}\n", quote(property));
+        }
+        out += &format!("choices = {}\n", quote(&choice_string(&self.choices)));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ChoiceFile {
+        ChoiceFile {
+            recipe: "latch".into(),
+            variant: "buggy".into(),
+            clients: 2,
+            cycles: 1,
+            faults: FaultAllowance {
+                connection_loss: 1,
+                expiry: 0,
+            },
+            property: Some("liveness".into()),
+            choices: vec![0, 1, 0, 2],
+        }
+    }
+
+    #[test]
+    fn a_file_reads_back_as_written() {
+        let text = sample().to_toml();
+        assert!(is_choice_text(&text));
+        let read = ChoiceFile::parse(Path::new("c.toml"), &text).expect("a valid file");
+        assert_eq!(read, sample());
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_key() {
+        let text = sample().to_toml().replace("clients = 2", "clients = 0");
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!((error.line, error.key.as_str()), (4, "clients"));
+        let text = sample().to_toml().replace("0.1.0.2", "0.x");
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!(error.key, "choices");
+        let text = sample().to_toml() + "seed = 3\n";
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!((error.line, error.key.as_str()), (9, "seed"));
+        let text = sample().to_toml().replace("connection-loss=1", "reorder=1");
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!(error.key, "faults");
+    }
+
+    #[test]
+    fn choice_strings_round_trip() {
+        assert_eq!(parse_choice_string("").unwrap(), Vec::<u32>::new());
+        assert_eq!(parse_choice_string("3.0.12").unwrap(), vec![3, 0, 12]);
+        assert_eq!(choice_string(&[3, 0, 12]), "3.0.12");
+        assert!(parse_choice_string("1..2").is_err());
+    }
+}

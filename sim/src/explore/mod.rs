@@ -1,0 +1,19 @@
+//! Exhaustive exploration of a simulated world by re-execution (async
+//! recipes, whose state cannot be cloned or hashed, are checked this way).
+//!
+//! - [`tape`]: the choice tape, the one place an explored world reads its
+//!   choices from (which client's request the server applies next, which
+//!   fault strikes a request), and where it logs the choice points it met.
+//! - [`search`]: depth-first search over those choices by re-execution,
+//!   with a delay bound (iterative deepening on it), a memo of visited
+//!   states, and execution and time bounds.
+//! - [`file`]: a counterexample as a file (`zkcheck replay` runs it).
+//! - [`run`]: the explored world of an async recipe, one execution, a
+//!   whole exploration, the replay of a choice file.
+
+pub mod file;
+pub mod run;
+pub mod search;
+pub mod tape;
+
+pub use tape::{ChoiceKind, ChoicePoint, FaultAllowance, FaultChoice, Memo, Tape};

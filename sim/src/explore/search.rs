@@ -1,0 +1,290 @@
+//! Depth-first search over an explored world's choices, by re-execution.
+//!
+//! Each execution is a fresh run that follows a prefix of choices and then
+//! takes the default at every later point, logging how many alternatives
+//! each point had ([`super::Tape`]). The search then backtracks: the next
+//! prefix is the deepest logged point's next untried alternative, until no
+//! point has one left. Bounds:
+//!
+//! - a delay bound (order choices that leave the default order), raised by
+//!   iterative deepening from 0 up to `max_delays` (unbounded: until an
+//!   iteration meets no bound at all, the exhaustive answer), so the first
+//!   counterexamples found have the fewest delays; the shortest of those
+//!   (fewest choice points) is kept per property;
+//! - the fault budget (the tape offers faults while it lasts);
+//! - most executions and a timeout (the search is then not exhaustive).
+//!
+//! Pruning: a run that reaches a state the search visited before (same
+//! server state and every client's same history of inputs, with no more
+//! delays and faults left than then) stops there ([`super::Tape::visit`]).
+
+use super::tape::{FaultAllowance, Memo, Tape};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What bounds a search.
+#[derive(Clone, Debug, Default)]
+pub struct Bounds {
+    pub faults: FaultAllowance,
+    /// Most delays (None: raised until the search is exhaustive).
+    pub max_delays: Option<u32>,
+    pub max_executions: Option<u64>,
+    pub timeout: Option<Duration>,
+    /// Keep no memo (every execution runs to its end).
+    pub no_memo: bool,
+}
+
+/// One execution, as the search needs it: its tape back, and the
+/// properties it violated (none for a pruned one).
+pub struct Execution {
+    pub tape: Tape,
+    pub violated: Vec<String>,
+}
+
+/// A counterexample: the choices of a run that violated `property`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub property: String,
+    pub choices: Vec<u32>,
+    /// Choice points the run met, and how many left the default order.
+    pub points: usize,
+    pub delays: u32,
+}
+
+/// Why a search stopped before it was done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Executions,
+    Timeout,
+}
+
+/// What a search did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub executions: u64,
+    /// Executions stopped at a visited state.
+    pub pruned: u64,
+    /// The delay bound of the last iteration.
+    pub delay_bound: u32,
+    /// Every alternative within the fault budget was explored: no delay
+    /// bound, execution limit or timeout cut the last iteration.
+    pub exhaustive: bool,
+    pub stop: Option<Stop>,
+    /// The shortest counterexample of each violated property.
+    pub found: Vec<Found>,
+}
+
+/// The world parted from an earlier run of the same prefix: a run is not
+/// a function of its choices (state outliving a run, an unbiased select!).
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("not deterministic: replaying choices {prefix} met a different choice point {index} (the run depends on more than its choices: state outliving a run, or a `tokio::select!` without `biased;`)")]
+    Nondeterministic { prefix: String, index: usize },
+    #[error("the run lost its choice tape (it panicked or never built its world)")]
+    NoTape,
+    #[error("{0}")]
+    Run(String),
+}
+
+/// Searches with `execute` running one execution per tape.
+pub fn search(
+    bounds: &Bounds,
+    mut execute: impl FnMut(Tape) -> Result<Execution, SearchError>,
+) -> Result<Summary, SearchError> {
+    let started = Instant::now();
+    let mut summary = Summary::default();
+    let mut bound = 0;
+    loop {
+        let limit = bounds.max_delays.map_or(bound, |max| bound.min(max));
+        summary.delay_bound = limit;
+        let cut = iteration(bounds, limit, started, &mut summary, &mut execute)?;
+        summary.exhaustive = !cut && summary.stop.is_none();
+        let at_max = bounds.max_delays.is_some_and(|max| limit >= max);
+        if !summary.found.is_empty() || summary.stop.is_some() || !cut || at_max {
+            return Ok(summary);
+        }
+        bound += 1;
+    }
+}
+
+/// One depth-first search under a delay bound; true if the bound cut an
+/// alternative.
+fn iteration(
+    bounds: &Bounds,
+    limit: u32,
+    started: Instant,
+    summary: &mut Summary,
+    execute: &mut impl FnMut(Tape) -> Result<Execution, SearchError>,
+) -> Result<bool, SearchError> {
+    let mut memo = Memo::new();
+    let mut prefix: Vec<u32> = Vec::new();
+    let mut expected: Vec<u32> = Vec::new();
+    let mut cut = false;
+    let mut found: BTreeMap<String, Found> = BTreeMap::new();
+    let result = loop {
+        if let Some(stop) = stopped(bounds, summary.executions, started) {
+            summary.stop = Some(stop);
+            break Ok(cut);
+        }
+        let mut tape = Tape::new(prefix.clone(), bounds.faults);
+        if !bounds.no_memo {
+            tape = tape.with_memo(std::mem::take(&mut memo), Some(limit));
+        }
+        let mut run = execute(tape)?;
+        memo = run.tape.take_memo();
+        summary.executions += 1;
+        summary.pruned += u64::from(run.tape.pruned);
+        check_replayed(&run.tape, &prefix, &expected)?;
+        for property in std::mem::take(&mut run.violated) {
+            keep_shortest(&mut found, &run.tape, property);
+        }
+        match next_prefix(&run.tape, limit, &mut cut) {
+            Some((next, alternatives)) => (prefix, expected) = (next, alternatives),
+            None => break Ok(cut),
+        }
+    };
+    summary.found.extend(found.into_values());
+    result
+}
+
+fn stopped(bounds: &Bounds, executions: u64, started: Instant) -> Option<Stop> {
+    if bounds.max_executions.is_some_and(|max| executions >= max) {
+        return Some(Stop::Executions);
+    }
+    if bounds
+        .timeout
+        .is_some_and(|timeout| started.elapsed() >= timeout)
+    {
+        return Some(Stop::Timeout);
+    }
+    None
+}
+
+/// The run followed its prefix through the points its earlier runs met.
+fn check_replayed(tape: &Tape, prefix: &[u32], expected: &[u32]) -> Result<(), SearchError> {
+    let parted = (0..prefix.len()).find(|&i| {
+        tape.log
+            .get(i)
+            .is_none_or(|point| point.taken != prefix[i] || point.alternatives != expected[i])
+    });
+    match parted.or(tape.misfit) {
+        Some(index) => Err(SearchError::Nondeterministic {
+            prefix: super::file::choice_string(prefix),
+            index,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn keep_shortest(found: &mut BTreeMap<String, Found>, tape: &Tape, property: String) {
+    let candidate = Found {
+        property: property.clone(),
+        choices: tape.taken(),
+        points: tape.log.len(),
+        delays: tape.log.iter().filter(|p| p.is_delay()).count() as u32,
+    };
+    let shorter =
+        |old: &Found| (candidate.choices.len(), candidate.points) < (old.choices.len(), old.points);
+    if found.get(&property).is_none_or(shorter) {
+        found.insert(property, candidate);
+    }
+}
+
+/// The next prefix to run (the deepest point with an untried alternative
+/// within the delay bound) and the alternatives of its points; None when
+/// every alternative has been tried. Sets `cut` when the bound left one
+/// out.
+fn next_prefix(tape: &Tape, limit: u32, cut: &mut bool) -> Option<(Vec<u32>, Vec<u32>)> {
+    let log = &tape.log;
+    let mut delays_before = Vec::with_capacity(log.len());
+    let mut delays = 0;
+    for point in log {
+        delays_before.push(delays);
+        delays += u32::from(point.is_delay());
+    }
+    for index in (0..log.len()).rev() {
+        let point = log[index];
+        let next = point.taken + 1;
+        if next >= point.alternatives {
+            continue;
+        }
+        if point.kind == super::ChoiceKind::Order && delays_before[index] + 1 > limit {
+            *cut = true;
+            continue;
+        }
+        let mut prefix: Vec<u32> = log[..index].iter().map(|p| p.taken).collect();
+        prefix.push(next);
+        let alternatives = log[..=index].iter().map(|p| p.alternatives).collect();
+        return Some((prefix, alternatives));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A toy world: two order points of 2 alternatives, then a fault point
+    /// while the budget lasts; it "violates" when it took 1, 1.
+    fn toy(mut tape: Tape) -> Result<Execution, SearchError> {
+        let a = tape.order(2);
+        let b = tape.order(2);
+        tape.fault();
+        let violated = match (a, b) {
+            (1, 1) => vec!["safety".to_string()],
+            _ => Vec::new(),
+        };
+        Ok(Execution { tape, violated })
+    }
+
+    #[test]
+    fn explores_every_alternative_and_finds_the_fewest_delays() {
+        let bounds = Bounds {
+            faults: FaultAllowance {
+                connection_loss: 1,
+                expiry: 0,
+            },
+            no_memo: true,
+            ..Bounds::default()
+        };
+        let summary = search(&bounds, toy).expect("deterministic");
+        // Bound 0: 3 executions (the fault point's alternatives); bound 1:
+        // 3 per order pattern with at most one delay (3 of them); bound 2
+        // finds (1, 1) and explores all 4 patterns.
+        assert_eq!(summary.executions, 3 + 9 + 12);
+        assert_eq!(summary.delay_bound, 2);
+        assert!(summary.exhaustive);
+        assert_eq!(summary.found.len(), 1);
+        assert_eq!(summary.found[0].choices, vec![1, 1]);
+        assert_eq!(summary.found[0].delays, 2);
+    }
+
+    #[test]
+    fn a_delay_bound_makes_it_not_exhaustive() {
+        let bounds = Bounds {
+            max_delays: Some(1),
+            no_memo: true,
+            ..Bounds::default()
+        };
+        let summary = search(&bounds, toy).expect("deterministic");
+        assert!(!summary.exhaustive);
+        assert!(summary.found.is_empty());
+        assert_eq!(summary.executions, 1 + 3);
+    }
+
+    #[test]
+    fn a_world_that_parts_from_its_prefix_is_refused() {
+        let mut runs = 0;
+        let flaky = |mut tape: Tape| {
+            runs += 1;
+            tape.order(2 + runs % 2);
+            tape.order(2);
+            Ok(Execution {
+                tape,
+                violated: Vec::new(),
+            })
+        };
+        let error = search(&Bounds::default(), flaky).unwrap_err();
+        assert!(matches!(error, SearchError::Nondeterministic { .. }));
+    }
+}

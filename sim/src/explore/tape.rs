@@ -1,0 +1,281 @@
+//! The choice tape: where the simulated world reads its choices from when
+//! it is explored or replayed instead of drawn from the seed.
+//!
+//! A run of an explored world is a function of its choice string: at every
+//! choice point (which client's request the server applies next, when
+//! several wait; which fault, if any, strikes a request while the fault
+//! budget lasts) the world asks the tape. The tape answers from its script
+//! while it lasts and with the default (0) after it, and logs every point
+//! with its number of alternatives, so the explorer can backtrack.
+//!
+//! The explorer hands a tape to the next run on this thread ([`install`]);
+//! the world takes it when it is built and gives it back when it finishes
+//! ([`give_back`]), where the explorer collects it ([`collect`]). Without
+//! a tape the world draws everything from the seed, as it always did.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// What a choice point decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChoiceKind {
+    /// Which client's oldest waiting request the server applies next
+    /// (alternatives in arrival order: 0 is the request that came first).
+    Order,
+    /// What happens to the request about to be applied (see
+    /// [`FaultChoice`]).
+    Fault,
+}
+
+/// One choice point of a run: its kind, how many alternatives it had, and
+/// which one the run took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChoicePoint {
+    pub kind: ChoiceKind,
+    pub alternatives: u32,
+    pub taken: u32,
+}
+
+impl ChoicePoint {
+    /// A point that leaves the default order (a delay, in PCT's sense).
+    pub fn is_delay(&self) -> bool {
+        self.kind == ChoiceKind::Order && self.taken != 0
+    }
+}
+
+/// What strikes a request the server is about to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultChoice {
+    None,
+    /// The request is lost and the connection drops (connection loss
+    /// before apply).
+    LoseBeforeApply,
+    /// The server applies it, its reply is lost, the connection drops.
+    LoseAfterApply,
+    /// The server expires the session instead of applying it.
+    Expire,
+}
+
+/// The faults an exploration may inject: at most this many of each kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FaultAllowance {
+    /// Connection losses (before or after apply).
+    pub connection_loss: u32,
+    pub expiry: u32,
+}
+
+/// The visited states of one search: a state key (with the faults still
+/// allowed) and the most delays still allowed when it was seen.
+pub type Memo = BTreeMap<(u64, FaultAllowance), u32>;
+
+/// One run's choices: the script it follows, the points it met.
+#[derive(Debug, Default)]
+pub struct Tape {
+    script: Vec<u32>,
+    /// Every choice point met so far, in order.
+    pub log: Vec<ChoicePoint>,
+    /// Faults still allowed.
+    left: FaultAllowance,
+    /// Most delays (order choices other than the default) the search allows
+    /// (for the memo; None: unbounded).
+    max_delays: Option<u32>,
+    delays: u32,
+    /// Visited states; None: no pruning (replays).
+    memo: Option<Memo>,
+    /// The run stopped at a state the search had visited.
+    pub pruned: bool,
+    /// A scripted choice had no such alternative (the choice string does
+    /// not fit this world: another recipe, variant or budget).
+    pub misfit: Option<usize>,
+}
+
+impl Tape {
+    /// A tape that follows `script` (then takes defaults) with `faults` to
+    /// spend; no pruning.
+    pub fn new(script: Vec<u32>, faults: FaultAllowance) -> Tape {
+        Tape {
+            script,
+            left: faults,
+            ..Tape::default()
+        }
+    }
+
+    /// Prunes at states in `memo` (seen with at least as many delays left
+    /// under `max_delays`), adding the states it meets past its script.
+    pub fn with_memo(mut self, memo: Memo, max_delays: Option<u32>) -> Tape {
+        self.memo = Some(memo);
+        self.max_delays = max_delays;
+        self
+    }
+
+    /// The memo back from a finished run.
+    pub fn take_memo(&mut self) -> Memo {
+        self.memo.take().unwrap_or_default()
+    }
+
+    /// The choices taken, as a choice string's numbers (trailing defaults
+    /// dropped: they are what a shorter script gives anyway).
+    pub fn taken(&self) -> Vec<u32> {
+        let mut taken: Vec<u32> = self.log.iter().map(|point| point.taken).collect();
+        while taken.last() == Some(&0) {
+            taken.pop();
+        }
+        taken
+    }
+
+    /// Decides a point with `alternatives` (at least 2).
+    fn choose(&mut self, kind: ChoiceKind, alternatives: u32) -> u32 {
+        let index = self.log.len();
+        let mut taken = self.script.get(index).copied().unwrap_or(0);
+        if taken >= alternatives {
+            self.misfit.get_or_insert(index);
+            taken = 0;
+        }
+        let point = ChoicePoint {
+            kind,
+            alternatives,
+            taken,
+        };
+        self.delays += u32::from(point.is_delay());
+        self.log.push(point);
+        taken
+    }
+
+    /// Which of `waiting` clients' requests (in arrival order) applies next.
+    pub fn order(&mut self, waiting: usize) -> usize {
+        match u32::try_from(waiting) {
+            Ok(n) if n > 1 => self.choose(ChoiceKind::Order, n) as usize,
+            _ => 0,
+        }
+    }
+
+    /// What strikes the request about to be applied, within the faults
+    /// still allowed (no point at all once none is).
+    pub fn fault(&mut self) -> FaultChoice {
+        let mut offered = vec![FaultChoice::None];
+        if self.left.connection_loss > 0 {
+            offered.extend([FaultChoice::LoseBeforeApply, FaultChoice::LoseAfterApply]);
+        }
+        if self.left.expiry > 0 {
+            offered.push(FaultChoice::Expire);
+        }
+        if offered.len() == 1 {
+            return FaultChoice::None;
+        }
+        let choice = offered[self.choose(ChoiceKind::Fault, offered.len() as u32) as usize];
+        match choice {
+            FaultChoice::LoseBeforeApply | FaultChoice::LoseAfterApply => {
+                self.left.connection_loss -= 1
+            }
+            FaultChoice::Expire => self.left.expiry -= 1,
+            FaultChoice::None => {}
+        }
+        choice
+    }
+
+    /// True when the next choice point is past the script and the memo is
+    /// on: the world should compute its state key ([`Tape::visit`]).
+    pub fn wants_key(&self) -> bool {
+        self.memo.is_some() && self.log.len() >= self.script.len()
+    }
+
+    /// Records a state the run reached; true if the search saw it before
+    /// with at least as many delays left (the run can stop: everything
+    /// after it has been or will be explored from there).
+    pub fn visit(&mut self, key: u64) -> bool {
+        let delays_left = match self.max_delays {
+            Some(max) => max.saturating_sub(self.delays),
+            None => u32::MAX,
+        };
+        let Some(memo) = self.memo.as_mut() else {
+            return false;
+        };
+        let key = (key, self.left);
+        match memo.get(&key) {
+            Some(&seen) if seen >= delays_left => true,
+            _ => {
+                memo.insert(key, delays_left);
+                false
+            }
+        }
+    }
+}
+
+thread_local! {
+    static INSTALLED: RefCell<Option<Tape>> = const { RefCell::new(None) };
+}
+
+/// Hands `tape` to the next run started on this thread.
+pub fn install(tape: Tape) {
+    INSTALLED.with(|slot| *slot.borrow_mut() = Some(tape));
+}
+
+/// The tape installed for this run, if any (the world, when it is built).
+pub fn take() -> Option<Tape> {
+    INSTALLED.with(|slot| slot.borrow_mut().take())
+}
+
+/// A finished run's tape, back for the explorer (the world, at its end).
+pub fn give_back(tape: Tape) {
+    install(tape);
+}
+
+/// The tape of the run that just finished (the explorer).
+pub fn collect() -> Option<Tape> {
+    take()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follows_the_script_then_takes_defaults() {
+        let mut tape = Tape::new(vec![1, 2], FaultAllowance::default());
+        assert_eq!(tape.order(3), 1);
+        assert_eq!(tape.order(1), 0, "one waiting request is no choice");
+        assert_eq!(tape.order(3), 2);
+        assert_eq!(tape.order(2), 0);
+        assert_eq!(tape.log.len(), 3);
+        assert_eq!(tape.taken(), vec![1, 2]);
+        assert_eq!(tape.misfit, None);
+    }
+
+    #[test]
+    fn faults_are_offered_while_the_budget_lasts() {
+        let budget = FaultAllowance {
+            connection_loss: 1,
+            expiry: 0,
+        };
+        let mut tape = Tape::new(vec![2], budget);
+        assert_eq!(tape.fault(), FaultChoice::LoseAfterApply);
+        assert_eq!(tape.log[0].alternatives, 3);
+        assert_eq!(tape.fault(), FaultChoice::None, "the budget is spent");
+        assert_eq!(tape.log.len(), 1);
+    }
+
+    #[test]
+    fn a_choice_out_of_range_is_a_misfit() {
+        let mut tape = Tape::new(vec![0, 5], FaultAllowance::default());
+        tape.order(2);
+        assert_eq!(tape.order(2), 0);
+        assert_eq!(tape.misfit, Some(1));
+    }
+
+    #[test]
+    fn the_memo_prunes_a_state_seen_with_as_many_delays_left() {
+        let mut tape = Tape::new(vec![], FaultAllowance::default()).with_memo(Memo::new(), Some(1));
+        assert!(!tape.visit(7), "the first visit");
+        tape.order(2);
+        assert!(tape.visit(7), "seen before, no fewer delays left");
+        let memo = tape.take_memo();
+        let mut delayed = Tape::new(vec![1], FaultAllowance::default()).with_memo(memo, Some(1));
+        delayed.order(2);
+        delayed.order(2);
+        assert!(
+            delayed.visit(7),
+            "fewer delays left than at the first visit"
+        );
+        assert!(!delayed.visit(8));
+    }
+}
