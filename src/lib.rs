@@ -47,6 +47,9 @@ pub mod testing;
 
 /// The model checker (`zk-models`): stateright models, schedules.
 pub use zk_models as models;
+pub use zk_models::registry::shapes;
+pub use zk_models::registry::VariantTable;
+pub use zk_models::{observe_calls, observe_outcomes};
 pub use zk_models::{
     stateright, BarrierCalls, ClientContext, HoldCalls, QueueCalls, RecipeEntry, RecipeKind,
     Registry, Variant,

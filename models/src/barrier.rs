@@ -13,7 +13,9 @@
 //! Properties: `barrier` (nobody passes enter or leave before every member
 //! called it), no leaked nodes, no stuck waiter, liveness; examples: the
 //! barrier is passed, the workload can complete. Known bugs of `original` in
-//! reach: 5a (shared host), 5b (leave race: stuck waiter).
+//! reach: 5a (shared host), 5b (leave race: stuck waiter). [`model_of`]
+//! builds the same model for any barrier recipe and its calls (the
+//! registry's generic barrier model, `Variant::barrier`).
 
 use crate::model::{BarrierSteps, ClientSpec, ModelRecipe, Oracles, RecipeModel};
 use crate::properties;
@@ -23,6 +25,7 @@ use stateright::Property;
 use zk_recipes::barrier::{BarrierCall, FixedBarrier, OriginalBarrier};
 use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
+use zk_sim::world::adapters::BarrierCalls;
 
 /// The barrier root.
 pub const ROOT: &str = "/b1";
@@ -31,10 +34,11 @@ fn root() -> Path {
     Path::new(ROOT).expect("valid path")
 }
 
-fn workload() -> Vec<WorkStep<BarrierCall>> {
+/// Enter, then leave if the client entered.
+fn workload<C: Clone>(calls: &BarrierCalls<C>) -> Vec<WorkStep<C>> {
     vec![
-        WorkStep::always(BarrierCall::Enter),
-        WorkStep::after_success(BarrierCall::Leave),
+        WorkStep::always(calls.enter.clone()),
+        WorkStep::after_success(calls.leave.clone()),
     ]
 }
 
@@ -54,11 +58,39 @@ fn build<R: ModelRecipe<Call = BarrierCall> + RenameRecipe>(
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
 ) -> RecipeModel<R> {
-    let setup_requests = [Request::Create {
-        path: root(),
-        data: Vec::new(),
-        mode: CreateMode::Persistent,
-    }];
+    let site = BarrierSite {
+        name: format!("barrier/{variant}"),
+        setup_requests: vec![Request::Create {
+            path: root(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        }],
+    };
+    let calls = BarrierCalls::new(BarrierCall::Enter, BarrierCall::Leave);
+    model_of(&site, setup, &calls, recipe).with_renaming()
+}
+
+/// Where a barrier model runs: its name for reports and the requests that
+/// make the nodes existing before the clients start.
+#[derive(Clone, Debug)]
+pub struct BarrierSite {
+    pub name: String,
+    pub setup_requests: Vec<Request>,
+}
+
+/// The barrier model of any barrier recipe (`recipe(c)` is client `c`'s
+/// machine, of a barrier of `setup.clients` members; `calls` how to enter
+/// and leave): every client enters, then leaves if it entered; the barrier
+/// properties. Arrivals are not staggered as in the simulator: the model
+/// interleaves every member's steps in every order anyway, so a member
+/// arriving while others pass is among the explored orders. Without
+/// renaming.
+pub fn model_of<R: ModelRecipe>(
+    site: &BarrierSite,
+    setup: &Setup,
+    calls: &BarrierCalls<R::Call>,
+    recipe: impl Fn(usize) -> R,
+) -> RecipeModel<R> {
     let oracles = Oracles {
         barrier: Some(BarrierSteps {
             enter: 0,
@@ -66,16 +98,15 @@ fn build<R: ModelRecipe<Call = BarrierCall> + RenameRecipe>(
         }),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, |_| workload());
+    let clients = ClientSpec::many(setup.clients, recipe, |_| workload(calls));
     RecipeModel::new(
-        format!("barrier/{variant}"),
-        &setup_requests,
+        site.name.clone(),
+        &site.setup_requests,
         clients,
         setup.faults,
         oracles,
     )
     .with_setup(setup)
-    .with_renaming()
     .with_properties(barrier_properties())
 }
 

@@ -10,16 +10,19 @@
 //! Liveness: `eventually` the workload completes (stateright checks it on
 //! terminal paths only) and, as an `always` property over the bounded model,
 //! no stuck waiter: no state where a call waits for its outcome and nothing
-//! but a fault could ever happen.
+//! but a fault could ever happen. A queue's versions account for failed
+//! offers: a consumer is stuck only if an item it could take exists or will
+//! still be offered ([`queue_no_stuck_waiter`], [`queue_liveness`]).
 //! Non-vacuity (`sometimes`): a lock is acquired, an item consumed, the
 //! workload completes, and a stale holder overlaps a live one (the process
 //! pause of known bug 8, reachable whenever expiry is in the budget).
 
 use crate::model::{ModelRecipe, RecipeModel};
-use crate::state::{ModelState, Violations};
+use crate::state::{ClientId, ModelState, Violations};
 use stateright::Property;
 use zk_recipes::zk::Path;
 use zk_recipes::Hold;
+use zk_sim::oracles::{CallObservation, ObserveCall};
 use zk_sim::server::ZkServer;
 
 /// Property names, shared with reports and tests. They match the
@@ -150,6 +153,81 @@ pub fn liveness<R: ModelRecipe>() -> Property<RecipeModel<R>> {
         names::LIVENESS,
         |model: &RecipeModel<R>, state: &ModelState<R>| model.is_done(state),
     )
+}
+
+/// A queue's `no_stuck_waiter`: no quiescent state where a call waits,
+/// except a consumer's take that waits in vain ([`waits_in_vain`]): no item
+/// it could take is in the queue and nobody will offer one (an offer that
+/// failed, correctly reported, leaves a take nobody can answer).
+pub fn queue_no_stuck_waiter<R: ModelRecipe>() -> Property<RecipeModel<R>> {
+    Property::always(
+        names::NO_STUCK_WAITER,
+        |model: &RecipeModel<R>, state: &ModelState<R>| {
+            !model.is_quiescent(state)
+                || (0..state.clients.len())
+                    .all(|c| state.clients[c].pending.is_none() || waits_in_vain(model, state, c))
+        },
+    )
+}
+
+/// A queue's `liveness`: eventually every client has made every call and
+/// has every outcome, or waits in vain for an item ([`queue_settled`]).
+pub fn queue_liveness<R: ModelRecipe>() -> Property<RecipeModel<R>> {
+    Property::eventually(names::LIVENESS, queue_settled)
+}
+
+/// Every client of a queue is done, or waits in vain ([`waits_in_vain`]).
+pub fn queue_settled<R: ModelRecipe>(model: &RecipeModel<R>, state: &ModelState<R>) -> bool {
+    (0..state.clients.len()).all(|c| {
+        let client = &state.clients[c];
+        let done =
+            client.pending.is_none() && usize::from(client.next_step) >= model.workload(c).len();
+        done || waits_in_vain(model, state, c)
+    })
+}
+
+/// Client `c` has only takes left (its waiting call included), no item is
+/// in the queue directory (any child of it counts) and no client has an
+/// offer left to make: no item can come, and its take cannot be answered.
+pub fn waits_in_vain<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &ModelState<R>,
+    c: ClientId,
+) -> bool {
+    let offers_left = || {
+        (0..state.clients.len()).any(|k| {
+            calls_left(model, state, k).any(|call| matches!(call, CallObservation::Offer { .. }))
+        })
+    };
+    calls_left(model, state, c).all(|call| call == CallObservation::Take)
+        && !offers_left()
+        && !queue_holds_an_item(model, state)
+}
+
+/// The calls client `c` has still to make or is waiting on, as observed.
+fn calls_left<'a, R: ModelRecipe>(
+    model: &'a RecipeModel<R>,
+    state: &ModelState<R>,
+    c: ClientId,
+) -> impl Iterator<Item = CallObservation> + 'a {
+    let client = &state.clients[c];
+    let first = client
+        .pending
+        .map_or(client.next_step, |pending| pending.step);
+    model.workload(c)[usize::from(first).min(model.workload(c).len())..]
+        .iter()
+        .map(|step| step.call.observe_call())
+}
+
+/// The queue directory has a child (an item a consumer could take).
+fn queue_holds_an_item<R: ModelRecipe>(model: &RecipeModel<R>, state: &ModelState<R>) -> bool {
+    let Some(dir) = &model.oracles.queue_dir else {
+        return false;
+    };
+    state
+        .server
+        .stat(dir)
+        .is_some_and(|stat| stat.num_children > 0)
 }
 
 pub fn workload_can_complete<R: ModelRecipe>() -> Property<RecipeModel<R>> {

@@ -18,7 +18,13 @@
 //! order; with one take each it could not fail, and is left out as a
 //! scenario's unfalsifiable property is refused), no leaked nodes, no stuck
 //! waiter, liveness; examples: an item is consumed, the workload can
-//! complete. [`model`] builds the same model for any queue recipe.
+//! complete. A failed offer is accounted for: a consumer whose take waits
+//! is stuck only while an item it could take is in the queue directory or
+//! a producer still has an offer to make (`properties::queue_no_stuck_waiter`,
+//! `properties::queue_liveness`), so a queue that correctly reports an
+//! offer failed (its session expired) is not blamed for the take nobody
+//! can answer. [`model_of`] builds the same model for any queue recipe
+//! and its calls (the registry's generic queue model, `Variant::queue`).
 //! Known bug of the originals in reach: 6 (a lost delete reply loses an
 //! item; two consumers racing for the head).
 
@@ -30,6 +36,7 @@ use stateright::Property;
 use zk_recipes::queue::{DistributedQueueOriginal, FixedQueue, QueueCall, TutorialQueueOriginal};
 use zk_recipes::rename::RenameRecipe;
 use zk_recipes::zk::{CreateMode, Path, Request};
+use zk_sim::world::adapters::QueueCalls;
 
 /// The queue directory.
 pub const QUEUE_DIR: &str = "/q";
@@ -44,16 +51,20 @@ pub fn item(n: usize) -> Vec<u8> {
 }
 
 /// Client 0 offers `takes` items per other client (at least one), every
-/// other client takes `takes` items.
-fn workload(clients: usize, takes: usize) -> impl Fn(usize) -> Vec<WorkStep<QueueCall>> {
+/// other client takes `takes` items; `calls` says how.
+fn workload<C: Clone>(
+    clients: usize,
+    takes: usize,
+    calls: &QueueCalls<C>,
+) -> impl Fn(usize) -> Vec<WorkStep<C>> + '_ {
     let items = (clients.saturating_sub(1) * takes).max(1);
     move |client| {
         if client == 0 {
             (1..=items)
-                .map(|n| WorkStep::always(QueueCall::Offer(item(n))))
+                .map(|n| WorkStep::always((calls.offer)(item(n))))
                 .collect()
         } else {
-            vec![WorkStep::always(QueueCall::Take); takes]
+            vec![WorkStep::always(calls.take.clone()); takes]
         }
     }
 }
@@ -67,8 +78,8 @@ pub fn queue_properties<R: ModelRecipe>(takes: usize) -> Vec<Property<RecipeMode
     }
     list.extend([
         properties::no_leaks(),
-        properties::no_stuck_waiter(),
-        properties::liveness(),
+        properties::queue_no_stuck_waiter(),
+        properties::queue_liveness(),
         properties::item_consumed(),
         properties::workload_can_complete(),
     ]);
@@ -83,30 +94,57 @@ fn build<R: ModelRecipe<Call = QueueCall> + RenameRecipe>(
     model(variant, setup, recipe).with_renaming()
 }
 
-/// The queue model of any queue recipe on `/q` (`recipe(c)` is client
-/// `c`'s machine), named `queue/{variant}`: client 0 offers, every other
-/// client takes `setup.cycles` items (more than one lets `fifo` fail);
-/// the queue properties. Without renaming (`RecipeModel::with_renaming`
-/// adds it).
+/// The queue model of any queue recipe of `QueueCall`s on `/q`
+/// (`recipe(c)` is client `c`'s machine), named `queue/{variant}`: see
+/// [`model_of`]. Without renaming (`RecipeModel::with_renaming` adds it).
 pub fn model<R: ModelRecipe<Call = QueueCall>>(
     variant: &str,
     setup: &Setup,
     recipe: impl Fn(usize) -> R,
 ) -> RecipeModel<R> {
+    let site = QueueSite {
+        name: format!("queue/{variant}"),
+        dir: dir(),
+        setup_requests: vec![Request::Create {
+            path: dir(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        }],
+    };
+    let calls = QueueCalls::new(QueueCall::Offer, QueueCall::Take);
+    model_of(&site, setup, &calls, recipe)
+}
+
+/// Where a queue model runs: its name for reports, the queue directory
+/// (whose children are the items) and the requests that make the nodes
+/// existing before the clients start.
+#[derive(Clone, Debug)]
+pub struct QueueSite {
+    pub name: String,
+    pub dir: Path,
+    pub setup_requests: Vec<Request>,
+}
+
+/// The queue model of any queue recipe (`recipe(c)` is client `c`'s
+/// machine, `calls` how to offer and take): client 0 offers, every other
+/// client takes `setup.cycles` items (more than one lets `fifo` fail); the
+/// queue properties, whose consumers may wait in vain for an item whose
+/// offer failed. Without renaming.
+pub fn model_of<R: ModelRecipe>(
+    site: &QueueSite,
+    setup: &Setup,
+    calls: &QueueCalls<R::Call>,
+    recipe: impl Fn(usize) -> R,
+) -> RecipeModel<R> {
     let takes = setup.cycles.max(1);
-    let setup_requests = [Request::Create {
-        path: dir(),
-        data: Vec::new(),
-        mode: CreateMode::Persistent,
-    }];
     let oracles = Oracles {
-        queue_dir: Some(dir()),
+        queue_dir: Some(site.dir.clone()),
         ..Oracles::default()
     };
-    let clients = ClientSpec::many(setup.clients, recipe, workload(setup.clients, takes));
+    let clients = ClientSpec::many(setup.clients, recipe, workload(setup.clients, takes, calls));
     RecipeModel::new(
-        format!("queue/{variant}"),
-        &setup_requests,
+        site.name.clone(),
+        &site.setup_requests,
         clients,
         setup.faults,
         oracles,

@@ -1,5 +1,5 @@
 //! The registry: recipes registered through the one door get a simulation
-//! and (for hold recipes) a generic model; lookups name what exists; a
+//! and a generic model (hold, queue and barrier recipes alike); lookups name what exists; a
 //! malformed registration is a programmer error.
 
 use zk_models::run::{RunOptions, Verdict};
@@ -112,7 +112,7 @@ fn lookups_name_what_is_registered() {
 }
 
 #[test]
-fn a_queue_without_a_model_says_so() {
+fn a_queue_registered_without_a_model_gets_the_generic_one() {
     let registry = Registry::empty().with(RecipeEntry::new("q", RecipeKind::Queue, "/q").variant(
         Variant::queue(
             "fixed",
@@ -121,9 +121,19 @@ fn a_queue_without_a_model_says_so() {
             |c: &ClientContext| FixedQueue::new(c.path.clone(), c.unique_id),
         ),
     ));
-    let error = registry.model("q", "fixed").unwrap_err();
-    assert!(matches!(error, RegistryError::NoModel { .. }), "{error}");
-    assert!(!registry.entries()[0].variants()[0].has_model());
+    let model = registry
+        .model("q", "fixed")
+        .expect("the generic queue model");
+    assert!(registry.entries()[0].variants()[0].has_model());
+    let names = model.property_names(&Setup::new(2));
+    for name in [
+        "exactly_once",
+        "no_stuck_waiter",
+        "liveness",
+        "item_consumed",
+    ] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
 }
 
 #[test]

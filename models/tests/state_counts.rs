@@ -29,7 +29,13 @@ const PINNED: &[(&str, &str, usize, Option<usize>)] = &[
     ("shared_lock", "fixed", 202, Some(1_672)),
     ("election", "original", 263, Some(2_137)),
     ("election", "fixed", 268, Some(1_788)),
-    ("queue", "original", 83, Some(453)),
+    // 462, was 453 with one connection loss: not more states, a search
+    // that runs on. The lost item of bug 6 once made `no_stuck_waiter`
+    // and `liveness` fail as well (the consumer waited for it), and BFS
+    // stopped once every property had a discovery; a consumer waiting for
+    // an item that no longer exists and that nobody will offer is now
+    // exactly_once's alone, so the search goes on to exhaust the space.
+    ("queue", "original", 83, Some(462)),
     ("queue", "tutorial_original", 83, Some(439)),
     ("queue", "fixed", 499, Some(5_168)),
     ("barrier", "original", 201, Some(1_738)),

@@ -13,8 +13,7 @@
 
 use zkcheck::recipes::rename::{Rename, RenameRecipe, Renaming};
 use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
-use zkcheck::recipes::{FencingToken, Hold, Input, Observation, Observe, Outbox, Recipe, Tag};
-use zkcheck::sim::oracles::{CallObservation, ObserveCall};
+use zkcheck::recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
 const CREATE: Tag = Tag(1);
 const LIST: Tag = Tag(2);
@@ -155,29 +154,18 @@ impl Recipe for SimpleLock {
     }
 }
 
-impl Observe for Outcome {
-    fn observe(&self) -> Observation {
-        match self {
-            Outcome::Acquired(sequence) => Observation::Acquired {
-                hold: Hold::Exclusive,
-                token: FencingToken(*sequence),
-            },
-            Outcome::Released => Observation::Released,
-            Outcome::Failed(reason) => Observation::Failed {
-                reason: reason.clone(),
-            },
-        }
-    }
-}
+// What the oracles see: one line per variant (`zkcheck::shapes` has the
+// helpers, and ready outcome and call types for a recipe written anew).
+zkcheck::observe_outcomes!(Outcome {
+    Acquired(sequence) => acquired(sequence),
+    Released => released(),
+    Failed(reason) => failed(reason),
+});
 
-impl ObserveCall for Call {
-    fn observe_call(&self) -> CallObservation {
-        match self {
-            Call::Lock => CallObservation::Acquire,
-            Call::Unlock => CallObservation::Release,
-        }
-    }
-}
+zkcheck::observe_calls!(Call {
+    Lock => acquire(),
+    Unlock => release(),
+});
 
 /// The renaming the model checker's symmetry and ranks use: the lock keeps
 /// a node name (its sequence suffix is ranked by the default

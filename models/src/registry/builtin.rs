@@ -1,10 +1,12 @@
 //! The seven shipped recipes, registered through the same door as a
 //! user's: each variant's simulation (constructor and workload calls) and
-//! its hand-written model (`crate::lock`, ...), which sets the FIFO and
-//! herd oracles and the examples the generic model does not know.
+//! its model: the hold recipes' hand-written ones (`crate::lock`, ...),
+//! which set the FIFO and herd oracles and the examples the generic model
+//! does not know; the queues and barriers the generic ones, built from the
+//! same constructor and calls as a user's.
 
 use super::{RecipeEntry, Variant};
-use crate::{barrier, curator_lock, election, lock, queue, semaphore, shared_lock};
+use crate::{curator_lock, election, lock, semaphore, shared_lock};
 use zk_recipes::barrier::{BarrierCall, FixedBarrier, OriginalBarrier, TutorialNodeMode};
 use zk_recipes::curator_lock::{self as curator, FixedCuratorLock, OriginalCuratorLock};
 use zk_recipes::election::{ElectionCall, FixedElection, OriginalElection};
@@ -171,54 +173,54 @@ fn election() -> RecipeEntry {
         )
 }
 
+/// The queues get the generic queue model (`super::generic`), which is
+/// `crate::queue`'s: the same constructor and calls as the simulation.
 fn queue() -> RecipeEntry {
     let calls = || QueueCalls::new(QueueCall::Offer, QueueCall::Take);
     RecipeEntry::new("queue", RecipeKind::Queue, "/q")
         .variant(
-            Variant::queue("original", "seed 000 DistributedQueue", calls(), |c| {
+            Variant::queue_renamable("original", "seed 000 DistributedQueue", calls(), |c| {
                 DistributedQueueOriginal::new(c.path.clone())
             })
-            .needs_existing_path()
-            .model(queue::original),
+            .needs_existing_path(),
         )
         .variant(
-            Variant::queue(
+            Variant::queue_renamable(
                 "tutorial_original",
                 "seed 001 tutorial Queue",
                 calls(),
                 |c| TutorialQueueOriginal::new(c.path.clone()),
             )
-            .needs_existing_path()
-            .model(queue::tutorial_original),
+            .needs_existing_path(),
         )
         .variant(
-            Variant::queue(
+            Variant::queue_renamable(
                 "fixed",
                 "receipts in one multi: exactly once",
                 calls(),
                 |c| FixedQueue::new(c.path.clone(), c.unique_id),
             )
-            .needs_existing_path()
-            .model(queue::fixed),
+            .needs_existing_path(),
         )
 }
 
+/// The barriers get the generic barrier model (`super::generic`), which
+/// is `crate::barrier`'s.
 fn barrier() -> RecipeEntry {
     let calls = || BarrierCalls::new(BarrierCall::Enter, BarrierCall::Leave);
     RecipeEntry::new("barrier", RecipeKind::Barrier, "/b1")
         .variant(
-            Variant::barrier(
+            Variant::barrier_renamable(
                 "original",
                 "seed 001 tutorial Barrier, one host per member",
                 calls(),
                 tutorial_barrier,
             )
             .needs_existing_path()
-            .reads_config(&["hosts", "node_mode"])
-            .model(barrier::original),
+            .reads_config(&["hosts", "node_mode"]),
         )
         .variant(
-            Variant::barrier(
+            Variant::barrier_renamable(
                 "original_shared_host",
                 "seed 001 tutorial Barrier, all members on one host",
                 calls(),
@@ -227,18 +229,16 @@ fn barrier() -> RecipeEntry {
                     OriginalBarrier::with_node_mode(c.path.clone(), c.barrier_size, "host", mode)
                 },
             )
-            .needs_existing_path()
-            .model(barrier::original_shared_host),
+            .needs_existing_path(),
         )
         .variant(
-            Variant::barrier(
+            Variant::barrier_renamable(
                 "fixed",
                 "documented double barrier with a ready node",
                 calls(),
                 |c| FixedBarrier::new(c.path.clone(), c.barrier_size, c.unique_id),
             )
-            .needs_existing_path()
-            .model(barrier::fixed),
+            .needs_existing_path(),
         )
 }
 

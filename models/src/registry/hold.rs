@@ -61,7 +61,7 @@ pub(super) fn model<R: ModelRecipe>(
 }
 
 /// The recipe's directory and its ancestors, top-down, when it must exist.
-fn setup_requests(site: &ModelSite) -> Vec<Request> {
+pub(super) fn setup_requests(site: &ModelSite) -> Vec<Request> {
     if !site.needs_existing_path {
         return Vec::new();
     }

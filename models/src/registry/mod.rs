@@ -4,14 +4,21 @@
 //! the workload and the properties that apply), its default directory and
 //! its variants. Each [`Variant`] builds the recipe's simulation (what a
 //! scenario file runs) and its model (what `check`, `explore` and schedule
-//! replay run): a hold recipe gets a generic model from the same
-//! constructor and calls ([`hold`]), and any variant can bring a model of
-//! its own ([`Variant::model`]). [`Registry::builtin`] registers the seven
+//! replay run): a hold, queue or barrier recipe gets a generic model from
+//! the same constructor and calls ([`hold`], [`generic`]), and any variant
+//! can bring a model of its own ([`Variant::model`]). Several variants of
+//! one recipe that differ by a flag register as a table, one row each
+//! ([`VariantTable`]). [`Registry::builtin`] registers the seven
 //! shipped recipes ([`builtin`]) through the same door a user's recipe goes
 //! through ([`Registry::with`]).
 
 mod builtin;
+mod generic;
 mod hold;
+pub mod shapes;
+mod table;
+
+pub use table::VariantTable;
 
 use crate::canonical::{self, Canonical, SelfCheck};
 use crate::lasso::{self, LassoOptions, LassoReport};
@@ -113,37 +120,111 @@ impl Variant {
         }
     }
 
-    /// A queue: producers offer, consumers take. No generic model: give
-    /// one with [`Variant::model`] to model-check it.
-    pub fn queue<R: SimRecipe>(
+    /// A queue: producers offer, consumers take. The simulator runs
+    /// producers and consumers; the model checker a generic model of the
+    /// same calls (client 0 offers, the others take `--cycles` items each)
+    /// with the queue properties (see [`generic`]).
+    pub fn queue<R>(
         name: &str,
         about: &str,
         calls: QueueCalls<R::Call>,
         make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
     ) -> Variant
     where
-        R::Call: Sync,
+        R: ModelRecipe + SimRecipe,
     {
+        Variant::queue_finished(name, about, calls, make, |model| model)
+    }
+
+    /// As [`Variant::queue`] for a recipe that declares its renaming: its
+    /// model can also be checked with `--symmetry` and `--ranks`.
+    pub fn queue_renamable<R>(
+        name: &str,
+        about: &str,
+        calls: QueueCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe + zk_recipes::rename::RenameRecipe,
+    {
+        Variant::queue_finished(name, about, calls, make, RecipeModel::with_renaming)
+    }
+
+    fn queue_finished<R>(
+        name: &str,
+        about: &str,
+        calls: QueueCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+        finish: fn(RecipeModel<R>) -> RecipeModel<R>,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe,
+    {
+        let make: Make<R> = Arc::new(make);
+        let sim_make = make.clone();
+        let sim = SimVariant::queue(name, about, calls.clone(), move |c| sim_make(c));
+        let model: ModelSource = Arc::new(move |site: &ModelSite| {
+            let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
+            ModelVariant::of(move |setup| finish(generic::queue_model(&site, setup, &calls, &make)))
+        });
         Variant {
-            sim: SimVariant::queue(name, about, calls, make),
-            model: None,
+            sim,
+            model: Some(model),
         }
     }
 
-    /// A barrier: members enter together and leave together. No generic
-    /// model: give one with [`Variant::model`] to model-check it.
-    pub fn barrier<R: SimRecipe>(
+    /// A barrier: members enter together and leave together. The
+    /// simulator runs rounds with staggered arrivals; the model checker a
+    /// generic model of the same calls (every client a member, entering
+    /// then leaving) with the barrier properties (see [`generic`]).
+    pub fn barrier<R>(
         name: &str,
         about: &str,
         calls: BarrierCalls<R::Call>,
         make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
     ) -> Variant
     where
-        R::Call: Sync,
+        R: ModelRecipe + SimRecipe,
     {
+        Variant::barrier_finished(name, about, calls, make, |model| model)
+    }
+
+    /// As [`Variant::barrier`] for a recipe that declares its renaming:
+    /// its model can also be checked with `--symmetry` and `--ranks`.
+    pub fn barrier_renamable<R>(
+        name: &str,
+        about: &str,
+        calls: BarrierCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe + zk_recipes::rename::RenameRecipe,
+    {
+        Variant::barrier_finished(name, about, calls, make, RecipeModel::with_renaming)
+    }
+
+    fn barrier_finished<R>(
+        name: &str,
+        about: &str,
+        calls: BarrierCalls<R::Call>,
+        make: impl Fn(&ClientContext) -> R + Send + Sync + 'static,
+        finish: fn(RecipeModel<R>) -> RecipeModel<R>,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe,
+    {
+        let make: Make<R> = Arc::new(make);
+        let sim_make = make.clone();
+        let sim = SimVariant::barrier(name, about, calls.clone(), move |c| sim_make(c));
+        let model: ModelSource = Arc::new(move |site: &ModelSite| {
+            let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
+            ModelVariant::of(move |setup| {
+                finish(generic::barrier_model(&site, setup, &calls, &make))
+            })
+        });
         Variant {
-            sim: SimVariant::barrier(name, about, calls, make),
-            model: None,
+            sim,
+            model: Some(model),
         }
     }
 
@@ -433,9 +514,9 @@ pub enum RegistryError {
         variant: String,
         known: String,
     },
-    #[error("{recipe} {variant} has no model: its registration gives none (a queue or barrier needs `Variant::model`)")]
+    #[error("{recipe} {variant} has no model: its registration gives none (give one with `Variant::model`)")]
     NoModel { recipe: String, variant: String },
-    #[error("{recipe} {variant} is an async recipe, which the model checker cannot explore (it explores sans-IO machines step by step); sweep it with seeds instead (docs/async-recipe.md)")]
+    #[error("{recipe} {variant} is an async recipe: the stateful model checker cannot explore it (it explores sans-IO machines step by step); `check` explores it by re-execution in the simulating build (`--cfg madsim`), or sweep it with seeds (docs/async-recipe.md)")]
     AsyncRecipe { recipe: String, variant: String },
 }
 

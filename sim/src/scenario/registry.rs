@@ -121,7 +121,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Hold => &["cycles", "hold_ms", "think_ms", "use_resource"],
             WorkloadKind::Queue => &["producers", "items", "take_wait_ms", "think_ms"],
-            WorkloadKind::Barrier => &["rounds", "work_ms", "think_ms"],
+            WorkloadKind::Barrier => &["rounds", "arrive_ms", "work_ms", "think_ms"],
         }
     }
 }

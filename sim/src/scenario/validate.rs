@@ -453,6 +453,7 @@ impl Checker<'_> {
             }
             WorkloadKind::Barrier => {
                 self.ms_range("workload.work_ms", spec.work_ms)?;
+                self.ms_range("workload.arrive_ms", spec.arrive_ms)?;
                 ("workload.rounds", u64::from(spec.rounds), limit::ROUNDS)
             }
         };

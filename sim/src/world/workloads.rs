@@ -5,8 +5,9 @@
 //! - [`hold_cycles`]: acquire, use the fenced resource, hold, release,
 //!   think, repeat (locks, elections, semaphores, shared locks).
 //! - [`queue_traffic`]: producers offer numbered items, consumers take
-//!   until every acknowledged item was delivered.
-//! - [`barrier_rounds`]: enter, work, leave, repeat.
+//!   until every acknowledged item was delivered (and any item of a failed
+//!   offer that shows up).
+//! - [`barrier_rounds`]: arrive (staggered), enter, work, leave, repeat.
 //!
 //! When the faults heal, workloads finish the cycle they are in and stop.
 
@@ -37,6 +38,10 @@ pub struct WorkloadSpec {
     /// Barrier: rounds per client.
     pub rounds: u32,
     pub work_ms: MsRange,
+    /// Barrier: how long after the start of its round a member arrives
+    /// (drawn per member and round from the seed): members do not all
+    /// enter at once, which would hide arrival races.
+    pub arrive_ms: MsRange,
 }
 
 impl Default for WorkloadSpec {
@@ -51,6 +56,7 @@ impl Default for WorkloadSpec {
             take_wait_ms: 200,
             rounds: 1,
             work_ms: MsRange::new(1, 20),
+            arrive_ms: MsRange::new(0, 10),
         }
     }
 }
@@ -118,11 +124,29 @@ async fn hold<A: App>(client: &A, spec: &WorkloadSpec, token: FencingToken, fenc
 pub struct QueueBoard {
     producers_done: usize,
     acknowledged: u64,
+    /// Offers answered `Failed`: each item may or may not be in the queue.
+    failed: u64,
     taken: u64,
 }
 
+impl QueueBoard {
+    /// Every producer is done and every acknowledged item was taken.
+    fn acknowledged_taken(&self, producers: usize) -> bool {
+        self.producers_done >= producers && self.taken >= self.acknowledged
+    }
+
+    /// As many items taken as were acknowledged or failed: no item of a
+    /// failed offer can still be in the queue.
+    fn all_taken(&self, producers: usize) -> bool {
+        self.acknowledged_taken(producers) && self.taken >= self.acknowledged + self.failed
+    }
+}
+
 /// Producers offer `items` numbered items each; consumers take until every
-/// producer is done and every acknowledged item was delivered.
+/// producer is done and every acknowledged item was delivered. An offer
+/// answered `Failed` may or may not have enqueued its item: consumers then
+/// wait one more `take_wait_ms` for it, and stop if none comes (a consumer
+/// is stuck only if an item it could take exists or will still be offered).
 pub async fn queue_traffic<A: App>(client: A, spec: WorkloadSpec, calls: QueueCalls<Call<A>>) {
     let board = client.run_state::<QueueBoard>();
     let producers = spec
@@ -155,7 +179,10 @@ async fn produce<A: App>(
                     board.lock().expect("board").acknowledged += 1;
                     break;
                 }
-                Observation::Failed { .. } => break,
+                Observation::Failed { .. } => {
+                    board.lock().expect("board").failed += 1;
+                    break;
+                }
                 _ => continue,
             }
         }
@@ -170,17 +197,19 @@ async fn consume<A: App>(
     board: &Mutex<QueueBoard>,
     producers: usize,
 ) {
-    let delivered_all = || {
-        let board = board.lock().expect("board");
-        board.producers_done >= producers && board.taken >= board.acknowledged
-    };
+    let progress =
+        |check: fn(&QueueBoard, usize) -> bool| check(&board.lock().expect("board"), producers);
     let mut waiting = false;
-    while !delivered_all() {
+    while !progress(QueueBoard::all_taken) {
         if !waiting {
             client.call(calls.take.clone());
             waiting = true;
         }
         let Some(outcome) = client.outcome_within(spec.take_wait_ms).await else {
+            // No item within the wait: a failed offer's item is not there.
+            if progress(QueueBoard::acknowledged_taken) {
+                break;
+            }
             continue; // still waiting for an item
         };
         match observe(&outcome) {
@@ -197,10 +226,12 @@ async fn consume<A: App>(
     }
 }
 
-/// Enter, work, leave, think; `rounds` times (a barrier cannot stop early
-/// without stranding the others).
+/// Arrive, enter, work, leave, think; `rounds` times (a barrier cannot
+/// stop early without stranding the others). Each member arrives after a
+/// delay drawn from `arrive_ms`, so members enter at different times.
 pub async fn barrier_rounds<A: App>(client: A, spec: WorkloadSpec, calls: BarrierCalls<Call<A>>) {
     for _ in 0..spec.rounds {
+        client.sleep_ms(client.draw_ms(spec.arrive_ms)).await;
         client.call(calls.enter.clone());
         if !await_either(&client, Observation::Entered).await {
             break;
