@@ -191,14 +191,15 @@ fn the_original_election_counterexamples_name_their_mechanisms() {
         Case {
             // bug2's catalog model check: its shortest path is not the
             // blind create retry but the first read's ConnectionLoss
-            // escaping run(), which leaves the contender's node behind.
+            // escaping run(), which leaves the contender's node behind:
+            // the other waits behind the node of a finished client.
             bug: "bug2",
             recipe: "election",
             variant: "original",
             clients: 2,
             faults: "connection-loss=1",
             property: "no_stuck_waiter",
-            signatures: &["liveness/children-never-change"],
+            signatures: &["liveness/waits-on-finished-client"],
         },
         Case {
             bug: "bug2",

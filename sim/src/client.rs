@@ -203,6 +203,45 @@ impl WatchTable {
 /// watch notifies.
 pub type Queued = (Tag, Request, Watcher);
 
+/// How many failed-before-sent requests a session remembers.
+pub const UNSENT_FAILURES_KEPT: usize = 8;
+
+/// The last requests the session layer failed with ConnectionLoss before
+/// they ever reached the wire (queued while disconnected, then failed by
+/// the drop or by a failed reconnect attempt), with the time in ms: what a
+/// diagnosis needs to say a delete was tried and lost rather than never
+/// sent. A record for diagnoses only, not state: two sessions that differ
+/// only in it are equal and hash alike, so the model's state space does
+/// not see it. Bounded: the oldest is forgotten first.
+#[derive(Clone, Debug, Default)]
+pub struct UnsentFailures(VecDeque<(u64, Request)>);
+
+impl UnsentFailures {
+    fn record(&mut self, at_ms: u64, request: &Request) {
+        if self.0.len() == UNSENT_FAILURES_KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back((at_ms, request.clone()));
+    }
+
+    /// The remembered failures, oldest first: (time in ms, request).
+    pub fn iter(&self) -> impl Iterator<Item = &(u64, Request)> {
+        self.0.iter()
+    }
+}
+
+impl PartialEq for UnsentFailures {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for UnsentFailures {}
+
+impl std::hash::Hash for UnsentFailures {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// A recipe machine plus its client-side session state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientSession<R: Recipe> {
@@ -221,6 +260,8 @@ pub struct ClientSession<R: Recipe> {
     /// Pending timers: id -> due time in ms.
     pub timers: BTreeMap<TimerId, u64>,
     pub outcomes: Vec<R::Outcome>,
+    /// Requests failed before they were sent (for diagnoses; not state).
+    pub unsent_failures: UnsentFailures,
 }
 
 impl<R: Recipe> ClientSession<R> {
@@ -237,6 +278,7 @@ impl<R: Recipe> ClientSession<R> {
             now_ms: 0,
             timers: BTreeMap::new(),
             outcomes: Vec::new(),
+            unsent_failures: UnsentFailures::default(),
         }
     }
 
@@ -308,6 +350,7 @@ impl<R: Recipe> ClientSession<R> {
             return;
         }
         self.state = ConnectionState::Disconnected;
+        self.record_unsent();
         let mut lost = std::mem::take(&mut self.in_flight);
         lost.append(&mut self.outgoing);
         self.fail_connection_loss(lost);
@@ -326,11 +369,19 @@ impl<R: Recipe> ClientSession<R> {
         {
             return 0;
         }
+        self.record_unsent();
         let mut lost = std::mem::take(&mut self.in_flight);
         lost.append(&mut self.outgoing);
         let failed = lost.len();
         self.fail_connection_loss(lost);
         failed
+    }
+
+    /// Remembers the queued requests about to fail unsent.
+    fn record_unsent(&mut self) {
+        for (_, request, _) in &self.outgoing {
+            self.unsent_failures.record(self.now_ms, request);
+        }
     }
 
     fn fail_connection_loss(&mut self, lost: VecDeque<Queued>) {

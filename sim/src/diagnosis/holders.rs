@@ -151,12 +151,48 @@ fn order_misjudged(scene: &Scene, holders: &[&Hold]) -> Option<(ClientIndex, Cli
     })
 }
 
-/// `mine` sorts first by name while `theirs` came first by sequence.
+/// `mine` sorts first by name while `theirs` came first by sequence, and
+/// the two names differ in a per-client part of one shape (`x-<session>-`):
+/// names whose prefixes say different things (`read-`, `write-`) sort by
+/// prefix by design, so their order says nothing about how the recipe
+/// sorted them.
 fn name_order_inverted(mine: &Contender, theirs: &Contender) -> bool {
     match (mine.sequence, theirs.sequence) {
-        (Some(m), Some(t)) => m > t && mine.path.name() < theirs.path.name(),
+        (Some(m), Some(t)) => {
+            m > t
+                && mine.path.name() < theirs.path.name()
+                && prefix_shape(&mine.path) == prefix_shape(&theirs.path)
+        }
         _ => false,
     }
+}
+
+/// A name's prefix (before its 10-digit sequence suffix) with every word
+/// that holds a digit (a session id, a unique id) replaced by `#`:
+/// `x-4242-` → `x-#-`, `read-` → `read-`.
+fn prefix_shape(path: &Path) -> String {
+    let name = path.name();
+    let prefix = name.get(..name.len().saturating_sub(10)).unwrap_or(name);
+    let mut shape = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, shape: &mut String| {
+        if word.chars().any(|c| c.is_ascii_digit()) {
+            shape.push('#');
+        } else {
+            shape.push_str(word);
+        }
+        word.clear();
+    };
+    for c in prefix.chars() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut shape);
+            shape.push(c);
+        }
+    }
+    flush(&mut word, &mut shape);
+    shape
 }
 
 pub fn fifo(violation: &Violation, scene: &Scene) -> Diagnosis {
@@ -220,5 +256,31 @@ pub fn fifo(violation: &Violation, scene: &Scene) -> Diagnosis {
         mechanism: mechanism.to_string(),
         summary,
         findings: vec![finding],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contender(path: &str) -> Contender {
+        contender_of(&Path::new(path).unwrap())
+    }
+
+    #[test]
+    fn a_name_order_is_blamed_only_between_names_of_one_shape() {
+        let newcomer = contender("/locks/x-17-0000000005");
+        let older = contender("/locks/x-42-0000000003");
+        assert!(name_order_inverted(&newcomer, &older), "x-17- sorts first");
+        let reader = contender("/rw/read-0000000003");
+        let writer = contender("/rw/write-0000000001");
+        assert!(
+            !name_order_inverted(&reader, &writer),
+            "read- and write- sort by their meaning, not by a client's id"
+        );
+        assert_eq!(
+            prefix_shape(&Path::new("/l/x-4242-0000000001").unwrap()),
+            "x-#-"
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use super::history::{DeleteFate, NodeRecord};
 use super::{root, Diagnosis, Finding, Scene};
-use crate::oracles::{fmt_time, Violation};
+use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
 use crate::server::NodeKind;
 use zk_recipes::zk::Path;
 
@@ -81,6 +81,21 @@ fn leaked(path: &Path, scene: &Scene) -> Finding {
         }
         return finding;
     }
+    let unsent = unsent_delete(path, scene)
+        .filter(|(at, _)| node.deletes.last().is_none_or(|d| d.at_ns <= *at));
+    if let Some((at_ns, by)) = unsent {
+        return base(
+            "delete-lost",
+            format!(
+                "created by c{creator}; c{by}'s delete was queued at {} while c{by} was disconnected",
+                fmt_time(at_ns)
+            ),
+            format!(
+                "c{by}'s delete never reached the server: it failed with ConnectionLoss while queued (at the drop or a failed reconnect attempt) and the recipe did not retry it"
+            ),
+        )
+        .at(at_ns, format!("c{by}'s queued delete failed unsent"));
+    }
     if let Some(attempt) = node.deletes.last() {
         let (mechanism, why) = match &attempt.fate {
             DeleteFate::LostBeforeApply => (
@@ -116,6 +131,17 @@ fn leaked(path: &Path, scene: &Scene) -> Finding {
         );
     }
     never_deleted(path, node, scene, base)
+}
+
+/// The latest delete of `path` a session layer failed before sending it:
+/// its time and client.
+pub(super) fn unsent_delete(path: &Path, scene: &Scene) -> Option<(SimNanos, ClientIndex)> {
+    scene
+        .clients
+        .iter()
+        .enumerate()
+        .filter_map(|(client, c)| Some((c.unsent_delete_of(path)?, client)))
+        .max()
 }
 
 fn never_deleted(

@@ -20,6 +20,7 @@
 mod history;
 mod holders;
 mod leaks;
+pub mod precision;
 mod stuck;
 
 pub use history::{ClientHistory, History, Hold, NodeRecord, Removal, WatchKind};
@@ -30,7 +31,7 @@ use crate::server::ZkServer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use zk_recipes::zk::SessionId;
+use zk_recipes::zk::{Request, SessionId};
 use zk_recipes::Recipe;
 
 /// Every mechanism a diagnosis can name (a scenario's `expect_signature`
@@ -41,6 +42,7 @@ pub const MECHANISMS: &[&str] = &[
     "release-lost",
     "orphan-node",
     "waits-on-own-node",
+    "holds-two-nodes",
     "name-collision",
     "children-left-before-read",
     "request-lost-not-retried",
@@ -79,6 +81,8 @@ pub const MECHANISMS: &[&str] = &[
     "out-of-order",
     "passed-early",
     "unexplained",
+    // the diagnosis is not sure of any mechanism
+    "undiagnosed",
 ];
 
 /// Why a property broke.
@@ -173,6 +177,10 @@ pub struct ClientScene {
     /// The application's own timer (a hold, think or work time) while it
     /// runs: (started, due); None where the driver has none.
     pub workload_timer: Option<(SimNanos, SimNanos)>,
+    /// Requests the session layer failed before they were sent (queued
+    /// while disconnected; failed by the drop or a failed reconnect
+    /// attempt), oldest first, with their time.
+    pub unsent_failures: Vec<(SimNanos, Request)>,
 }
 
 impl ClientScene {
@@ -202,7 +210,22 @@ impl ClientScene {
             last_call: last_call.map(|(at, call)| (*at, format!("{call:?}"))),
             last_outcome: None,
             workload_timer: None,
+            unsent_failures: session
+                .unsent_failures
+                .iter()
+                .map(|(at_ms, request)| (at_ms.saturating_mul(1_000_000), request.clone()))
+                .collect(),
         }
+    }
+
+    /// The last delete of `path` this client's session layer failed before
+    /// sending it: its time.
+    pub fn unsent_delete_of(&self, path: &zk_recipes::zk::Path) -> Option<SimNanos> {
+        self.unsent_failures
+            .iter()
+            .rev()
+            .find(|(_, request)| matches!(request, Request::Delete { path: p, .. } if p == path))
+            .map(|(at, _)| *at)
     }
 }
 

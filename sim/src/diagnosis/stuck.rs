@@ -25,6 +25,7 @@ pub(super) const PRIORITY: &[&str] = &[
     // The client broke itself.
     "watch-on-deleted-node",
     "waits-on-own-node",
+    "holds-two-nodes",
     "request-lost-not-retried",
     "event-dropped",
     "watch-lost-with-session",
@@ -43,6 +44,8 @@ pub(super) const PRIORITY: &[&str] = &[
     "not-connected",
     "paused",
     "never-connected",
+    // What the client waits on fits no mechanism the diagnosis is sure of.
+    "undiagnosed",
     "queued-behind-stuck-client",
 ];
 
@@ -112,6 +115,28 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
         while let Some(waited) = next(at) {
             if waited == start {
                 let names: Vec<String> = ring.iter().map(|c| format!("c{c}")).collect();
+                if let Some((client, node)) = ring
+                    .iter()
+                    .find_map(|c| Some((*c, recovered_node(*c, scene)?)))
+                {
+                    finding.mechanism = "waits-on-own-node".to_string();
+                    finding.why = format!(
+                        "{} each wait for the next one's node, and the last for the first's: c{client} never got the reply to the create of {node} and recovered the node by reading, and does not place its own node right (it compares a name it recovered with full paths)",
+                        names.join(" → ")
+                    );
+                    break;
+                }
+                if let Some((client, node)) = ring
+                    .iter()
+                    .find_map(|c| Some((*c, retaken_node(*c, scene)?)))
+                {
+                    finding.mechanism = "release-lost".to_string();
+                    finding.why = format!(
+                        "{} each wait for the next one's node, and the last for the first's: c{client}'s delete of {node} was lost with its connection and never retried, and c{client} took the node up again as its own (found by its prefix), out of its place",
+                        names.join(" → ")
+                    );
+                    break;
+                }
                 finding.mechanism = "circular-wait".to_string();
                 finding.why = format!(
                     "{} each wait for the next one's node, and the last for the first's: the contenders disagree on the order of their nodes",
@@ -126,6 +151,48 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
             at = waited;
         }
     }
+}
+
+/// The client's one live contender node, when the reply to its create
+/// never reached it and it created no other since: it knows the node only
+/// from a read (a recovery after the lost reply).
+fn recovered_node<'a>(client: ClientIndex, scene: &'a Scene) -> Option<&'a Path> {
+    let mut own =
+        scene.history.nodes.iter().filter(|(_, node)| {
+            node.creator == client && !node.persistent && node.removed.is_none()
+        });
+    let (path, node) = own.next()?;
+    if own.next().is_some() || node.reply_delivered || created_another(path, node, scene) {
+        return None;
+    }
+    Some(path)
+}
+
+/// The client's one live contender node, when its own last delete of it
+/// was lost with its connection: it went on as if released, and holds the
+/// node still.
+fn retaken_node<'a>(client: ClientIndex, scene: &'a Scene) -> Option<&'a Path> {
+    let mut own =
+        scene.history.nodes.iter().filter(|(_, node)| {
+            node.creator == client && !node.persistent && node.removed.is_none()
+        });
+    let (path, _) = own.next()?;
+    if own.next().is_some() {
+        return None;
+    }
+    lost_delete(path, client, scene).map(|_| path)
+}
+
+/// The creator of `path` created another node under the same parent
+/// after it (whether that one still exists or not).
+fn created_another(path: &Path, record: &NodeRecord, scene: &Scene) -> bool {
+    let parent = path.parent();
+    scene.history.nodes.iter().any(|(other, later)| {
+        other != path
+            && other.parent() == parent
+            && later.creator == record.creator
+            && later.created_ns > record.created_ns
+    })
 }
 
 fn stuck_client(client: ClientIndex, c: &ClientScene, at_ns: SimNanos, scene: &Scene) -> Finding {
@@ -180,12 +247,17 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, at_ns: SimNanos, scene: &S
         );
     }
     let history = &scene.history.clients[client];
-    let armed = armed_watches(c);
-    if let Some((kind, path)) = armed.first() {
-        let record = history.watches.get(&(*kind, path.clone()));
-        return watched(client, *kind, path, record, scene);
+    let latest = armed_watches(c)
+        .into_iter()
+        .map(|(kind, path)| {
+            let record = history.watches.get(&(kind, path.clone()));
+            (kind, path, record)
+        })
+        .max_by_key(|(_, _, record)| record.map(|r| r.set_ns));
+    if let Some((kind, path, record)) = latest {
+        return watched(client, kind, &path, record, scene);
     }
-    unwatched(client, &waiting, scene)
+    unwatched(client, &waiting, scene, c)
 }
 
 /// The application's last call was answered, if it was: `its Lock was
@@ -271,26 +343,8 @@ fn watched(
 ) -> Finding {
     let what = set_words(kind, path, record);
     let set_ns = record.map(|r| r.set_ns);
-    let node = scene.history.nodes.get(path);
     if kind == WatchKind::Exist {
-        let mut finding = Finding::new(
-            "watch-on-deleted-node",
-            format!("{what}, when the node was already gone"),
-            format!(
-                "an exists() watch on a missing node fires only if {path} is created again, and nothing creates it: the recipe should have read the children again"
-            ),
-        )
-        .path(path);
-        if let Some((gone_ns, removal)) = node.and_then(|n| n.removed.as_ref()) {
-            finding = finding.at(*gone_ns, format!("{path} {}", removal_words(removal)));
-        }
-        if let Some(set_ns) = set_ns {
-            finding = finding.at(
-                set_ns,
-                "its exists() found no node and set a creation watch",
-            );
-        }
-        return finding;
+        return creation_watch(path, &what, set_ns, scene);
     }
     if kind == WatchKind::Child {
         return children_watch(
@@ -302,9 +356,52 @@ fn watched(
             scene,
         );
     }
+    data_watch(client, path, &what, scene)
+}
+
+/// A creation watch (exists() on a missing node): `watch-on-deleted-node`
+/// only when the node existed and went before the watch was set (it is
+/// never created again: sequential names do not recur); a node that
+/// exists now, or that no client ever created, is not a case the
+/// diagnosis knows.
+fn creation_watch(path: &Path, what: &str, set_ns: Option<SimNanos>, scene: &Scene) -> Finding {
+    let node = scene.history.nodes.get(path);
+    let gone = node
+        .and_then(|n| n.removed.as_ref())
+        .filter(|(gone_ns, _)| set_ns.is_none_or(|set| *gone_ns <= set));
+    let exists_now = scene.server.node_kind(path).is_some();
+    let Some((gone_ns, removal)) = gone.filter(|_| !exists_now) else {
+        let why = if exists_now {
+            format!("{path} exists, yet the watch did not fire")
+        } else {
+            format!("no client created {path} before the watch was set, and none has since: whether one should is the recipe's business")
+        };
+        return Finding::new("undiagnosed", what.to_string(), why).path(path);
+    };
+    let mut finding = Finding::new(
+            "watch-on-deleted-node",
+            format!("{what}, when the node was already gone"),
+            format!(
+                "an exists() watch on a missing node fires only if {path} is created again, and nothing creates it: the recipe should have read the children again"
+            ),
+        )
+    .path(path)
+    .at(*gone_ns, format!("{path} {}", removal_words(removal)));
+    if let Some(set_ns) = set_ns {
+        finding = finding.at(
+            set_ns,
+            "its exists() found no node and set a creation watch",
+        );
+    }
+    finding
+}
+
+/// A data watch (getData, or exists() on a node that existed).
+fn data_watch(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Finding {
+    let node = scene.history.nodes.get(path);
     match scene.server.node_kind(path) {
         Some(NodeKind::Ephemeral { owner }) => {
-            waits_on_live_node(client, path, &what, scene.owner_client(owner), scene)
+            waits_on_live_node(client, path, what, scene.owner_client(owner), scene)
         }
         Some(_) => Finding::new(
             "waits-on-finished-client",
@@ -349,6 +446,14 @@ fn waits_on_live_node(
         )
         .path(path);
     }
+    if let Some(own) = own_node_before(client, path, scene) {
+        return Finding::new(
+            "waits-on-own-node",
+            format!("{what}, which comes after its own node {own}"),
+            format!("the recipe does not recognise its own node {own} (it compares a name it recovered with full paths), so it waits behind a contender that comes after it"),
+        )
+        .path(path);
+    }
     let Some(owner) = owner else {
         return Finding::new(
             "orphan-node",
@@ -357,6 +462,17 @@ fn waits_on_live_node(
         )
         .path(path);
     };
+    let owner_moved_on = scene.clients[owner].done || other_live_node(path, owner, scene).is_some();
+    if let Some(lost) = lost_delete(path, owner, scene).filter(|_| owner_moved_on) {
+        return release_lost(path, what, owner, lost);
+    }
+    if let Some(other) = other_live_node(path, owner, scene) {
+        return match scene.history.nodes.get(other) {
+            // Its other node is one it never learned the name of.
+            Some(record) if !record.reply_delivered => orphan(other, what, record),
+            _ => holds_two_nodes(path, what, owner, other, scene),
+        };
+    }
     if !scene.clients[owner].done {
         return Finding::new(
             "queued-behind-stuck-client",
@@ -366,31 +482,121 @@ fn waits_on_live_node(
         .path(path);
     }
     if let Some(record) = record.filter(|r| !r.reply_delivered) {
-        return orphan(path, what, record);
+        if created_another(path, record, scene) {
+            return orphan(path, what, record);
+        }
+        // It never got the reply and made no other node: it may have
+        // found this one by reading; why it left it, the history does not say.
+        return Finding::new(
+            "undiagnosed",
+            format!("{what}, the node of c{owner}, whose workload is done; c{owner} never got the reply to its create"),
+            format!("c{owner} created no other node, so it may have found {path} by reading; why it left it is not known"),
+        )
+        .path(path);
     }
-    let lost_delete = record.and_then(|r| {
+    Finding::new(
+        "waits-on-finished-client",
+        format!("{what}, the node of c{owner}, whose workload is done"),
+        format!("c{owner} will not delete {path}, and its session is alive"),
+    )
+    .path(path)
+}
+
+/// The client's one live node under `path`'s parent, when the watched
+/// node comes after it by sequence number and by name: a contender waits
+/// on one before its own in the order its recipe sorts by (whichever of
+/// the two), never on one after it in both.
+fn own_node_before<'a>(client: ClientIndex, path: &Path, scene: &'a Scene) -> Option<&'a Path> {
+    let parent = path.parent();
+    let mut own = scene.history.nodes.iter().filter(|(node_path, node)| {
+        node_path.parent() == parent
+            && node.creator == client
+            && !node.persistent
+            && node.removed.is_none()
+    });
+    let (own_path, _) = own.next()?;
+    if own.next().is_some() {
+        return None;
+    }
+    let after_by_sequence = sequence_of(own_path)? < sequence_of(path)?;
+    let after_by_name = own_path.name() < path.name();
+    (after_by_sequence && after_by_name).then_some(own_path)
+}
+
+/// When `owner`'s last attempt to delete `path` was lost with its
+/// connection (sent and lost before the server applied it, or queued and
+/// failed unsent), if it was: that attempt's time.
+fn lost_delete(path: &Path, owner: ClientIndex, scene: &Scene) -> Option<SimNanos> {
+    let sent = scene.history.nodes.get(path).and_then(|r| {
         r.deletes
             .iter()
             .rev()
-            .find(|d| d.client == owner && d.fate == DeleteFate::LostBeforeApply)
+            .find(|d| d.client == owner)
+            .map(|d| (d.at_ns, d.fate == DeleteFate::LostBeforeApply))
     });
-    match lost_delete {
-        Some(delete) => Finding::new(
-            "release-lost",
-            format!("{what}, the node of c{owner}, which went on as if it had released it"),
-            format!(
-                "c{owner}'s delete of {path} was lost with its connection and never retried; its session is alive, so the node stays"
-            ),
-        )
-        .path(path)
-        .at(delete.at_ns, format!("c{owner}'s delete was lost with its connection")),
-        None => Finding::new(
-            "waits-on-finished-client",
-            format!("{what}, the node of c{owner}, whose workload is done"),
-            format!("c{owner} will not delete {path}, and its session is alive"),
-        )
-        .path(path),
+    let unsent = scene.clients[owner]
+        .unsent_delete_of(path)
+        .map(|at| (at, true));
+    let (at_ns, lost) = sent.into_iter().chain(unsent).max_by_key(|(at, _)| *at)?;
+    lost.then_some(at_ns)
+}
+
+fn release_lost(path: &Path, what: &str, owner: ClientIndex, lost_ns: SimNanos) -> Finding {
+    Finding::new(
+        "release-lost",
+        format!("{what}, the node of c{owner}, which went on as if it had released it"),
+        format!(
+            "c{owner}'s delete of {path} was lost with its connection and never retried; its session is alive, so the node stays"
+        ),
+    )
+    .path(path)
+    .at(lost_ns, format!("c{owner}'s delete was lost with its connection"))
+}
+
+/// Another live (non-persistent) node `owner` created under `path`'s
+/// parent, besides `path`: one whose name it never learned first.
+fn other_live_node<'a>(path: &Path, owner: ClientIndex, scene: &'a Scene) -> Option<&'a Path> {
+    let parent = path.parent();
+    scene
+        .history
+        .nodes
+        .iter()
+        .filter(|(other, node)| {
+            *other != path
+                && other.parent() == parent
+                && node.creator == owner
+                && !node.persistent
+                && node.removed.is_none()
+        })
+        .min_by_key(|(_, node)| node.reply_delivered)
+        .map(|(other, _)| other)
+}
+
+/// The watched node belongs to a client that holds another node under the
+/// same parent: it went on without it (a release that deleted nothing, a
+/// create that did not look for the node it had), and whoever waits on the
+/// older node waits for a client that waits too.
+fn holds_two_nodes(
+    path: &Path,
+    what: &str,
+    owner: ClientIndex,
+    other: &Path,
+    scene: &Scene,
+) -> Finding {
+    let mut finding = Finding::new(
+        "holds-two-nodes",
+        format!("{what}, the node of c{owner}, which also holds {other}"),
+        format!(
+            "c{owner} created another node under the same parent while {path} was still there: one of its two nodes is one it no longer acts on, and it blocks whoever waits behind it"
+        ),
+    )
+    .path(path);
+    for node_path in [path, other] {
+        if let Some(node) = scene.history.nodes.get(node_path) {
+            finding = finding.at(node.created_ns, format!("c{owner} created {node_path}"));
+        }
     }
+    finding
 }
 
 /// `path` was created by a request whose reply never reached its creator,
@@ -448,6 +654,9 @@ fn children_watch(
     if let Some((child, record)) = live_children.find(|(_, node)| !node.reply_delivered) {
         return orphan(child, what, record);
     }
+    if let Some(finding) = waits_for_first_contender(client, path, what, scene) {
+        return finding;
+    }
     let had = children.map_or(String::new(), |n| format!(" (it saw {n} children)"));
     let collided = history.clients.iter().enumerate().find_map(|(other, h)| {
         h.creates_collided
@@ -498,12 +707,73 @@ fn children_watch(
     .path(path)
 }
 
+/// A children watch on a directory of sequential contender nodes (an
+/// election, a lock watching the whole list): the client waits for the
+/// first contender's node to go, so it is explained as a wait on that node.
+/// None when the children are not sequential (a barrier's members). A
+/// client whose own node is first, yet waits, is not a case the diagnosis
+/// knows.
+fn waits_for_first_contender(
+    client: ClientIndex,
+    dir: &Path,
+    what: &str,
+    scene: &Scene,
+) -> Option<Finding> {
+    let contenders: Vec<(u32, &Path, &NodeRecord)> = scene
+        .history
+        .nodes
+        .iter()
+        .filter(|(child, node)| {
+            child.parent().as_ref() == Some(dir) && node.removed.is_none() && !node.persistent
+        })
+        .filter_map(|(child, node)| Some((sequence_of(child)?, child, node)))
+        .collect();
+    let (_, first, record) = contenders.iter().min_by_key(|(seq, _, _)| *seq)?;
+    if record.creator == client {
+        return Some(
+            Finding::new(
+                "undiagnosed",
+                format!("{what}, while its own {first} is the first contender"),
+                "it waits although its node comes first: the diagnosis knows no mechanism for it"
+                    .to_string(),
+            )
+            .path(first),
+        );
+    }
+    let owner = match scene.server.node_kind(first)? {
+        NodeKind::Ephemeral { owner } => scene.owner_client(owner),
+        _ => return None,
+    };
+    let what = format!("{what}, behind the first contender {first}");
+    Some(waits_on_live_node(client, first, &what, owner, scene))
+}
+
+/// A node name's 10-digit sequence suffix, if it has one.
+fn sequence_of(path: &Path) -> Option<u32> {
+    let name = path.name();
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
 /// No watch, no request, no timer: what happened to the last one.
-fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene) -> Finding {
+fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene, c: &ClientScene) -> Finding {
     let history = &scene.history.clients[client];
     let ended = history.sessions_ended.last().copied();
-    if let Some((lost, request)) = history
+    let unsent = c
+        .unsent_failures
+        .last()
+        .map(|(at, request)| (*at, super::history::describe(request)));
+    let last_loss = history
         .last_loss
+        .clone()
+        .into_iter()
+        .chain(unsent)
+        .max_by_key(|(at, _)| *at);
+    if let Some((lost, request)) = last_loss
         .as_ref()
         .filter(|(lost, _)| *lost >= history.last_send_ns)
     {

@@ -1,0 +1,365 @@
+//! Diagnosis precision on a labelled set (issue 32, item 2): every catalog
+//! entry (`scenarios/bugs/*.toml`), every violating fixture scenario
+//! (`tests/fixtures/`), and fixture recipes written to reproduce the
+//! diagnoses users found confidently wrong (`diagnosis_precision/
+//! fixtures.rs`): a lock that keeps a stale creation watch beside the
+//! watch it waits on, a lock holding two nodes, a reader that holds under
+//! a writer, a delete that fails at a reconnect attempt.
+//!
+//! Each run's failing seeds must name an accepted mechanism; precision per
+//! mechanism (correct labels / labels given) must be at least 95%. The
+//! default test runs a few hundred seeds; the full measurement (the
+//! catalog's whole seed ranges) is `#[ignore]`d:
+//! `cargo test --release --test diagnosis_precision -- --ignored --nocapture`
+//! prints the table BENCHMARKS.md shows.
+
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
+#[path = "diagnosis_precision/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{Bugs, FixtureLock, Release};
+use std::ops::Range;
+use std::path::Path as FsPath;
+use std::sync::OnceLock;
+use zk_recipes::shared_lock::{LockMode, SharedLockCall};
+use zk_recipes::zk::Path;
+use zk_sim::diagnosis::precision::{measure, Labelled, PrecisionReport};
+use zk_sim::oracles::Property;
+use zk_sim::scenario::Scenario;
+use zkcheck::{HoldCalls, RecipeEntry, RecipeKind, Registry, Variant};
+
+/// The floor every mechanism's precision is held to.
+const FLOOR: f64 = 0.95;
+
+fn dir() -> Path {
+    Path::new("/dl").expect("a path")
+}
+
+/// The built-in recipes and the fixture locks: `fixture_lock` (every
+/// client writes: an exclusive lock) and `fixture_rwlock` (reads and
+/// writes), one variant per bug.
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let write = SharedLockCall::Acquire {
+            mode: LockMode::Write,
+        };
+        let read = SharedLockCall::Acquire {
+            mode: LockMode::Read,
+        };
+        let exclusive = |name: &str, bugs: Bugs| {
+            let calls = HoldCalls::new(write, SharedLockCall::Release);
+            Variant::hold(name, "a test-only lock", calls, move |c| {
+                FixtureLock::new(dir(), c.unique_id, bugs)
+            })
+            .needs_existing_path()
+        };
+        let shared = |name: &str, bugs: Bugs| {
+            let calls = HoldCalls::any_of(vec![read, write], SharedLockCall::Release);
+            Variant::hold(name, "a test-only read/write lock", calls, move |c| {
+                FixtureLock::new(dir(), c.unique_id, bugs)
+            })
+            .needs_existing_path()
+        };
+        let bugs = |stale_watch, release| Bugs {
+            stale_watch,
+            release,
+            ..Bugs::NONE
+        };
+        Registry::builtin()
+            .with(
+                RecipeEntry::new("fixture_lock", RecipeKind::ExclusiveLock, "/dl")
+                    .variant(exclusive("stale_watch_forget", bugs(true, Release::Forget)))
+                    .variant(exclusive("forget", bugs(false, Release::Forget)))
+                    .variant(exclusive("delete_once", bugs(false, Release::Once)))
+                    .variant(exclusive("fixed", Bugs::NONE)),
+            )
+            .with(
+                RecipeEntry::new("fixture_rwlock", RecipeKind::SharedLock, "/dl")
+                    .variant(shared(
+                        "predecessor_only",
+                        Bugs {
+                            reader_checks_predecessor_only: true,
+                            ..Bugs::NONE
+                        },
+                    ))
+                    .variant(shared("fixed", Bugs::NONE)),
+            )
+    })
+}
+
+fn load(file: &str) -> Scenario {
+    let path = FsPath::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    Scenario::load(&path, registry().sim_recipes()).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// A fixture scenario: `recipe`'s `variant`, 3 clients, `body` (workload,
+/// faults, properties) appended.
+fn fixture(recipe: &str, variant: &str, body: &str) -> Scenario {
+    let text = format!(
+        r#"description = "diagnosis precision fixture"
+recipe = "{recipe}"
+variant = "{variant}"
+clients = 3
+duration_ms = 5000
+heal_ms = 10000
+
+[config]
+path = "/dl"
+parents = ["/dl"]
+
+{body}"#
+    );
+    let file = FsPath::new("diagnosis-precision-fixture.toml");
+    Scenario::parse(file, &text, registry().sim_recipes()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The stuck mechanisms of the original lock (seed 000's WriteLock) that
+/// need no fault or the faults of bugs 3 and 10: bug 9 (no fault), bug 10
+/// (a lost delete), bug 3 (a lost create reply; a loss before apply loses
+/// the reply of the create in flight before it too). A failing seed of
+/// one of its entries may rightly show any of them.
+const LOCK_ORIGINAL: [&str; 3] = ["watch-on-deleted-node", "release-lost", "waits-on-own-node"];
+
+/// The stuck mechanisms of the original election under lost replies:
+/// bug 2's orphan (a create's reply lost, created again), the same
+/// re-create after another request's reply was lost (its first node, whose
+/// name it knew, stays: two nodes), and a lost getChildren it never sends
+/// again (seed 0 of bug 2's entry: the first contender waits with no watch).
+const ELECTION_ORIGINAL: &[&str] = &["orphan-node", "holds-two-nodes", "request-lost-not-retried"];
+
+/// The catalog: each entry's property and mechanism, over `seeds`, and the
+/// other mechanisms its recipe rightly shows there (the same variant's
+/// other bugs). A queue's exactly-once bug rightly shows as a lost or a
+/// duplicated item.
+fn catalog(seeds: impl Fn(&str) -> Range<u64>) -> Vec<Labelled> {
+    let entries: &[(&str, Property, &[&str])] = &[
+        (
+            "bug1-prefix-ordering",
+            Property::Fifo,
+            &["sorted-by-name-not-sequence"],
+        ),
+        (
+            "bug2-nonidempotent-create",
+            Property::Liveness,
+            ELECTION_ORIGINAL,
+        ),
+        (
+            "bug3-recovered-id-not-full-path",
+            Property::Liveness,
+            &["waits-on-own-node", LOCK_ORIGINAL[0], LOCK_ORIGINAL[1]],
+        ),
+        (
+            "bug4-herd-effect",
+            Property::Herd,
+            &["one-release-wakes-many"],
+        ),
+        (
+            "bug5a-barrier-host-names",
+            Property::Liveness,
+            &["name-collision"],
+        ),
+        (
+            "bug5b-barrier-leave-race",
+            Property::Liveness,
+            &["children-left-before-read"],
+        ),
+        (
+            "bug6-queue-lost-item",
+            Property::ExactlyOnce,
+            &["item-lost", "item-delivered-twice"],
+        ),
+        (
+            "bug6-tutorial-queue",
+            Property::ExactlyOnce,
+            &["item-lost", "item-delivered-twice"],
+        ),
+        (
+            "bug7-lock-nodes-left",
+            Property::NoLeaks,
+            &["parent-never-deleted"],
+        ),
+        (
+            "bug8-pause-two-holders",
+            Property::MutualExclusion,
+            &["stale-holder-after-expiry"],
+        ),
+        (
+            "bug9-predecessor-vanishes",
+            Property::Liveness,
+            &["watch-on-deleted-node"],
+        ),
+        (
+            "bug10-release-lost",
+            Property::Liveness,
+            &["release-lost", LOCK_ORIGINAL[0], LOCK_ORIGINAL[2]],
+        ),
+        (
+            "bug11-stale-recovery-read",
+            Property::Liveness,
+            &["orphan-node"],
+        ),
+    ];
+    entries
+        .iter()
+        .map(|(name, property, accept)| {
+            let scenario = load(&format!("scenarios/bugs/{name}.toml"));
+            Labelled::new(*name, scenario, seeds(name), *property, accept)
+        })
+        .collect()
+}
+
+/// The fixtures: the violating fixture scenario of `tests/fixtures/` and
+/// the fixture locks.
+fn fixtures(seeds: Range<u64>) -> Vec<Labelled> {
+    let lock = |cycles: u32| {
+        format!("[workload]\ncycles = {cycles}\nhold_ms = [1, 10]\nthink_ms = [0, 10]\n")
+    };
+    let leaks_and_liveness = "[properties]\ncheck = [\"liveness\", \"no_leaks\"]\n";
+    vec![
+        Labelled::new(
+            "fixture: unsynced lock, stale recovery read",
+            load("tests/fixtures/lock-unsynced-stale-recovery.toml"),
+            seeds.clone(),
+            Property::Liveness,
+            &["orphan-node"],
+        ),
+        // A stale creation watch on a node nobody creates, beside the
+        // watch it waits on: a holder that never deleted its node.
+        Labelled::new(
+            "fixture: stale creation watch, release forgets its node",
+            fixture(
+                "fixture_lock",
+                "stale_watch_forget",
+                &format!("{}{leaks_and_liveness}", lock(1)),
+            ),
+            seeds.clone(),
+            Property::Liveness,
+            &["waits-on-finished-client"],
+        )
+        .and(Property::NoLeaks, &["never-deleted"]),
+        // A holder that forgot its node and contends again: two nodes.
+        Labelled::new(
+            "fixture: release forgets its node, next cycle holds two",
+            fixture(
+                "fixture_lock",
+                "forget",
+                &format!("{}{leaks_and_liveness}", lock(3)),
+            ),
+            seeds.clone(),
+            Property::Liveness,
+            &["holds-two-nodes"],
+        )
+        .and(Property::NoLeaks, &["never-deleted"]),
+        // A reader that holds under a writer (names read-/write-).
+        Labelled::new(
+            "fixture: reader checks its predecessor only",
+            fixture(
+                "fixture_rwlock",
+                "predecessor_only",
+                &format!("{}[properties]\ncheck = [\"mutual_exclusion\"]\n", lock(5)),
+            ),
+            seeds.clone(),
+            Property::MutualExclusion,
+            &["two-live-holders"],
+        ),
+        // A delete sent once: queued while disconnected, it fails at a
+        // reconnect attempt (or is lost on the wire) and is not retried.
+        Labelled::new(
+            "fixture: delete sent once, lost or failed at a reconnect",
+            fixture(
+                "fixture_lock",
+                "delete_once",
+                &format!(
+                    "[workload]\ncycles = 5\nhold_ms = [50, 300]\nthink_ms = [0, 20]\n\n\
+                     [timing]\nsession_timeout_ms = 10000\n\n\
+                     [faults.rates]\ndisconnects_per_s = 1.0\ndown_ms = [300, 1500]\n\n\
+                     {leaks_and_liveness}"
+                ),
+            ),
+            seeds,
+            Property::Liveness,
+            &["release-lost"],
+        )
+        .and(Property::NoLeaks, &["delete-lost"]),
+    ]
+}
+
+fn assert_floor(report: &PrecisionReport) {
+    let below = report.below(FLOOR);
+    assert!(
+        below.is_empty(),
+        "precision below {:.0}%: {below:?}\nmislabels: {:#?}\n{}",
+        FLOOR * 100.0,
+        report.mislabels,
+        report.table()
+    );
+}
+
+/// The cheap labelled set: 20 seeds per catalog entry (bug 11's pinned
+/// seed 13 among them), 60 per fixture (about 560 runs, a second).
+#[test]
+fn every_mechanism_is_right_at_least_95_percent_of_the_time() {
+    let mut set = catalog(|_| 0..20);
+    set.extend(fixtures(0..60));
+    let report = measure(&set);
+    assert_floor(&report);
+    for run in &report.runs {
+        assert!(
+            run.correct > 0,
+            "{} ({}): no failing seed labelled right: {run:?}",
+            run.name,
+            run.property
+        );
+    }
+}
+
+/// The cases users found, one seed each: the mechanisms the old
+/// diagnosis gave them are gone.
+#[test]
+fn the_reported_mislabels_are_gone() {
+    let mut set = fixtures(0..30);
+    set.remove(0);
+    let report = measure(&set);
+    for wrong in [
+        "watch-on-deleted-node",
+        "circular-wait",
+        "sorted-by-name-not-sequence",
+    ] {
+        assert!(
+            !report.mechanisms.contains_key(wrong),
+            "{wrong} given: {}",
+            report.table()
+        );
+    }
+    let leaks = report
+        .runs
+        .iter()
+        .find(|r| r.name.contains("delete sent once") && r.property == "no_leaks")
+        .expect("the delete fixture labels no_leaks");
+    assert_eq!(
+        leaks.labels.get("never-deleted"),
+        None,
+        "a delete that was tried is not 'never sent': {leaks:?}"
+    );
+}
+
+/// The full measurement BENCHMARKS.md shows: every catalog entry's whole
+/// seed range, 300 seeds per fixture.
+#[test]
+#[ignore = "a measurement (about a minute in release): cargo test --release --test diagnosis_precision -- --ignored --nocapture"]
+fn full_measurement() {
+    let mut set = catalog(|name| {
+        let scenario = load(&format!("scenarios/bugs/{name}.toml"));
+        scenario.seeds.first..scenario.seeds.last + 1
+    });
+    set.extend(fixtures(0..300));
+    let report = measure(&set);
+    println!("{}", report.table());
+    for mislabel in &report.mislabels {
+        println!("mislabel: {mislabel:?}");
+    }
+    assert_floor(&report);
+}
