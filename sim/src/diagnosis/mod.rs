@@ -20,6 +20,7 @@
 mod history;
 mod holders;
 mod leaks;
+#[cfg(madsim)]
 pub mod precision;
 mod stuck;
 
