@@ -1,7 +1,8 @@
 //! `zkcheck check` on an async recipe (simulating build only): depth-first
 //! search by re-execution over the simulated world's choices (which
 //! client's request the server applies next, which fault strikes a
-//! request), see `zk_sim::explore`. Prints the executions run and pruned,
+//! request), see `zk_sim::explore`. Prints the executions run and pruned
+//! and an estimate of the whole tree's (Knuth's),
 //! whether the search was exhaustive under its bounds and every property's
 //! verdict; writes each property's shortest counterexample found as a
 //! choice file that `zkcheck replay` runs, and prints the command.
@@ -158,9 +159,10 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
     };
     let _ = writeln!(
         out,
-        "executions: {} run, {} of them pruned at a visited state; delay bound reached: {bound}; {:.1} s",
+        "executions: {} run, {} of them pruned at a visited state{}; delay bound reached: {bound}; {:.1} s",
         summary.executions,
         summary.pruned,
+        estimate_text(summary),
         elapsed.as_secs_f64()
     );
     let how = match (summary.exhaustive, summary.stop) {
@@ -183,6 +185,19 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
             None => "no violation found (not exhaustive)".to_string(),
         };
         let _ = writeln!(out, "  {name}: {verdict}");
+    }
+}
+
+/// Knuth's estimate of the whole tree's executions (no delay bound, no
+/// memo), as a clause of the executions line; empty before any execution
+/// ran to its end.
+fn estimate_text(summary: &Summary) -> String {
+    match summary.estimate.total() {
+        Some(total) if total < 1e6 => {
+            format!(", about {total:.0} in the whole tree (Knuth's estimate)")
+        }
+        Some(total) => format!(", about {total:.1e} in the whole tree (Knuth's estimate)"),
+        None => String::new(),
     }
 }
 

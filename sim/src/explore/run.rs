@@ -1,11 +1,13 @@
 //! The explored world of an async recipe and its executions: the scenario
 //! an exploration runs (the recipe's defaults with the client count and
-//! cycles asked for, its directory and its ancestors created before the
-//! run, a fixed latency of 1 ms each way, hold times of 1 ms, no think
-//! time), one execution following a tape, a whole search, and the replay
-//! of a choice file. The madsim seed is fixed ([`SEED`]): a run is a
-//! function of its choice string. The world drives sans-IO recipes the
-//! same way, so they can be explored too (cross-validation).
+//! cycles asked for; an async recipe's directory and its ancestors created
+//! before the run, a sans-IO recipe's only when it declares that it needs
+//! them, as its model and a scenario without `parents` do; a fixed latency
+//! of 1 ms each way, hold times of 1 ms, no think time), one execution
+//! following a tape, a whole search, and the replay of a choice file. The
+//! madsim seed is fixed ([`SEED`]): a run is a function of its choice
+//! string. The world drives sans-IO recipes the same way, so they can be
+//! explored too (cross-validation).
 
 use super::file::ChoiceFile;
 use super::search::{search, Bounds, Execution, SearchError, Summary};
@@ -38,13 +40,16 @@ impl World {
         }
     }
 
-    /// The world's scenario, checked against `recipes`.
+    /// The world's scenario, checked against `recipes`. An async recipe's
+    /// directory exists before the run; a sans-IO recipe starts from what
+    /// it declares (`needs_existing_path`), as its model does: a recipe
+    /// that creates its own persistent parents can leak them.
     pub fn scenario(&self, recipes: &SimRecipes) -> Result<Scenario, String> {
         let spec = recipes.find(&self.recipe)?;
-        let kind = spec
+        let variant = spec
             .variant(&self.variant)
-            .map(|v| v.workload)
             .ok_or_else(|| spec.unknown_variant(&self.variant))?;
+        let kind = variant.workload;
         let quoted = |text: &str| toml::Value::String(text.to_string()).to_string();
         let mut text = format!(
             "name = \"check\"\nrecipe = {}\nvariant = {}\nclients = {}\nduration_ms = 10000\nheal_ms = 10000\n",
@@ -52,11 +57,13 @@ impl World {
             quoted(&self.variant),
             self.clients
         );
-        let parents: Vec<String> = ancestors(spec.default_path.as_str())
-            .iter()
-            .map(|path| quoted(path))
-            .collect();
-        text += &format!("[config]\nparents = [{}]\n", parents.join(", "));
+        if variant.is_async() {
+            let parents: Vec<String> = ancestors(spec.default_path.as_str())
+                .iter()
+                .map(|path| quoted(path))
+                .collect();
+            text += &format!("[config]\nparents = [{}]\n", parents.join(", "));
+        }
         text += "[timing]\nlatency = { min_us = 1000, max_us = 1000 }\n";
         if kind == WorkloadKind::Hold {
             text += &format!(

@@ -72,6 +72,34 @@ pub struct Summary {
     pub stop: Option<Stop>,
     /// The shortest counterexample of each violated property.
     pub found: Vec<Found>,
+    /// Knuth's estimate of the executions the whole tree has.
+    pub estimate: Estimate,
+}
+
+/// Knuth's estimator of a tree's size (its executions, under the fault
+/// budget, with no delay bound and no memo): along one execution, the
+/// product of the alternatives of every choice point it met; averaged
+/// over the executions that ran to their end (a pruned one stops short of
+/// its leaf). Exact on a uniform tree; the search's executions are not a
+/// random sample, so on a lopsided tree it is a rough figure.
+#[derive(Clone, Debug, Default)]
+pub struct Estimate {
+    sum: f64,
+    runs: u64,
+}
+
+impl Estimate {
+    /// Adds one execution that ran to its end.
+    pub fn add(&mut self, tape: &Tape) {
+        let product: f64 = tape.log.iter().map(|p| f64::from(p.alternatives)).product();
+        self.sum += product;
+        self.runs += 1;
+    }
+
+    /// The estimated number of executions; None before any complete one.
+    pub fn total(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.sum / self.runs as f64)
+    }
 }
 
 /// The world parted from an earlier run of the same prefix: a run is not
@@ -134,6 +162,9 @@ fn iteration(
         memo = run.tape.take_memo();
         summary.executions += 1;
         summary.pruned += u64::from(run.tape.pruned);
+        if !run.tape.pruned {
+            summary.estimate.add(&run.tape);
+        }
         check_replayed(&run.tape, &prefix, &expected)?;
         for property in std::mem::take(&mut run.violated) {
             keep_shortest(&mut found, &run.tape, property);
@@ -257,6 +288,22 @@ mod tests {
         assert_eq!(summary.found.len(), 1);
         assert_eq!(summary.found[0].choices, vec![1, 1]);
         assert_eq!(summary.found[0].delays, 2);
+        // Every execution meets 2 × 2 × 3 alternatives: the toy's 12 leaves.
+        assert_eq!(summary.estimate.total(), Some(12.0));
+    }
+
+    #[test]
+    fn the_estimate_averages_the_products_of_complete_runs() {
+        let mut estimate = Estimate::default();
+        assert_eq!(estimate.total(), None);
+        let mut short = Tape::new(vec![], FaultAllowance::default());
+        short.order(2);
+        let mut long = Tape::new(vec![], FaultAllowance::default());
+        long.order(2);
+        long.order(3);
+        estimate.add(&short);
+        estimate.add(&long);
+        assert_eq!(estimate.total(), Some((2.0 + 6.0) / 2.0));
     }
 
     #[test]
