@@ -243,10 +243,10 @@ fn a_choice_string_replays_byte_for_byte_in_a_second_process() {
 /// exhaustive. (The explored world sets a sans-IO recipe up as its model
 /// does: `curator_lock` original creates its own persistent parents, and
 /// leaks them, only when they do not exist before the run.)
-/// Heavy for the test profile; scripts/ci-check runs it on the release
-/// build: `cargo test --release -p zkcheck --test async_check -- --ignored`.
+/// About 30 s (21 of them the stateful checker on the semaphore original):
+/// `scripts/ci-check` runs it, `cargo test --test async_check -- --ignored`.
 #[test]
-#[ignore = "heavy: run on the release build by scripts/ci-check"]
+#[ignore = "about 30 s: scripts/ci-check runs it"]
 fn the_explorer_and_the_stateful_checker_agree_on_the_builtin_hold_recipes() {
     use zkcheck::models::run::RunOptions;
     use zkcheck::models::{FaultBudget, Setup};
