@@ -110,14 +110,7 @@ impl Variant {
         let make: Make<R> = Arc::new(make);
         let sim_make = make.clone();
         let sim = SimVariant::hold(name, about, calls.clone(), move |c| sim_make(c));
-        let model: ModelSource = Arc::new(move |site: &ModelSite| {
-            let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
-            ModelVariant::of(move |setup| finish(hold::model(&site, setup, &calls, &make)))
-        });
-        Variant {
-            sim,
-            model: Some(model),
-        }
+        Variant::with_generic_model(sim, calls, make, hold::model, finish)
     }
 
     /// A queue: producers offer, consumers take. The simulator runs
@@ -163,14 +156,7 @@ impl Variant {
         let make: Make<R> = Arc::new(make);
         let sim_make = make.clone();
         let sim = SimVariant::queue(name, about, calls.clone(), move |c| sim_make(c));
-        let model: ModelSource = Arc::new(move |site: &ModelSite| {
-            let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
-            ModelVariant::of(move |setup| finish(generic::queue_model(&site, setup, &calls, &make)))
-        });
-        Variant {
-            sim,
-            model: Some(model),
-        }
+        Variant::with_generic_model(sim, calls, make, generic::queue_model, finish)
     }
 
     /// A barrier: members enter together and leave together. The
@@ -216,11 +202,27 @@ impl Variant {
         let make: Make<R> = Arc::new(make);
         let sim_make = make.clone();
         let sim = SimVariant::barrier(name, about, calls.clone(), move |c| sim_make(c));
+        Variant::with_generic_model(sim, calls, make, generic::barrier_model, finish)
+    }
+
+    /// The model half every built-in kind shares: `build` makes the kind's
+    /// generic model from the site, the setup, the calls and the
+    /// constructor; `finish` adds the renaming where the recipe declares
+    /// one.
+    fn with_generic_model<R, C>(
+        sim: SimVariant,
+        calls: C,
+        make: Make<R>,
+        build: fn(&ModelSite, &Setup, &C, &Make<R>) -> RecipeModel<R>,
+        finish: fn(RecipeModel<R>) -> RecipeModel<R>,
+    ) -> Variant
+    where
+        R: ModelRecipe + SimRecipe,
+        C: Clone + Send + Sync + 'static,
+    {
         let model: ModelSource = Arc::new(move |site: &ModelSite| {
             let (site, calls, make) = (site.clone(), calls.clone(), make.clone());
-            ModelVariant::of(move |setup| {
-                finish(generic::barrier_model(&site, setup, &calls, &make))
-            })
+            ModelVariant::of(move |setup| finish(build(&site, setup, &calls, &make)))
         });
         Variant {
             sim,
