@@ -181,7 +181,8 @@ impl Tape {
 
     /// Records a state the run reached; true if the search saw it before
     /// with at least as many delays left (the run can stop: everything
-    /// after it has been or will be explored from there).
+    /// after it has been or will be explored from there), and the run is
+    /// then marked `pruned`.
     pub fn visit(&mut self, key: u64) -> bool {
         let delays_left = match self.max_delays {
             Some(max) => max.saturating_sub(self.delays),
@@ -192,7 +193,10 @@ impl Tape {
         };
         let key = (key, self.left);
         match memo.get(&key) {
-            Some(&seen) if seen >= delays_left => true,
+            Some(&seen) if seen >= delays_left => {
+                self.pruned = true;
+                true
+            }
             _ => {
                 memo.insert(key, delays_left);
                 false

@@ -293,16 +293,14 @@ impl<R: SimRecipe> Shared<R> {
             return;
         }
         waiting.sort_unstable();
-        if self.chooser.as_ref().is_some_and(|tape| tape.wants_key()) {
+        let seen = self.chooser.as_ref().is_some_and(|tape| tape.wants_key()) && {
             let key = self.state_key();
-            if self.chooser.as_mut().is_some_and(|tape| tape.visit(key)) {
-                if let Some(tape) = self.chooser.as_mut() {
-                    tape.pruned = true;
-                }
-                trace!(self, None, Phase, "pruned: a state the search has seen");
-                self.finish_run();
-                return;
-            }
+            self.chooser.as_mut().is_some_and(|tape| tape.visit(key))
+        };
+        if seen {
+            trace!(self, None, Phase, "pruned: a state the search has seen");
+            self.finish_run();
+            return;
         }
         let taken = match self.chooser.as_mut() {
             Some(tape) => tape.order(waiting.len()),
