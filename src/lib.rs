@@ -122,6 +122,7 @@ const SIMULATOR_COMMANDS: [&str; 7] = ["sim", "sweep", "merge", "replay", "bugs"
 /// process's arguments, runs the subcommand, returns its exit status.
 /// Printed replay commands start with the program as it was started.
 pub fn main_with(registry: Registry) -> ExitCode {
+    quit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let harness = Harness::new(registry, std::env::args().next());
     match cli.command {
@@ -146,6 +147,20 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Live(args) => commands::live::run(&harness, args),
         #[cfg(not(madsim))]
         Command::Other(words) => not_in_this_build(&words),
+    }
+}
+
+/// Output piped into a reader that stops early (`zkcheck recipes | head`)
+/// ends the process quietly, as other command-line tools do, instead of a
+/// panic in `println!`: Rust ignores SIGPIPE, this restores its default.
+/// Sockets are unaffected (the standard library sends with MSG_NOSIGNAL, so
+/// a closed connection is still an error to the live driver, not a signal).
+fn quit_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; setting
+    // a signal's disposition to the default is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
