@@ -5,6 +5,14 @@
 //!
 //! Every wait here polls what a server or client reports, with a deadline
 //! after which the test fails saying what it waited for.
+//!
+//! Faults on the members themselves: freezing one (SIGSTOP,
+//! `scripts/zk-server pause-member`) and restarting a follower whose link to
+//! the leader runs through [`link_proxy::LinkProxy`]s the test controls
+//! (`start-member --proxied-quorum`, [`Ensemble::start_member_proxied`]).
+
+pub mod link_proxy;
+pub mod member_faults;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -67,9 +75,18 @@ impl Ensemble {
             );
         }
         for member in 0..ensemble.addrs.len() {
+            // A member left frozen by an earlier test that failed half-way.
+            let _ = ensemble.try_zk_server(&["resume-member", &(member + 1).to_string()]);
+        }
+        for member in 0..ensemble.addrs.len() {
             match ensemble.mode(member).as_deref() {
                 Some("leader" | "follower") => {}
-                None => ensemble.start_member(member),
+                // Stopped, or running without serving (left behind proxies
+                // that are gone): restarted on its own config.
+                None => {
+                    ensemble.stop_member(member);
+                    ensemble.start_member(member);
+                }
                 // A copy of its data left serving alone.
                 Some(_) => {
                     ensemble.stop_member(member);
@@ -167,6 +184,47 @@ impl Ensemble {
         assert_eq!(self.mode(member).as_deref(), Some("standalone"));
     }
 
+    /// Freezes member `member`'s server process (SIGSTOP,
+    /// `scripts/zk-server pause-member`): its connections stay open, it
+    /// answers nothing.
+    pub fn pause_member(&self, member: usize) {
+        self.zk_server(&["pause-member", &(member + 1).to_string()]);
+    }
+
+    /// Restarts stopped member `member` on its data with every other
+    /// member's quorum port moved to [`Ensemble::quorum_proxy_port`]
+    /// (`scripts/zk-server start-member --proxied-quorum`): it reaches the
+    /// leader only through proxies the test runs there. Returns when it
+    /// serves; the proxies must run before.
+    pub fn start_member_proxied(&self, member: usize) {
+        self.zk_server(&[
+            "start-member",
+            &(member + 1).to_string(),
+            "--proxied-quorum",
+        ]);
+    }
+
+    /// Member `member`'s quorum address (`host:port`, the client port + 100,
+    /// as `scripts/zk-server` lays the members out).
+    pub fn quorum_addr(&self, member: usize) -> String {
+        let (host, port) = self.host_port(member);
+        format!("{host}:{}", port + 100)
+    }
+
+    /// Where a proxy to member `member`'s quorum port listens for a member
+    /// started with `--proxied-quorum` (the client port + 300).
+    pub fn quorum_proxy_addr(&self, member: usize) -> String {
+        let (host, port) = self.host_port(member);
+        format!("{host}:{}", port + 300)
+    }
+
+    fn host_port(&self, member: usize) -> (&str, u16) {
+        let addr = &self.addrs[member];
+        addr.rsplit_once(':')
+            .and_then(|(host, port)| Some((host, port.parse().ok()?)))
+            .unwrap_or_else(|| panic!("ZK_ENSEMBLE_ADDRS: {addr} is not host:port"))
+    }
+
     /// Member `member`'s server log, as `scripts/zk-server` writes it.
     pub fn log_of(&self, member: usize) -> String {
         let dir = match std::env::var("ZK_ENSEMBLE_DIR") {
@@ -188,22 +246,32 @@ impl Ensemble {
     }
 
     fn zk_server(&self, args: &[&str]) {
+        if let Err(error) = self.try_zk_server(args) {
+            panic!("{error}");
+        }
+    }
+
+    /// Runs `scripts/zk-server ARGS --ensemble N`; the error says what it
+    /// printed. Never panics (it also runs from drop guards).
+    pub fn try_zk_server(&self, args: &[&str]) -> Result<(), String> {
         let script = repo_root().join("scripts/zk-server");
         let size = self.size().to_string();
         let output = Command::new(&script)
             .args(args)
             .args(["--ensemble", &size])
             .output()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", script.display()));
-        assert!(
-            output.status.success(),
+            .map_err(|error| format!("cannot run {}: {error}", script.display()))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(format!(
             "{} {} --ensemble {size} failed ({}):\n{}{}",
             script.display(),
             args.join(" "),
             output.status,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
-        );
+        ))
     }
 
     /// Calls `probe` until it returns `Ok`, at most `within`; the `Err` says
