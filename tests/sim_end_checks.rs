@@ -228,8 +228,11 @@ fn the_heal_brings_a_put_off_reconnect_forward() {
             report.violations,
             report.trace
         );
+        // Healed at 1 s: the client reconnects at its next attempt (the
+        // Java client's are 1-2 s apart), then holds 250 ms; not after the
+        // ten days the fault asked for.
         assert!(
-            report.stats.sim_time_ns < 1_500_000_000,
+            report.stats.sim_time_ns < 3_500_000_000,
             "{:?}",
             report.stats
         );

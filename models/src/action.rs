@@ -2,8 +2,8 @@
 //! actions (a call, a request reaching the server, a reply or event reaching
 //! its client, a timer, a reconnect or a failed reconnect attempt, a client
 //! learning of its expiry, the
-//! server reaping an empty container) are always allowed; faults spend the
-//! budget of their kind.
+//! server reaping an empty container or expiring a session its client gave
+//! up on) are always allowed; faults spend the budget of their kind.
 
 use crate::faults::FaultKind;
 use crate::state::ClientId;
@@ -51,6 +51,23 @@ pub enum Action {
     /// deleted in (0 = path order; other values only when all orders are
     /// enumerated).
     Expire { client: ClientId, order: u16 },
+    /// Fault: a disconnected client gives up on its session (client-side
+    /// expiry, Curator 3.0+): it sees Expired and opens a new session on
+    /// `server` (0 with one server), while the server keeps the old session
+    /// and its ephemerals until [`Action::ExpireAbandoned`].
+    ClientExpiry { client: ClientId, server: u8 },
+    /// The server expires a session its client gave up on (its own timer
+    /// ran out): the session of `client`'s `generation`, its ephemerals
+    /// deleted in the `order`-th permutation of path order, their watches
+    /// fired. Not a fault: the heal of [`Action::ClientExpiry`].
+    ExpireAbandoned {
+        client: ClientId,
+        generation: u8,
+        order: u16,
+    },
+    /// Fault: the leader is lost and every connected client is disconnected
+    /// at once (as [`Action::Disconnect`] for each).
+    LeaderLoss,
     /// Fault (opt-in): the watch event at `index` of the inbox overtakes
     /// the replies queued before it.
     Reorder { client: ClientId, index: u8 },
@@ -83,8 +100,10 @@ impl Action {
             | Action::Send { client: c, .. }
             | Action::LoseRequest { client: c, .. }
             | Action::Reorder { client: c, .. }
-            | Action::Spurious { client: c, .. } => c,
-            Action::Reap | Action::Apply { .. } => return None,
+            | Action::Spurious { client: c, .. }
+            | Action::ClientExpiry { client: c, .. }
+            | Action::ExpireAbandoned { client: c, .. } => c,
+            Action::Reap | Action::Apply { .. } | Action::LeaderLoss => return None,
         };
         Some(client)
     }
@@ -96,6 +115,8 @@ impl Action {
             Action::Expire { .. } => Some(FaultKind::Expiry),
             Action::Reorder { .. } => Some(FaultKind::Reorder),
             Action::Spurious { .. } => Some(FaultKind::Spurious),
+            Action::ClientExpiry { .. } => Some(FaultKind::ClientExpiry),
+            Action::LeaderLoss => Some(FaultKind::LeaderLoss),
             _ => None,
         }
     }
@@ -123,6 +144,9 @@ impl Action {
             Action::Spurious { .. } => "spurious_watch",
             Action::Reap => "reap",
             Action::Apply { .. } => "apply",
+            Action::ClientExpiry { .. } => "client_expiry",
+            Action::ExpireAbandoned { .. } => "expire_abandoned",
+            Action::LeaderLoss => "leader_loss",
         }
     }
 }
@@ -132,6 +156,7 @@ impl fmt::Display for Action {
         match (self.client(), self) {
             (Some(client), _) => write!(f, "c{client} {}", self.op_name())?,
             (None, Action::Apply { server }) => write!(f, "server {server} {}", self.op_name())?,
+            (None, Action::LeaderLoss) => write!(f, "{}", self.op_name())?,
             (None, _) => write!(f, "server {}", self.op_name())?,
         }
         match self {
@@ -139,7 +164,18 @@ impl fmt::Display for Action {
             Action::Expire { order, .. } if *order > 0 => {
                 write!(f, " (ephemerals deleted in order #{order})")
             }
-            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. }
+            Action::ExpireAbandoned {
+                generation, order, ..
+            } => {
+                write!(f, " (session #{generation})")?;
+                match order {
+                    0 => Ok(()),
+                    n => write!(f, " (ephemerals deleted in order #{n})"),
+                }
+            }
+            Action::Reconnect { server, .. }
+            | Action::LearnExpiry { server, .. }
+            | Action::ClientExpiry { server, .. }
                 if *server > 0 =>
             {
                 write!(f, " (to server {server})")

@@ -81,8 +81,13 @@ fn acquired<R: ModelRecipe>(
     if hold == Hold::Exclusive {
         check_fence(state, c, token, state.server.is_session_alive(session), log);
         if let Some(parent) = &model.oracles.fifo_parent {
+            // The first node may be one of the client's own earlier
+            // sessions it gave up on (client-side expiry): it is then the
+            // oldest contender itself (mutual exclusion judges the rest).
+            let generations = 0..=state.clients[c].generation;
+            let sessions: Vec<SessionId> = generations.map(|g| model.session_id(c, g)).collect();
             if state.server.is_session_alive(session)
-                && !owns_first_child(&state.server, parent, session)
+                && !owns_first_child(&state.server, parent, &sessions)
             {
                 log.note(|| {
                     format!("  !! c{c} acquired while an older contender's node is under {parent}")
@@ -223,18 +228,27 @@ fn barrier_passed<R: ModelRecipe>(
     }
 }
 
-/// The lowest-sequence child of `parent` is an ephemeral of `session`.
-pub(crate) fn owns_first_child(server: &ZkServer, parent: &Path, session: SessionId) -> bool {
-    let first = server
+/// The lowest-sequence child of `parent` is an ephemeral of one of
+/// `sessions` (a client's current session and those it had before), or
+/// none of the children is theirs: a client without a node of its own has
+/// no place in the queue to compare (as the simulator's FIFO oracle; mutual
+/// exclusion judges such an acquisition).
+pub(crate) fn owns_first_child(server: &ZkServer, parent: &Path, sessions: &[SessionId]) -> bool {
+    let children: Vec<(u32, Path)> = server
         .paths()
         .into_iter()
         .filter(|path| path.parent().as_ref() == Some(parent))
         .filter_map(|path| sequence_suffix(path.name()).map(|seq| (seq, path)))
-        .min();
-    match first {
-        None => true,
-        Some((_, path)) => server.ephemerals_of(session).contains(&path),
+        .collect();
+    let owned = |path: &Path| {
+        sessions
+            .iter()
+            .any(|&session| server.ephemerals_of(session).contains(path))
+    };
+    if !children.iter().any(|(_, path)| owned(path)) {
+        return true;
     }
+    children.iter().min().is_none_or(|(_, path)| owned(path))
 }
 
 /// The 10-digit sequence suffix ZooKeeper appends to a sequential node.

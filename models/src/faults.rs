@@ -11,6 +11,19 @@
 //! - `expiry`: the server expires a client's session. The client learns it
 //!   late (a heal step): until then it keeps acting on what it believes, which
 //!   is the process pause of known bug 8.
+//! - `client-expiry`: a disconnected client gives up on its session, as
+//!   Curator 3.0+ does once it spent the session timeout disconnected (the
+//!   untimed model does not measure it: any disconnected client whose
+//!   session the server still has may): it sees Expired and opens a new
+//!   session, while the server keeps the old one and its ephemerals. The
+//!   server expires the abandoned session later (a heal step, not
+//!   budgeted), deleting its ephemerals and firing their watches.
+//! - `leader-loss`: every connected client is disconnected at once (the
+//!   followers close every connection when the leader is lost; with one
+//!   server, a standalone server restarting, whose sessions survive in its
+//!   log, does the same to its clients). Requests in flight fail with
+//!   ConnectionLoss, queued replies and events are lost; the clients
+//!   reconnect through the usual heal steps.
 //! - `reorder`: a watch event overtakes replies queued before it (beyond
 //!   ZooKeeper's guarantees; opt-in).
 //! - `spurious`: a watch fires although its node did not change (beyond
@@ -29,6 +42,10 @@ pub struct FaultBudget {
     pub expiry: u8,
     pub reorder: u8,
     pub spurious: u8,
+    #[serde(default)]
+    pub client_expiry: u8,
+    #[serde(default)]
+    pub leader_loss: u8,
 }
 
 /// One kind of fault.
@@ -38,14 +55,18 @@ pub enum FaultKind {
     Expiry,
     Reorder,
     Spurious,
+    ClientExpiry,
+    LeaderLoss,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 4] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::ConnectionLoss,
         FaultKind::Expiry,
         FaultKind::Reorder,
         FaultKind::Spurious,
+        FaultKind::ClientExpiry,
+        FaultKind::LeaderLoss,
     ];
 
     /// The name used on the command line and in schedules.
@@ -55,6 +76,8 @@ impl FaultKind {
             FaultKind::Expiry => "expiry",
             FaultKind::Reorder => "reorder",
             FaultKind::Spurious => "spurious",
+            FaultKind::ClientExpiry => "client-expiry",
+            FaultKind::LeaderLoss => "leader-loss",
         }
     }
 }
@@ -64,7 +87,7 @@ impl FaultKind {
 pub enum FaultSpecError {
     #[error("fault entry {0:?} is not KIND=BUDGET")]
     Malformed(String),
-    #[error("unknown fault kind {0:?} (known: connection-loss, expiry, reorder, spurious)")]
+    #[error("unknown fault kind {0:?} (known: connection-loss, expiry, reorder, spurious, client-expiry, leader-loss)")]
     UnknownKind(String),
     #[error("budget {value:?} of fault {kind} is not a number in 0..=255")]
     BadBudget { kind: String, value: String },
@@ -79,6 +102,8 @@ impl FaultBudget {
         expiry: 0,
         reorder: 0,
         spurious: 0,
+        client_expiry: 0,
+        leader_loss: 0,
     };
 
     pub fn get(&self, kind: FaultKind) -> u8 {
@@ -87,6 +112,8 @@ impl FaultBudget {
             FaultKind::Expiry => self.expiry,
             FaultKind::Reorder => self.reorder,
             FaultKind::Spurious => self.spurious,
+            FaultKind::ClientExpiry => self.client_expiry,
+            FaultKind::LeaderLoss => self.leader_loss,
         }
     }
 
@@ -96,6 +123,8 @@ impl FaultBudget {
             FaultKind::Expiry => &mut self.expiry,
             FaultKind::Reorder => &mut self.reorder,
             FaultKind::Spurious => &mut self.spurious,
+            FaultKind::ClientExpiry => &mut self.client_expiry,
+            FaultKind::LeaderLoss => &mut self.leader_loss,
         }
     }
 
@@ -183,6 +212,14 @@ mod tests {
         assert_eq!(budget.to_string(), "connection-loss=1,expiry=2");
         assert_eq!("none".parse::<FaultBudget>().unwrap(), FaultBudget::NONE);
         assert_eq!(FaultBudget::NONE.to_string(), "none");
+    }
+
+    #[test]
+    fn parses_the_session_layer_kinds() {
+        let budget: FaultBudget = "client-expiry=1,leader-loss=2".parse().unwrap();
+        assert_eq!(budget.get(FaultKind::ClientExpiry), 1);
+        assert_eq!(budget.get(FaultKind::LeaderLoss), 2);
+        assert_eq!(budget.to_string(), "client-expiry=1,leader-loss=2");
     }
 
     #[test]

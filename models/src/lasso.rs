@@ -29,7 +29,8 @@
 //! A cycle is a livelock only if the scheduler that runs it forever is
 //! fair. The fairness units are each client's progress steps *of one kind*
 //! (`call`, `send`, `deliver`, `fire_timer`, `reconnect`, `reconnect_fails`,
-//! `learn_expiry`), the server's `reap` and each follower's `apply`; faults
+//! `learn_expiry`), the server's `reap` and `expire_abandoned` and each
+//! follower's `apply`; faults
 //! are not units. Weak fairness: a unit enabled in every state of the
 //! cycle is taken somewhere on it. Units per kind, not per client: a client
 //! whose reconnect attempts fail forever (`reconnect_fails`) while
@@ -151,14 +152,24 @@ impl StepKind {
 /// Most clients and servers the unit bit sets have room for.
 const MAX_UNIT_CLIENTS: usize = 16;
 const REAP_BIT: u8 = (MAX_UNIT_CLIENTS * StepKind::ALL.len()) as u8;
+/// The last bit: followers take the bits between (fewer than
+/// [`MAX_UNIT_CLIENTS`] servers).
+const ABANDONED_BIT: u8 = (Units::BITS - 1) as u8;
 
 /// What weak fairness is about: a client's progress steps of one kind, the
 /// server's reaper, or one follower's log application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FairnessUnit {
-    Client { client: ClientId, kind: StepKind },
+    Client {
+        client: ClientId,
+        kind: StepKind,
+    },
     Reap,
-    Apply { server: u8 },
+    Apply {
+        server: u8,
+    },
+    /// The server expiring sessions their clients gave up on.
+    ExpireAbandoned,
 }
 
 impl FairnessUnit {
@@ -173,6 +184,7 @@ impl FairnessUnit {
             Action::ReconnectFails(_) => StepKind::ReconnectFails,
             Action::LearnExpiry { .. } => StepKind::LearnExpiry,
             Action::Reap => return Some(FairnessUnit::Reap),
+            Action::ExpireAbandoned { .. } => return Some(FairnessUnit::ExpireAbandoned),
             Action::Apply { server } => return Some(FairnessUnit::Apply { server }),
             _ => return None,
         };
@@ -187,6 +199,7 @@ impl FairnessUnit {
             }
             FairnessUnit::Reap => REAP_BIT,
             FairnessUnit::Apply { server } => REAP_BIT + server,
+            FairnessUnit::ExpireAbandoned => ABANDONED_BIT,
         }
     }
 
@@ -198,6 +211,7 @@ impl FairnessUnit {
                 kind: StepKind::ALL[usize::from(b % kinds)],
             },
             REAP_BIT => FairnessUnit::Reap,
+            ABANDONED_BIT => FairnessUnit::ExpireAbandoned,
             b => FairnessUnit::Apply {
                 server: b - REAP_BIT,
             },
@@ -219,6 +233,7 @@ impl fmt::Display for FairnessUnit {
         match self {
             FairnessUnit::Client { client, kind: k } => write!(f, "c{client} {}", kind(*k)),
             FairnessUnit::Reap => write!(f, "server reap"),
+            FairnessUnit::ExpireAbandoned => write!(f, "server expire_abandoned"),
             FairnessUnit::Apply { server } => write!(f, "server {server} apply"),
         }
     }
@@ -502,8 +517,8 @@ pub fn search<R: ModelRecipe>(model: RecipeModel<R>, options: &LassoOptions) -> 
     model.reduction = false;
     model.canonical.symmetry = false;
     assert!(
-        model.clients.len() <= MAX_UNIT_CLIENTS && model.servers <= MAX_UNIT_CLIENTS,
-        "a lasso search handles at most {MAX_UNIT_CLIENTS} clients and servers"
+        model.clients.len() <= MAX_UNIT_CLIENTS && model.servers < MAX_UNIT_CLIENTS,
+        "a lasso search handles at most {MAX_UNIT_CLIENTS} clients and fewer servers"
     );
     let started = Instant::now();
     let (graph, cut) = explore(&model, options, started);

@@ -449,6 +449,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
         (0..state.clients.len()).all(|c| !self.has_progress(state, c))
             && !can_reap(&state.server)
             && state.server.max_lag() == 0
+            && !self.has_abandoned(state)
     }
 
     /// Something may commit now: always with one server; with an ensemble
@@ -639,30 +640,82 @@ impl<R: ModelRecipe> RecipeModel<R> {
                 if !c.session.outgoing.is_empty() {
                     actions.push(Action::ReconnectFails(client));
                 }
+                // The client gives up on a session the server still has
+                // (its new session's opening commits).
+                if alive
+                    && may_commit
+                    && c.generation < u8::MAX
+                    && budget.allows(FaultKind::ClientExpiry)
+                {
+                    actions
+                        .extend((0..servers).map(|server| Action::ClientExpiry { client, server }));
+                }
             }
             ConnectionState::Expired => {}
         }
         if alive && may_commit && budget.allows(FaultKind::Expiry) {
-            for order in 0..self.deletion_orders(state, client) {
+            for order in 0..self.deletion_orders(state, c.session_id) {
                 actions.push(Action::Expire { client, order });
             }
+        }
+        if may_commit {
+            self.push_abandoned_expiries(state, client, actions);
         }
         if budget.allows(FaultKind::Reorder) {
             push_reorders(c, client, actions);
         }
     }
 
-    /// How many orders the ephemerals of `client`'s session may be deleted
-    /// in when it expires (1 unless enumerated).
-    fn deletion_orders(&self, state: &ModelState<R>, client: ClientId) -> u16 {
+    /// How many orders the ephemerals of `session` may be deleted in when
+    /// it expires (1 unless enumerated).
+    fn deletion_orders(&self, state: &ModelState<R>, session: SessionId) -> u16 {
         if self.child_order == ChildOrderMode::Sorted {
             return 1;
         }
-        let ephemerals = state
-            .server
-            .ephemerals_of(state.clients[client].session_id)
-            .len();
+        let ephemerals = state.server.ephemerals_of(session).len();
         (1..=ephemerals.min(MAX_ENUMERATED_CHILDREN)).product::<usize>() as u16
+    }
+
+    /// The generations of `client`'s sessions it gave up on that the server
+    /// still has (oldest first).
+    pub fn abandoned_generations<'a>(
+        &'a self,
+        state: &'a ModelState<R>,
+        client: ClientId,
+    ) -> impl Iterator<Item = u8> + 'a {
+        let generation = state.clients[client].generation;
+        (0..generation).filter(move |&g| state.server.is_session_alive(self.session_id(client, g)))
+    }
+
+    /// Some client gave up on a session the server still has.
+    pub fn has_abandoned(&self, state: &ModelState<R>) -> bool {
+        (0..state.clients.len()).any(|c| self.abandoned_generations(state, c).next().is_some())
+    }
+
+    /// The server may expire each session `client` gave up on.
+    fn push_abandoned_expiries(
+        &self,
+        state: &ModelState<R>,
+        client: ClientId,
+        actions: &mut Vec<Action>,
+    ) {
+        for generation in self.abandoned_generations(state, client) {
+            let session = self.session_id(client, generation);
+            for order in 0..self.deletion_orders(state, session) {
+                actions.push(Action::ExpireAbandoned {
+                    client,
+                    generation,
+                    order,
+                });
+            }
+        }
+    }
+
+    /// The leader may be lost while a client that could notice is connected.
+    fn leader_loss_matters(&self, state: &ModelState<R>) -> bool {
+        (0..state.clients.len()).any(|c| {
+            state.clients[c].session.state == ConnectionState::Connected && !self.is_inert(state, c)
+        })
     }
 
     /// How many orders a request's result may come in (1 unless enumerated).
@@ -696,6 +749,9 @@ impl<R: ModelRecipe> RecipeModel<R> {
         }
         if can_reap(&state.server) && self.may_commit(state) {
             actions.push(Action::Reap);
+        }
+        if state.budget.allows(FaultKind::LeaderLoss) && self.leader_loss_matters(state) {
+            actions.push(Action::LeaderLoss);
         }
         for server in 1..self.servers {
             if state.server.lag(server) > 0 {

@@ -87,7 +87,9 @@ pub fn invisible_step<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &ModelState<R>,
 ) -> Option<Action> {
-    if state.budget != FaultBudget::NONE {
+    // A session a client gave up on may still expire: its deletions are
+    // visible, so no delivery is picked alone until it has.
+    if state.budget != FaultBudget::NONE || model.has_abandoned(state) {
         return None;
     }
     let mut computed = Computed {

@@ -11,8 +11,9 @@
 //! step as the model did (a `reap` step runs the stepper's reaper). The
 //! oracles see what the simulated world shows them: calls, outcomes, reads
 //! sent, watches fired, sessions ended. After the last step the run is
-//! healed (reconnects, expiries learned, everything sent and delivered,
-//! timers fired; no new calls): a call still unanswered then is a liveness
+//! healed (sessions their clients gave up on expired by the server,
+//! reconnects, expiries learned, everything sent and delivered, timers
+//! fired; no new calls): a call still unanswered then is a liveness
 //! violation, and with every call answered the end-of-run checks (leaked
 //! nodes, once the container reaper is done; items never delivered) run.
 //!
@@ -454,6 +455,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             return match step.op.as_str() {
                 "reap" => self.reap(),
                 "apply" => self.apply_log(server),
+                "leader_loss" => self.leader_loss(),
                 other => Err(format!("op {:?} needs a client", clip(other))),
             };
         };
@@ -494,6 +496,16 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 .then_some(())
                 .ok_or_else(|| "nothing to send".to_string()),
             "expire" => self.expire(c, step.order.unwrap_or(0)),
+            "client_expiry" => self.client_expiry(c, step.session, server),
+            "expire_abandoned" => self.expire_abandoned(
+                c,
+                step.session
+                    .ok_or("an expire_abandoned step names its session")?,
+                step.order.unwrap_or(0),
+            ),
+            "leader_loss" => {
+                Err("the leader is lost for every client: a leader_loss step names none".into())
+            }
             "spurious_watch" => self.spurious(c, usize::from(step.watch.unwrap_or(0))),
             "reap" => Err("the server reaps, no client: a reap step names none".to_string()),
             "apply" => Err("a follower applies, no client: an apply step names none".to_string()),
@@ -618,6 +630,17 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
             return Err("the client already learned its session expired".to_string());
         }
         self.stepper.notice_expiry(c);
+        self.open_next_session(c, session, server)
+    }
+
+    /// The client's current session has ended for it (it learned the
+    /// server's expiry or gave up): it opens its next one at `server`.
+    fn open_next_session(
+        &mut self,
+        c: usize,
+        session: Option<i64>,
+        server: usize,
+    ) -> Result<(), String> {
         self.observe_outcomes();
         self.apps[c].generation += 1;
         let next = self.model.session_id(c, self.apps[c].generation).0;
@@ -628,6 +651,82 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         }
         self.stepper.new_session_on(c, next, server);
         Ok(())
+    }
+
+    /// A disconnected client gives up on a session the server still has
+    /// (client-side expiry) and opens `session` at `server`.
+    fn client_expiry(
+        &mut self,
+        c: usize,
+        session: Option<i64>,
+        server: usize,
+    ) -> Result<(), String> {
+        let state = self.stepper.state(c);
+        if state != ConnectionState::Disconnected {
+            return Err(format!("the client is {state:?}, not disconnected"));
+        }
+        let sid = self.stepper.session_id(c);
+        if !self.stepper.server().is_session_alive(sid) {
+            return Err("the server already ended the session: the client learns it".into());
+        }
+        if self.apps[c].generation == u8::MAX {
+            return Err(format!(
+                "client {c} already had {} sessions, the model's limit",
+                u16::from(u8::MAX) + 1
+            ));
+        }
+        let next = self.model.session_id(c, self.apps[c].generation + 1).0;
+        if session.is_some_and(|id| id != next) {
+            return Err(format!(
+                "expected new session {next}, the schedule says {session:?}"
+            ));
+        }
+        self.stepper.give_up_session(c);
+        self.open_next_session(c, session, server)
+    }
+
+    /// The server expires `session`, one client `c` gave up on earlier.
+    fn expire_abandoned(&mut self, c: usize, session: i64, order: u16) -> Result<(), String> {
+        let abandoned = (0..self.apps[c].generation)
+            .any(|generation| self.model.session_id(c, generation).0 == session);
+        if !abandoned {
+            return Err(format!(
+                "session {session} is not one client {c} had before its current one"
+            ));
+        }
+        if !self
+            .stepper
+            .expire_session_on_server(SessionId(session), order)
+        {
+            return Err(format!("the server no longer has session {session}"));
+        }
+        self.seen(c, Seen::SessionEnded);
+        Ok(())
+    }
+
+    /// The leader is lost: every connected client is disconnected.
+    fn leader_loss(&mut self) -> Result<(), String> {
+        let connected =
+            (0..self.apps.len()).any(|c| self.stepper.state(c) == ConnectionState::Connected);
+        if !connected {
+            return Err("no client is connected".to_string());
+        }
+        self.stepper.leader_loss();
+        self.observe_outcomes();
+        Ok(())
+    }
+
+    /// The server expires every session a client gave up on (their
+    /// timers run out while the run heals). True if one was still there.
+    fn expire_abandoned_sessions(&mut self) -> bool {
+        let mut moved = false;
+        for c in 0..self.apps.len() {
+            for generation in 0..self.apps[c].generation {
+                let session = self.model.session_id(c, generation).0;
+                moved |= self.expire_abandoned(c, session, 0).is_ok();
+            }
+        }
+        moved
     }
 
     /// Follower `server` applies its next committed transaction.
@@ -752,6 +851,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                     moved = true;
                 }
             }
+            moved |= self.expire_abandoned_sessions();
             for c in 0..self.apps.len() {
                 moved |= self.heal_client(c);
                 self.observe_outcomes();

@@ -570,6 +570,9 @@ pub fn trace<R: ModelRecipe>(
                 if next.clients[c].generation != state.clients[c].generation {
                     schedule.session = Some(next.clients[c].session_id.0);
                 }
+                if let Action::ExpireAbandoned { generation, .. } = action {
+                    schedule.session = Some(model.session_id(c, generation).0);
+                }
             }
             Some(TraceStep {
                 action,

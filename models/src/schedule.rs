@@ -22,12 +22,16 @@
 //! | `expire` | the server expires the session, its ephemerals deleted in the `order`-th permutation of path order; the client does not know | `expire_on_server_in_order` | `order` |
 //! | `deliver_event_early` | the event at inbox `index` overtakes replies | `deliver_at` | `index` (required) |
 //! | `spurious_watch` | the `watch`-th armed watch fires for nothing | `fire_armed_watch` | `watch` (required) |
+//! | `client_expiry` | a disconnected client gives up on its session (client-side expiry): sees Expired, opens `session` at `server` (default 0); the server keeps the old session | `give_up_session` + `new_session_on` | `session`, `server` |
+//! | `expire_abandoned` | the server expires `session`, which `client` gave up on, its ephemerals deleted in the `order`-th permutation | `expire_session_on_server` | `session` (required), `order` |
+//! | `leader_loss` | the leader is lost: every connected client is disconnected (no `client`) | `leader_loss` | |
 //! | `reap` | the server reaps its empty containers (no `client`) | `reap` | |
 //! | `apply` | follower `server` applies its next committed transaction (no `client`; `servers` > 1) | `apply` | `server` (required) |
 //!
 //! A schedule of a model with an ensemble (`check --servers 2`) says
 //! `servers = 2` in its header; client `c` starts on server `c % servers`.
-//! Every step has `op`, and every step but `reap` the `client` it concerns.
+//! Every step has `op`, and every step but `reap`, `apply` and `leader_loss`
+//! the `client` it concerns.
 //! Session ids are `256 * (generation + 1) + client + 1` (with the model's
 //! default first session id, 257); getChildren results are sorted unless a
 //! step says `order` (the n-th permutation).
@@ -177,6 +181,9 @@ pub const OPS: &[OpSpec] = &[
     OpSpec::new("expire", &[Client], &[Order]),
     OpSpec::new("deliver_event_early", &[Client, Index], &[]),
     OpSpec::new("spurious_watch", &[Client, Watch], &[]),
+    OpSpec::new("client_expiry", &[Client], &[Session, Server]),
+    OpSpec::new("expire_abandoned", &[Client, Session], &[Order]),
+    OpSpec::new("leader_loss", &[], &[]),
     OpSpec::new("reap", &[], &[]),
     OpSpec::new("apply", &[Server], &[]),
 ];
@@ -397,7 +404,8 @@ pub fn initial_key(error: &InitialStateError) -> String {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleStep {
-    /// The client the step concerns (every op but `reap`).
+    /// The client the step concerns (every op but `reap`, `apply` and
+    /// `leader_loss`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<usize>,
     pub op: String,
@@ -414,8 +422,9 @@ pub struct ScheduleStep {
     /// For `spurious_watch`: which armed watch (data, exist, then child).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<u8>,
-    /// For `learn_expiry` (and a `reconnect` that finds the session
-    /// expired): the new session's id.
+    /// For `learn_expiry`, `client_expiry` (and a `reconnect` that finds
+    /// the session expired): the new session's id; for `expire_abandoned`:
+    /// the abandoned session's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<i64>,
     /// For `apply`: the follower; for `reconnect` and `learn_expiry`: the
@@ -433,10 +442,18 @@ impl ScheduleStep {
             ..Default::default()
         };
         match action {
-            Action::Send { order, .. } | Action::Expire { order, .. } if order > 0 => {
+            Action::Send { order, .. }
+            | Action::Expire { order, .. }
+            | Action::ExpireAbandoned { order, .. }
+                if order > 0 =>
+            {
                 step.order = Some(order)
             }
-            Action::Reconnect { server, .. } | Action::LearnExpiry { server, .. } if server > 0 => {
+            Action::Reconnect { server, .. }
+            | Action::LearnExpiry { server, .. }
+            | Action::ClientExpiry { server, .. }
+                if server > 0 =>
+            {
                 step.server = Some(server)
             }
             Action::Apply { server } => step.server = Some(server),

@@ -37,6 +37,7 @@ pub(crate) fn apply<R: ModelRecipe>(
         // to settle here (a follower's answers wait in inboxes).
         return match action {
             Action::Apply { server } => apply_log(model, state, usize::from(server), log),
+            Action::LeaderLoss => leader_loss(model, state, log),
             _ => reap(model, state, log),
         };
     };
@@ -55,7 +56,15 @@ pub(crate) fn apply<R: ModelRecipe>(
         Action::LoseRequest { applied, .. } => lose_request(model, state, c, applied, log),
         Action::Expire { order, .. } => expire(model, state, c, order, log),
         Action::Spurious { watch, .. } => spurious(state, c, usize::from(watch), log),
-        Action::Reap | Action::Apply { .. } => unreachable!("no client's action"),
+        Action::ClientExpiry { server, .. } => {
+            client_expiry(model, state, c, usize::from(server), log)
+        }
+        Action::ExpireAbandoned {
+            generation, order, ..
+        } => expire_abandoned(model, state, c, generation, order, log),
+        Action::Reap | Action::Apply { .. } | Action::LeaderLoss => {
+            unreachable!("no client's action")
+        }
     }
     settle(model, state, c, log);
 }
@@ -355,15 +364,91 @@ fn expire<R: ModelRecipe>(
 ) {
     let sid = state.clients[c].session_id;
     log.note(|| {
-        let arranged = match order {
-            0 => String::new(),
-            n => format!(", its ephemerals deleted in order #{n}"),
-        };
         format!(
-            "c{c}: FAULT server expires session {} (the client does not know yet){arranged}",
-            sid.0
+            "c{c}: FAULT server expires session {} (the client does not know yet){}",
+            sid.0,
+            arranged(order)
         )
     });
+    end_session(model, state, sid, order, log);
+}
+
+/// ", its ephemerals deleted in order #n" for a permuted deletion order.
+fn arranged(order: u16) -> String {
+    match order {
+        0 => String::new(),
+        n => format!(", its ephemerals deleted in order #{n}"),
+    }
+}
+
+/// A disconnected client gives up on its session (client-side expiry, as
+/// Curator 3.0+ does after the session timeout spent disconnected): it sees
+/// Expired and opens a new session, while the server keeps the old one and
+/// its ephemerals until its own timer runs out ([`expire_abandoned`]).
+fn client_expiry<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    server: usize,
+    log: &mut Narration,
+) {
+    let old = state.clients[c].session_id;
+    log.note(|| {
+        format!(
+            "c{c}: FAULT gives up on session {} after the session timeout disconnected \
+             (client-side expiry); the server keeps it and its ephemerals until it expires it",
+            old.0
+        )
+    });
+    learn_expiry(model, state, c, server, log);
+}
+
+/// The server's timer expires a session its client gave up on: its
+/// ephemerals go and their watches fire (for the clients connected now).
+fn expire_abandoned<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    c: ClientId,
+    generation: u8,
+    order: u16,
+    log: &mut Narration,
+) {
+    let sid = model.session_id(c, generation);
+    log.note(|| {
+        format!(
+            "server: expires session {}, which c{c} gave up on{}",
+            sid.0,
+            arranged(order)
+        )
+    });
+    end_session(model, state, sid, order, log);
+}
+
+/// Every connected client is disconnected at once: the followers close
+/// every connection when the leader is lost (with one server, a restart).
+fn leader_loss<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    log: &mut Narration,
+) {
+    log.note(|| "FAULT the leader is lost: every client connection is closed".to_string());
+    for c in 0..state.clients.len() {
+        if state.clients[c].session.state == ConnectionState::Connected {
+            disconnect(model, state, c, log);
+            settle(model, state, c, log);
+        }
+    }
+}
+
+/// The server ends session `sid`, its ephemerals deleted in the
+/// `order`-th permutation of path order; their watchers are notified.
+fn end_session<R: ModelRecipe>(
+    model: &RecipeModel<R>,
+    state: &mut ModelState<R>,
+    sid: SessionId,
+    order: u16,
+    log: &mut Narration,
+) {
     let mut server = state.server.make_mut();
     let notifications = match &mut *server {
         ModelServer::One(one) if order == 0 => one.close_session(sid, &mut SortedOrder),

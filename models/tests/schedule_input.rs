@@ -515,7 +515,9 @@ fn random_step_orders_replay_or_fail_without_panicking() {
                         StepField::Order => step.order = Some(next(4) as u16),
                         StepField::Index => step.index = Some(next(4) as u8),
                         StepField::Watch => step.watch = Some(next(3) as u8),
-                        StepField::Session if next(2) == 0 => {
+                        StepField::Session
+                            if spec.required.contains(&StepField::Session) || next(2) == 0 =>
+                        {
                             step.session = Some(0x100 * (next(3) as i64 + 2) + client as i64 + 1)
                         }
                         StepField::Session => {}

@@ -283,9 +283,12 @@ impl<R: Recipe> ClientSession<R> {
     }
 
     /// The first connection of a (new) session; also used after Expired.
+    /// A new session starts with last zxid 0, as a new Java handle does
+    /// (ClientCnxn's lastZxid), not with the old session's.
     pub fn connected(&mut self, session_id: SessionId) {
         self.session_id = Some(session_id);
         self.state = ConnectionState::Connected;
+        self.last_zxid = 0;
         self.watches = WatchTable::default();
         self.deliver(Input::Session(SessionEvent::Connected { session_id }));
     }

@@ -20,13 +20,22 @@
 //!   order for all replicas) when it reaches them in the log, and a session
 //!   learns its expiry when its own server applies the close;
 //! - a client may reconnect to any serving server whose applied zxid is not
-//!   behind the last zxid it has seen (a server behind it refuses);
+//!   behind the last zxid it has seen (a server behind it refuses); the
+//!   leader revalidates the moved session behind every commit it had made
+//!   by then, so the server answers the session's requests only once it
+//!   has applied those (Learner.revalidate;
+//!   [`Ensemble::connect_revalidated`], while plain `connect` answers at
+//!   once, an over-approximation the model checker keeps);
 //! - a transaction carries the leader's time (DataTree stamps nodes with
 //!   the transaction header's time), so a replica applies it at that time;
 //! - a server cut off from the leader applies nothing and commits nothing,
 //!   but serves reads from its stale state until the driver stops it; while
 //!   the ensemble elects a leader no write commits, and the new leader
 //!   hears from every live session at once (its session tracker restarts);
+//! - when the servers notice their leader is gone (the driver says when:
+//!   tickTime × syncLimit after it went), every server closes every client
+//!   connection and none serves until a new leader is elected
+//!   ([`Ensemble::notice_leader_lost`]);
 //! - nothing commits without a leader: a write, or a close (or expiry) of a
 //!   session, that arrives while the ensemble elects waits, and the new
 //!   leader commits what waited in the order it arrived; a new session is
@@ -136,6 +145,13 @@ enum Queued {
         request: Request,
         until: Option<usize>,
     },
+    /// A session that moved to this server: the leader's revalidation,
+    /// which travels behind every commit the leader had made when the
+    /// session moved (log up to `until`); the session's requests wait
+    /// behind it.
+    Revalidate {
+        until: usize,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -174,6 +190,11 @@ pub enum EnsembleEvent {
 pub enum ConnectError {
     #[error("server {0} is not serving")]
     NotServing(ServerIndex),
+    /// The server serves but cannot reach a leader to revalidate the
+    /// session: a real attempt hangs until the server notices it lost the
+    /// leader (and closes it) or reaches one again.
+    #[error("server {0} cannot reach a leader to revalidate the session")]
+    CutOff(ServerIndex),
     /// The server has not applied what the client has already seen
     /// (ZooKeeper: "client must try another server").
     #[error("server {server} is at zxid {server_zxid:#x}, behind the client's {client_zxid:#x}")]
@@ -192,6 +213,9 @@ pub struct Ensemble {
     replicas: Vec<Replica>,
     leader: ServerIndex,
     electing: bool,
+    /// The servers noticed their leader is gone: none serves (every client
+    /// connection was closed) until a new leader is elected.
+    looking: bool,
     /// Committed transactions not yet applied everywhere; `log[0]` is
     /// transaction number `log_start` (indices below are absolute).
     log: Vec<Txn>,
@@ -222,6 +246,7 @@ impl Ensemble {
             replicas: vec![replica; servers],
             leader: 0,
             electing: false,
+            looking: false,
             log: Vec::new(),
             log_start: 0,
             now_ms: 0,
@@ -325,18 +350,50 @@ impl Ensemble {
 
     /// A client resumes its session on `server` (after a disconnect),
     /// having seen up to `last_zxid`. Its watches are then re-registered
-    /// with [`Ensemble::set_watches`].
+    /// with [`Ensemble::set_watches`]. The server answers at once (see
+    /// [`Ensemble::connect_revalidated`] for the real order). A server
+    /// behind `last_zxid` refuses; one that serves but reaches no leader
+    /// (cut off, or an election under way) cannot revalidate:
+    /// [`ConnectError::CutOff`] (the driver lets the attempt hang).
     pub fn connect(
         &mut self,
         server: ServerIndex,
         session: SessionId,
         last_zxid: Zxid,
     ) -> Result<(), ConnectError> {
+        self.connect_with(server, session, last_zxid, false)
+    }
+
+    /// [`Ensemble::connect`], and the server answers the moved session
+    /// only once it has applied every commit the leader had made when the
+    /// session moved: the leader's revalidation travels behind them
+    /// (Learner.revalidate; issue 31). Plain `connect` answers at once
+    /// from the server's own state however far it lags, an
+    /// over-approximation a real server never shows, kept as the model
+    /// checker's default (its pinned state counts) and for worlds with
+    /// `WorldConfig::revalidate_moves` off.
+    pub fn connect_revalidated(
+        &mut self,
+        server: ServerIndex,
+        session: SessionId,
+        last_zxid: Zxid,
+    ) -> Result<(), ConnectError> {
+        self.connect_with(server, session, last_zxid, true)
+    }
+
+    fn connect_with(
+        &mut self,
+        server: ServerIndex,
+        session: SessionId,
+        last_zxid: Zxid,
+        revalidate: bool,
+    ) -> Result<(), ConnectError> {
         let replica = &self.replicas[server];
-        // A server cut off from the leader cannot validate the session.
-        if !replica.serving || !replica.in_quorum {
+        if !replica.serving || self.looking {
             return Err(ConnectError::NotServing(server));
         }
+        // Checked before the leader is asked (a cut-off server refuses a
+        // client ahead of it too).
         if replica.core.last_zxid() < last_zxid {
             return Err(ConnectError::Behind {
                 server,
@@ -344,18 +401,22 @@ impl Ensemble {
                 client_zxid: last_zxid,
             });
         }
+        // A server cut off from the leader cannot validate the session.
+        if !replica.in_quorum || self.electing {
+            return Err(ConnectError::CutOff(server));
+        }
         // A server validates a session it has not seen with the leader.
         if !self.committed().is_session_alive(session) {
             return Err(SessionError::NotAlive(session).into());
         }
         self.disconnect(session);
-        self.connections.insert(
-            session,
-            Connection {
-                server,
-                queue: VecDeque::new(),
-            },
-        );
+        let until = self.committed_count();
+        let queue = match revalidate && self.replicas[server].applied < until {
+            true => VecDeque::from([Queued::Revalidate { until }]),
+            false => VecDeque::new(),
+        };
+        self.connections
+            .insert(session, Connection { server, queue });
         self.heard_from(session);
         Ok(())
     }
@@ -559,6 +620,27 @@ impl Ensemble {
         self.electing = true;
     }
 
+    /// The servers notice their leader is gone (ZooKeeper: tickTime ×
+    /// syncLimit after it went): every server closes every client
+    /// connection and serves nobody until [`Ensemble::elect`]. Requests in
+    /// flight fail with their connections; a write that waited for a
+    /// leader never commits (a close the leader decided still does).
+    /// Returns the sessions whose connection closed, in id order.
+    pub fn notice_leader_lost(&mut self) -> Vec<SessionId> {
+        self.electing = true;
+        self.looking = true;
+        let dropped: Vec<SessionId> = self.connections.keys().copied().collect();
+        for &session in &dropped {
+            self.disconnect(session);
+        }
+        dropped
+    }
+
+    /// The servers noticed their leader is gone and none serves yet.
+    pub fn is_looking(&self) -> bool {
+        self.looking
+    }
+
     /// `server` becomes the leader: it catches up, hears from every live
     /// session now (each gets a fresh timeout, connected or not: its
     /// session tracker starts anew), and commits the writes and closes that
@@ -575,6 +657,7 @@ impl Ensemble {
         }
         self.leader = server;
         self.electing = false;
+        self.looking = false;
         let now_ms = self.now_ms.max(self.replicas[server].core.now_ms());
         self.set_time_ms(now_ms);
         for session in self.replicas[server].core.live_sessions() {
@@ -802,6 +885,7 @@ impl Ensemble {
             Queued::Read { .. } => true,
             Queued::Write { applied, .. } => applied.is_some(),
             Queued::Sync { until, .. } => until.is_some_and(|until| replica.applied >= until),
+            Queued::Revalidate { until } => replica.applied >= *until,
         };
         if !ready {
             return None;
@@ -820,6 +904,8 @@ impl Ensemble {
                 zxid: core.last_zxid(),
                 notifications: Vec::new(),
             },
+            // Revalidated: what waited behind it may be ready too.
+            Queued::Revalidate { .. } => return self.answer_head(session, order),
         };
         Some(EnsembleEvent::Reply { session, applied })
     }
@@ -832,7 +918,7 @@ impl Ensemble {
 
     fn check_reachable(&self, server: ServerIndex) -> Result<(), ConnectError> {
         let replica = &self.replicas[server];
-        if !replica.serving || !replica.in_quorum || self.electing {
+        if !replica.serving || !replica.in_quorum || self.electing || self.looking {
             return Err(ConnectError::NotServing(server));
         }
         Ok(())
@@ -925,6 +1011,82 @@ mod tests {
                 ensemble.committed().paths()
             );
         }
+    }
+
+    fn exists(path: &str) -> Request {
+        Request::Exists {
+            path: Path::new(path).unwrap(),
+            watch: false,
+        }
+    }
+
+    #[test]
+    fn a_noticed_leader_loss_closes_every_connection_and_drops_waiting_writes() {
+        let (mut ensemble, session) = ensemble_with_session();
+        let other = SessionId(8);
+        ensemble
+            .open_session(2, other, 4_000, &mut SortedOrder)
+            .unwrap();
+        while ensemble.lag(2) > 0 {
+            ensemble.apply_next(2, &mut SortedOrder);
+        }
+        ensemble.begin_election();
+        // Before the servers notice: connected, the write waits.
+        let events = ensemble.submit(other, create("/waited"), &mut SortedOrder);
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(ensemble.server_of(other), Some(2));
+        assert_eq!(ensemble.notice_leader_lost(), vec![session, other]);
+        assert!(ensemble.is_looking());
+        assert_eq!(ensemble.server_of(session), None);
+        // No server serves until a leader is elected.
+        let last = ensemble.committed().last_zxid();
+        assert_eq!(
+            ensemble.connect(1, session, last),
+            Err(ConnectError::NotServing(1))
+        );
+        ensemble.elect(1, &mut SortedOrder);
+        assert!(!ensemble.is_looking());
+        let waited = Path::new("/waited").unwrap();
+        assert!(ensemble.committed().node_kind(&waited).is_none());
+        assert_eq!(ensemble.connect(2, other, last), Ok(()));
+    }
+
+    #[test]
+    fn a_moved_session_is_answered_after_what_the_leader_had_when_it_moved() {
+        let (mut ensemble, session) = ensemble_with_session();
+        while ensemble.lag(1) > 0 {
+            ensemble.apply_next(1, &mut SortedOrder);
+        }
+        let seen = ensemble.server(1).last_zxid();
+        // A second session deletes nothing but creates /late; server 2
+        // has applied the opening only.
+        let other = SessionId(8);
+        ensemble
+            .open_session(0, other, 4_000, &mut SortedOrder)
+            .unwrap();
+        ensemble.submit(other, create("/late"), &mut SortedOrder);
+        while ensemble.server(2).last_zxid() < seen {
+            ensemble.apply_next(2, &mut SortedOrder);
+        }
+        assert!(ensemble.lag(2) > 0, "server 2 lags behind /late");
+        ensemble.disconnect(session);
+        ensemble.connect_revalidated(2, session, seen).unwrap();
+        let events = ensemble.submit(session, exists("/late"), &mut SortedOrder);
+        assert!(
+            events.is_empty(),
+            "answered before revalidation: {events:?}"
+        );
+        let mut replies = Vec::new();
+        while ensemble.lag(2) > 0 {
+            replies.extend(ensemble.apply_next(2, &mut SortedOrder));
+        }
+        let [EnsembleEvent::Reply { applied, .. }] = replies.as_slice() else {
+            panic!("one reply: {replies:?}");
+        };
+        assert!(
+            matches!(applied.result, Ok(Reply::Exists(Some(_)))),
+            "{applied:?}"
+        );
     }
 
     #[test]

@@ -551,6 +551,58 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         self.input(client, ClientSession::expired);
     }
 
+    /// Client-side expiry (Curator 3.0+: the client gives up after the
+    /// session timeout spent disconnected): the client sees Expired while
+    /// the server keeps the session and its ephemerals, until
+    /// [`Stepper::expire_session_on_server`]. Open the client's next
+    /// session with [`Stepper::new_session_on`]. False (nothing done)
+    /// unless the client is disconnected.
+    pub fn give_up_session(&mut self, client: ClientId) -> bool {
+        if self.state(client) != ConnectionState::Disconnected {
+            return false;
+        }
+        self.log(
+            client,
+            "fault: client gives up on its session (client-side expiry)",
+        );
+        self.clients[client].inbox.clear();
+        self.input(client, ClientSession::expired);
+        true
+    }
+
+    /// The server expires `session`, one a client gave up on (or any
+    /// session it still has), its ephemerals deleted in the `order`-th
+    /// permutation of path order; watches fire for the clients connected
+    /// now. False if the server no longer has the session.
+    pub fn expire_session_on_server(&mut self, session: SessionId, order: u16) -> bool {
+        if !self.server().is_session_alive(session) {
+            return false;
+        }
+        let owner = self.owners.get(&session).copied();
+        if let Some(client) = owner {
+            self.log(
+                client,
+                &format!("server expires session {session:?} (abandoned)"),
+            );
+            let current = self.clients[client].session.session_id == Some(session);
+            self.history
+                .session_ended(client, self.history_ns, session, current);
+        }
+        self.close_on_server(session, order);
+        true
+    }
+
+    /// The leader is lost: every connected client is disconnected at once
+    /// (each as [`Stepper::disconnect`]); the sessions live on.
+    pub fn leader_loss(&mut self) {
+        for client in 0..self.clients.len() {
+            if self.state(client) == ConnectionState::Connected {
+                self.log(client, "fault: leader lost");
+                self.disconnect(client);
+            }
+        }
+    }
+
     /// The server expires the session but the client does not know yet (it
     /// is paused, or partitioned): it keeps acting on what it believes.
     pub fn expire_on_server(&mut self, client: ClientId) {
@@ -564,6 +616,12 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         let session = self.session_id(client);
         self.history
             .session_ended(client, self.history_ns, session, true);
+        self.close_on_server(session, order);
+    }
+
+    /// Closes a live session on the server (or the ensemble's leader) and
+    /// hands the resulting events to the clients.
+    fn close_on_server(&mut self, session: SessionId, order: u16) {
         match &mut self.ensemble {
             Some(ensemble) => {
                 let events = ensemble
@@ -999,5 +1057,54 @@ mod tests {
         let (at, request) = s.history().clients[a].last_loss.clone().unwrap();
         assert_eq!(at, 2 * MS);
         assert_eq!(request, "create(/locks/x-1-, EphemeralSequential)");
+    }
+
+    #[test]
+    fn a_session_the_client_gave_up_on_keeps_its_node_until_the_server_expires_it() {
+        let mut s = stepper();
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        let b = s.add_client(FixedLock::new(locks(), 2), 0x20);
+        s.call(a, LockCall::Lock);
+        s.run_client(a);
+        s.call(b, LockCall::Lock);
+        s.run_client(b);
+        let a_node = node_of(&s, a);
+        assert!(!s.give_up_session(a), "only a disconnected client gives up");
+        s.disconnect(a);
+        assert!(s.give_up_session(a));
+        assert_eq!(s.state(a), ConnectionState::Expired);
+        assert!(s.server().is_session_alive(SessionId(0x10)));
+        assert!(
+            s.server().stat(&a_node).is_some(),
+            "the server keeps its node"
+        );
+        s.new_session(a, 0x110);
+        s.run();
+        assert!(s.server().stat(&a_node).is_some());
+
+        assert!(s.expire_session_on_server(SessionId(0x10), 0));
+        assert!(!s.expire_session_on_server(SessionId(0x10), 0));
+        assert!(s.server().stat(&a_node).is_none());
+        let removed = &s.history().nodes[&a_node].removed;
+        assert_eq!(removed, &Some((0, Removal::SessionEnded { client: a })));
+        assert!(
+            !s.clients[b].inbox.is_empty(),
+            "b's watch on the node fired"
+        );
+    }
+
+    #[test]
+    fn leader_loss_disconnects_every_connected_client() {
+        let mut s = stepper();
+        let a = s.add_client(FixedLock::new(locks(), 1), 0x10);
+        let b = s.add_client(FixedLock::new(locks(), 2), 0x20);
+        s.call(a, LockCall::Lock);
+        assert!(s.send(a), "a's create reached the server");
+        s.leader_loss();
+        assert_eq!(s.state(a), ConnectionState::Disconnected);
+        assert_eq!(s.state(b), ConnectionState::Disconnected);
+        assert!(s.clients[a].inbox.is_empty(), "the reply was lost");
+        assert!(s.server().is_session_alive(SessionId(0x10)));
+        assert!(s.server().is_session_alive(SessionId(0x20)));
     }
 }

@@ -1,7 +1,7 @@
 //! The ensemble's rules, one test each: reads from a lagging server,
 //! reading one's own writes, sync, watches firing as a server applies,
 //! expiry reaching each server in its time, a server behind the client
-//! refusing it, a follower serving a session it has not seen created, a
+//! refusing it, a moved session answered only after its revalidation, a
 //! server cut off from the leader, a leader election, and
 //! every replica ending with the leader's tree.
 
@@ -239,10 +239,11 @@ fn a_server_behind_the_clients_last_zxid_refuses_it() {
     assert!(exists(&mut ensemble, A, "/x"));
 }
 
-/// A follower that has not applied a session's createSession still serves
-/// it: the leader validated the session when it connected there, and
-/// ZooKeeper checks sessions for writes only (found by the lagging-ensemble
-/// sweep of the fixed barrier, whose new session was told SessionExpired).
+/// Plain `connect` (the model's): a follower that has not applied a
+/// session's createSession still serves it at once: the leader validated
+/// the session when it connected there, and ZooKeeper checks sessions for
+/// writes only (found by the lagging-ensemble sweep of the fixed barrier,
+/// whose new session was told SessionExpired).
 #[test]
 fn a_follower_serves_a_session_it_has_not_seen_created() {
     let mut ensemble = ensemble();
@@ -258,6 +259,41 @@ fn a_follower_serves_a_session_it_has_not_seen_created() {
     assert!(
         !exists(&mut ensemble, A, "/x"),
         "answered, not SessionExpired"
+    );
+}
+
+/// With `connect_revalidated`, a session that moves to a follower is
+/// answered only once the follower
+/// applied what the leader had committed when it moved: the leader's
+/// revalidation travels behind those commits (issue 31: a real follower
+/// lagging ~1 s answered a moved session only after it caught up). So a
+/// follower that had not applied the session's createSession has applied
+/// it by the time it answers (ZooKeeper checks sessions for writes only:
+/// the answer is not SessionExpired either way).
+#[test]
+fn a_moved_session_is_answered_once_its_server_applied_what_the_leader_had() {
+    let mut ensemble = ensemble();
+    open(&mut ensemble, LEADER, A);
+    ensemble.submit(A, create("/x", CreateMode::Persistent), &mut SortedOrder);
+    assert!(
+        ensemble.lag(2) > 1,
+        "server 2 has applied neither A's createSession nor /x"
+    );
+    ensemble.disconnect(A);
+    // A has seen no zxid (a connect response carries none).
+    ensemble.connect_revalidated(2, A, 0).unwrap();
+    assert!(!ensemble.server(2).is_session_alive(A));
+    let read = Request::Exists {
+        path: p("/x"),
+        watch: false,
+    };
+    let events = ensemble.submit(A, read, &mut SortedOrder);
+    assert_eq!(replies(&events), [], "not before the revalidation");
+    let events = catch_up(&mut ensemble, 2);
+    assert!(ensemble.server(2).is_session_alive(A));
+    assert!(
+        matches!(replies(&events)[..], [(A, Ok(Reply::Exists(Some(_))))]),
+        "answered after /x: {events:?}"
     );
 }
 
@@ -329,9 +365,16 @@ fn a_partition_that_heals_before_the_server_notices_lets_its_writes_through() {
     open(&mut ensemble, 2, B);
     ensemble.isolate(2);
     assert!(
-        matches!(ensemble.connect(2, A, 0), Err(ConnectError::NotServing(2))),
+        matches!(ensemble.connect(2, A, 0), Err(ConnectError::CutOff(2))),
         "a server cut off from the leader cannot validate a session"
     );
+    // A client ahead of it is refused before the leader would be asked
+    // (issue 31: a cut-off follower that has not noticed refuses it).
+    let ahead = ensemble.server(2).last_zxid() + 1;
+    assert!(matches!(
+        ensemble.connect(2, A, ahead),
+        Err(ConnectError::Behind { server: 2, .. })
+    ));
     let write = ensemble.submit(B, create("/y", CreateMode::Persistent), &mut SortedOrder);
     assert!(replies(&write).is_empty(), "no leader to commit it");
     let events = ensemble.start(2, &mut SortedOrder);

@@ -49,6 +49,9 @@ pub enum StrategyArg {
     Dfs,
     /// Random walks (needs --depth; stops at --timeout).
     Simulation,
+    /// Async recipes: PCT sampling of the server's order and the faults
+    /// (--depth d, PCT's depth [default: 3]; --runs N; --seed S).
+    Pct,
 }
 
 /// What both `check` and `explore` need to build a model.
@@ -69,7 +72,7 @@ pub struct ModelArgs {
     /// semaphores); for a queue, the items each consumer takes.
     #[arg(long, default_value_t = 1)]
     pub cycles: usize,
-    /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious).
+    /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious, client-expiry, leader-loss).
     #[arg(long, default_value = "none")]
     pub faults: String,
     /// Client symmetry: explore one state of each set of states that differ
@@ -111,7 +114,7 @@ pub struct CheckArgs {
     pub threads: usize,
     #[arg(long, value_enum, default_value = "bfs")]
     pub strategy: StrategyArg,
-    /// Seed of the random walks (simulation).
+    /// Seed of the random walks (simulation) or of PCT's runs (pct).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Stop after this many seconds (the search is then not exhaustive).
@@ -161,6 +164,9 @@ pub struct CheckArgs {
     /// not exhaustive).
     #[arg(long, value_name = "N")]
     pub max_executions: Option<std::num::NonZeroU32>,
+    /// Async recipes with --strategy pct: the runs drawn [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub runs: Option<std::num::NonZeroU32>,
 }
 
 /// The server state the clients start from (`check` only).
@@ -438,6 +444,12 @@ impl CheckArgs {
                 ))
             }
             StrategyArg::Simulation => Strategy::Simulation { seed: self.seed },
+            StrategyArg::Pct => {
+                return Err(flag_error(
+                    "--strategy",
+                    "pct samples an async recipe's executions (in the simulating build); a sans-IO recipe is checked as states",
+                ))
+            }
         };
         Ok(RunOptions {
             strategy,
@@ -458,6 +470,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let async_only = [
         ("--max-delays", args.max_delays.is_some()),
         ("--max-executions", args.max_executions.is_some()),
+        ("--runs", args.runs.is_some()),
     ];
     if let Some((flag, _)) = async_only.iter().find(|(_, given)| *given) {
         return super::common::bad_input(format!(

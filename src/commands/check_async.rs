@@ -6,14 +6,19 @@
 //! whether the search was exhaustive under its bounds and every property's
 //! verdict; writes each property's shortest counterexample found as a
 //! choice file that `zkcheck replay` runs, and prints the command.
+//! `--strategy pct` samples the same choices instead (PCT,
+//! `zk_sim::explore::pct`): runs drawn, the first failing run, verdicts,
+//! and each property's first failing run as a choice file.
 //!
 //! The explored world is `zk_sim::explore::run::World`'s: a run is a
 //! function of its choice string.
 //!
-//! Exit status as `check`: 1 on a violation, 2 on bad input, 3 when the
-//! world is not a function of its choices, 4 when a bound cut the search
-//! and it found nothing, 0 when an exhaustive search found every property
-//! to hold.
+//! Exit status as `check`: 1 on a violation, 2 on bad input or when every
+//! execution was vacuous (the workload achieved nothing: no verdict, as
+//! `run` says of such a seed), 3 when the world is not a function of its
+//! choices, 4 when a bound cut the search (or a sample was drawn) and it
+//! found nothing, 0 when an exhaustive search found every property to
+//! hold.
 
 use super::check::CheckArgs;
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
@@ -24,14 +29,67 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zk_sim::explore::file::{choice_string, ChoiceFile};
+use zk_sim::explore::pct::{sample, Samples, Sampling, Strategy};
 use zk_sim::explore::run::{explore, replay, World};
-use zk_sim::explore::search::{Bounds, Stop, Summary};
+use zk_sim::explore::search::{Bounds, Found, Stop, Summary, Vacuity};
 use zk_sim::explore::FaultAllowance;
 use zk_sim::scenario::{Scenario, ScenarioError};
 use zk_sim::world::RunReport;
 
 /// Most clients an exploration takes.
 const MAX_CLIENTS: usize = 4;
+/// PCT's most priority change points + 1, and the runs drawn by default.
+const MAX_PCT_DEPTH: usize = 10;
+const DEFAULT_PCT_RUNS: u64 = 1000;
+
+/// How `check` explores an async recipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AsyncStrategy {
+    /// Depth-first search by re-execution (the default).
+    Dfs,
+    /// PCT sampling: `runs` runs drawn from `seed`, `depth - 1` priority
+    /// change points each.
+    Pct { depth: u32, runs: u64, seed: u64 },
+}
+
+/// `--strategy pct`'s flags, checked: `--depth` (default 3, PCT's d),
+/// `--runs` (default 1000), `--seed`.
+fn pct_strategy(
+    depth: Option<usize>,
+    runs: Option<std::num::NonZeroU32>,
+    seed: u64,
+) -> Result<AsyncStrategy, String> {
+    let depth = depth.unwrap_or(3);
+    if !(1..=MAX_PCT_DEPTH).contains(&depth) {
+        return Err(format!(
+            "--depth: PCT's depth (priority change points + 1) is in 1..={MAX_PCT_DEPTH}"
+        ));
+    }
+    Ok(AsyncStrategy::Pct {
+        depth: depth as u32,
+        runs: runs.map_or(DEFAULT_PCT_RUNS, |n| u64::from(n.get())),
+        seed,
+    })
+}
+
+/// The strategy the flags ask for (`--liveness` other than terminal
+/// does not apply: an explored execution ends when its world does).
+fn strategy_of(args: &CheckArgs) -> Result<AsyncStrategy, String> {
+    use super::check::StrategyArg;
+    if args.liveness != super::lasso::LivenessArg::Terminal {
+        return Err("--liveness: an async recipe's executions are judged at their end; this flag does not apply".into());
+    }
+    match args.strategy {
+        StrategyArg::Bfs | StrategyArg::Dfs if args.depth.is_some() || args.runs.is_some() => {
+            Err("--depth/--runs: PCT's (--strategy pct); not available on an async recipe's depth-first exploration".into())
+        }
+        StrategyArg::Bfs | StrategyArg::Dfs => Ok(AsyncStrategy::Dfs),
+        StrategyArg::Pct => pct_strategy(args.depth, args.runs, args.seed),
+        StrategyArg::Simulation => Err(
+            "--strategy simulation: an async recipe is explored depth first by re-execution, or sampled with --strategy pct".into(),
+        ),
+    }
+}
 
 /// True if `recipe`/`variant` names an async recipe of the registry.
 pub fn is_async(harness: &Harness, recipe: &str, variant: &str) -> bool {
@@ -47,6 +105,7 @@ struct Explored {
     clients: usize,
     cycles: u32,
     bounds: Bounds,
+    strategy: AsyncStrategy,
 }
 
 /// The flags, checked: the explored world and the search's bounds.
@@ -59,7 +118,6 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
         ("--no-reduction", model.no_reduction),
         ("--servers", model.servers != 1),
         ("--lag", model.lag.is_some()),
-        ("--depth", args.depth.is_some()),
         ("--threads", args.threads != 1),
         ("--examples", args.examples),
         ("--report", args.report.is_some()),
@@ -74,10 +132,14 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
             "{flag}: not available on an async recipe, which `check` explores by re-execution (docs/async-recipe.md)"
         ));
     }
-    if args.strategy != super::check::StrategyArg::Bfs
-        || args.liveness != super::lasso::LivenessArg::Terminal
+    let strategy = strategy_of(args)?;
+    if strategy != AsyncStrategy::Dfs
+        && (args.max_delays.is_some() || args.max_executions.is_some())
     {
-        return Err("--strategy/--liveness: an async recipe is explored depth first by re-execution; these flags do not apply".into());
+        return Err(
+            "--max-delays/--max-executions: bound the depth-first search; PCT draws --runs runs"
+                .into(),
+        );
     }
     let clients = match model.clients {
         Clients::One(n) if (1..=MAX_CLIENTS).contains(&n) => n,
@@ -114,6 +176,7 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
         clients,
         cycles,
         bounds,
+        strategy,
     })
 }
 
@@ -123,6 +186,17 @@ pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
         Ok(explored) => explored,
         Err(message) => return bad_input(message),
     };
+    if let AsyncStrategy::Pct { depth, runs, seed } = explored.strategy {
+        let sampling = Sampling {
+            strategy: Strategy::Pct { depth },
+            runs,
+            seed,
+            faults: explored.bounds.faults,
+            stop_at_first: false,
+            timeout: explored.bounds.timeout,
+        };
+        return run_pct(harness, args, &explored, &sampling);
+    }
     let started = Instant::now();
     let summary = explore(&explored.scenario, &explored.bounds);
     let summary = match summary {
@@ -133,12 +207,116 @@ pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
         }
     };
     print_summary(&explored, &summary, started.elapsed());
-    let written = write_counterexamples(harness, args, &explored, &summary);
+    if summary.all_vacuous() {
+        return no_verdict(summary.complete(), &summary.vacuity);
+    }
+    let found: Vec<&Found> = summary.found.iter().collect();
+    let written = write_counterexamples(harness, args, &explored, &found);
     let violation = !summary.found.is_empty();
     if !summary.exhaustive && !violation {
         println!("\n{}", super::check::NOT_EXHAUSTIVE_NOTE);
     }
     super::check::verdict_status(violation, written.is_err(), !summary.exhaustive)
+}
+
+/// Every execution was vacuous: no verdict, exit 2 (as `run` and `replay`
+/// say of a seed whose workload achieved nothing).
+fn no_verdict(executions: u64, vacuity: &Vacuity) -> ExitCode {
+    let why = vacuity.first.as_deref().unwrap_or("no progress");
+    eprintln!(
+        "error: none of the {executions} explored execution(s) could have failed (or nearly): the first: {why}; check the recipe's workload and setup"
+    );
+    ExitCode::from(super::common::EXIT_BAD_INPUT)
+}
+
+/// `check --strategy pct`: draws the runs, prints what they found, writes
+/// each violated property's first failing run as a choice file. A sample
+/// that finds nothing is not exhaustive (exit 4).
+fn run_pct(
+    harness: &Harness,
+    args: &CheckArgs,
+    explored: &Explored,
+    sampling: &Sampling,
+) -> ExitCode {
+    let started = Instant::now();
+    let samples = match sample(
+        explored.scenario.runner().as_ref(),
+        explored.clients,
+        sampling,
+    ) {
+        Ok(samples) => samples,
+        Err(error) => {
+            eprintln!("zkcheck check: internal error: {error}");
+            return ExitCode::from(EXIT_INTERNAL_ERROR);
+        }
+    };
+    print_samples(explored, sampling, &samples, started.elapsed());
+    if samples.all_vacuous() {
+        return no_verdict(samples.runs, &samples.vacuity);
+    }
+    let found: Vec<&Found> = samples.found.iter().map(|s| &s.found).collect();
+    let written = write_counterexamples(harness, args, explored, &found);
+    let violation = !found.is_empty();
+    if !violation {
+        println!("\n{PCT_NOT_EXHAUSTIVE_NOTE}");
+    }
+    super::check::verdict_status(violation, written.is_err(), true)
+}
+
+const PCT_NOT_EXHAUSTIVE_NOTE: &str = "not exhaustive: PCT draws a sample of the executions; no violation in it, which is not a pass (exit 4)";
+
+fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, elapsed: Duration) {
+    let scenario = &explored.scenario;
+    let mut out = std::io::stdout().lock();
+    let depth = match sampling.strategy {
+        Strategy::Pct { depth } => depth,
+        Strategy::Uniform => 0,
+    };
+    let _ = writeln!(
+        out,
+        "{} {} (async) with {} client(s), {} cycle(s), faults {}: PCT, depth {depth}, seed {}",
+        scenario.recipe.name,
+        scenario.raw.variant,
+        explored.clients,
+        explored.cycles,
+        sampling.faults,
+        sampling.seed
+    );
+    let first = match samples.first_failure {
+        Some(run) => format!("first failing run: {run}"),
+        None => "no failing run".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "runs: {} of {} drawn ({} executions of the world; {} order steps, {} fault points in the default run); {first}; {:.1} s",
+        samples.runs,
+        sampling.runs,
+        samples.executions,
+        samples.steps,
+        samples.fault_points,
+        elapsed.as_secs_f64()
+    );
+    if samples.stop == Some(Stop::Timeout) {
+        let _ = writeln!(out, "stopped by --timeout");
+    }
+    if samples.vacuity.executions > 0 {
+        let _ = writeln!(
+            out,
+            "{} run(s) vacuous (the workload achieved nothing; not passes)",
+            samples.vacuity.executions
+        );
+    }
+    for property in &scenario.properties {
+        let name = property.to_string();
+        let verdict = match samples.found.iter().find(|s| s.found.property == name) {
+            Some(sampled) => format!(
+                "VIOLATED (first in run {}; {} choice points, {} delay(s))",
+                sampled.run, sampled.found.points, sampled.found.delays
+            ),
+            None => "no violation found (a sample: not exhaustive)".to_string(),
+        };
+        let _ = writeln!(out, "  {name}: {verdict}");
+    }
 }
 
 fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
@@ -165,6 +343,14 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
         estimate_text(summary),
         elapsed.as_secs_f64()
     );
+    if summary.vacuity.executions > 0 {
+        let _ = writeln!(
+            out,
+            "{} of {} complete execution(s) vacuous (the workload achieved nothing; not passes)",
+            summary.vacuity.executions,
+            summary.complete()
+        );
+    }
     let how = match (summary.exhaustive, summary.stop) {
         (true, _) => "exhaustive: every choice within the fault budget was explored".to_string(),
         (false, Some(Stop::Executions)) => {
@@ -207,10 +393,10 @@ fn write_counterexamples(
     harness: &Harness,
     args: &CheckArgs,
     explored: &Explored,
-    summary: &Summary,
+    found: &[&Found],
 ) -> Result<(), ()> {
     let mut failed = false;
-    for found in &summary.found {
+    for found in found {
         let file = ChoiceFile {
             recipe: args.model.recipe.clone(),
             variant: args.model.variant.clone(),

@@ -16,7 +16,16 @@
 //!   `lock-`) with a stable sort: once the parent's counter sticks at
 //!   `2147483647`, nodes share a key and getChildren's order decides;
 //! - a holder never watches its session: after an expiry it still believes
-//!   it holds (known bug 8) and its release finds NoNode and says Released.
+//!   it holds (known bug 8) and its release finds NoNode and says Released;
+//! - a request that failed with SessionExpired is retried in the new
+//!   session with what the thread had (RetryLoop's `shouldRetry` takes
+//!   SESSIONEXPIRED): a retried protected create looks for its old
+//!   protected id, and `getSortedChildren` reads for its old node. When the
+//!   client gave up the session itself (Curator 3.0's client-side expiry)
+//!   the server still has the old session's node: the thread adopts it
+//!   and holds a lock whose node goes when the server expires the old
+//!   session (two holders). Curator 4.2.0 (CURATOR-498) deletes a found
+//!   protected node of an earlier session and creates again.
 //!
 //! Simplification: Curator's RetryLoop (RetryUntilElapsed(30 s, 1 s) in the
 //! seed) retries a request that failed with ConnectionLoss or SessionExpired

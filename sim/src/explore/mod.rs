@@ -10,8 +10,11 @@
 //! - [`file`]: a counterexample as a file (`zkcheck replay` runs it).
 //! - [`run`]: the explored world of an async recipe, one execution, a
 //!   whole exploration, the replay of a choice file.
+//! - [`pct`]: random sampling of the same choices for larger cases: PCT
+//!   (priority change points) and uniform random choices.
 
 pub mod file;
+pub mod pct;
 pub mod run;
 pub mod search;
 pub mod tape;

@@ -113,16 +113,31 @@ pub fn explore(scenario: &Scenario, bounds: &Bounds) -> Result<Summary, SearchEr
     let runner = scenario.runner();
     search(bounds, |tape| {
         let (tape, report) = execute(runner.as_ref(), tape, false).map_err(SearchError::Run)?;
-        let violated = match tape.pruned {
-            true => Vec::new(),
-            false => report
-                .violations
-                .iter()
-                .map(|v| v.property.to_string())
-                .collect(),
+        let (violated, vacuous) = match tape.pruned {
+            true => (Vec::new(), None),
+            false => (violated(&report), vacuity(&report)),
         };
-        Ok(Execution { tape, violated })
+        Ok(Execution {
+            tape,
+            violated,
+            vacuous,
+        })
     })
+}
+
+/// The properties a run violated.
+pub fn violated(report: &RunReport) -> Vec<String> {
+    report
+        .violations
+        .iter()
+        .map(|v| v.property.to_string())
+        .collect()
+}
+
+/// Why a run's pass says nothing, if it passed and the workload achieved
+/// nothing (`RunReport::vacuous`, as sweeps judge a seed).
+pub fn vacuity(report: &RunReport) -> Option<String> {
+    report.passed().then(|| report.vacuous()).flatten()
 }
 
 /// The run a choice file picks, traced: its tape (a `misfit` says the

@@ -17,6 +17,11 @@
 //! Pruning: a run that reaches a state the search visited before (same
 //! server state and every client's same history of inputs, with no more
 //! delays and faults left than then) stops there ([`super::Tape::visit`]).
+//!
+//! Vacuity: an execution that ran to its end without a violation but in
+//! which the workload achieved nothing (`RunReport::vacuous`) is counted
+//! apart; it is not a pass. A search whose every complete execution is
+//! vacuous has no verdict ([`Summary::all_vacuous`]).
 
 use super::tape::{FaultAllowance, Memo, Tape};
 use std::collections::BTreeMap;
@@ -34,11 +39,14 @@ pub struct Bounds {
     pub no_memo: bool,
 }
 
-/// One execution, as the search needs it: its tape back, and the
-/// properties it violated (none for a pruned one).
+/// One execution, as the search needs it: its tape back, the properties
+/// it violated (none for a pruned one), and why its pass says nothing, if
+/// it ran to its end without a violation while the workload achieved
+/// nothing.
 pub struct Execution {
     pub tape: Tape,
     pub violated: Vec<String>,
+    pub vacuous: Option<String>,
 }
 
 /// A counterexample: the choices of a run that violated `property`.
@@ -74,6 +82,40 @@ pub struct Summary {
     pub found: Vec<Found>,
     /// Knuth's estimate of the executions the whole tree has.
     pub estimate: Estimate,
+    /// Executions that ran to their end without a violation while the
+    /// workload achieved nothing (not passes), and the first one's reason.
+    pub vacuity: Vacuity,
+}
+
+/// The executions whose pass says nothing (`RunReport::vacuous`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vacuity {
+    pub executions: u64,
+    /// Why the first of them says nothing.
+    pub first: Option<String>,
+}
+
+impl Vacuity {
+    /// Counts one execution's vacuity, if it has one.
+    pub fn add(&mut self, why: Option<String>) {
+        if let Some(why) = why {
+            self.executions += 1;
+            self.first.get_or_insert(why);
+        }
+    }
+}
+
+impl Summary {
+    /// Executions that ran to their end (not pruned).
+    pub fn complete(&self) -> u64 {
+        self.executions - self.pruned
+    }
+
+    /// True when no violation was found and every complete execution was
+    /// vacuous: the search has no verdict (the workload achieved nothing).
+    pub fn all_vacuous(&self) -> bool {
+        self.found.is_empty() && self.complete() > 0 && self.vacuity.executions == self.complete()
+    }
 }
 
 /// Knuth's estimator of a tree's size (its executions, under the fault
@@ -164,6 +206,7 @@ fn iteration(
         summary.pruned += u64::from(run.tape.pruned);
         if !run.tape.pruned {
             summary.estimate.add(&run.tape);
+            summary.vacuity.add(run.vacuous.take());
         }
         check_replayed(&run.tape, &prefix, &expected)?;
         for property in std::mem::take(&mut run.violated) {
@@ -265,7 +308,11 @@ mod tests {
             (1, 1) => vec!["safety".to_string()],
             _ => Vec::new(),
         };
-        Ok(Execution { tape, violated })
+        Ok(Execution {
+            tape,
+            violated,
+            vacuous: None,
+        })
     }
 
     #[test]
@@ -329,6 +376,7 @@ mod tests {
             Ok(Execution {
                 tape,
                 violated: Vec::new(),
+                vacuous: None,
             })
         };
         let error = search(&Bounds::default(), flaky).unwrap_err();

@@ -6,7 +6,10 @@
 //! several wait; which fault, if any, strikes a request while the fault
 //! budget lasts) the world asks the tape. The tape answers from its script
 //! while it lasts and with the default (0) after it, and logs every point
-//! with its number of alternatives, so the explorer can backtrack.
+//! with its number of alternatives, so the explorer can backtrack. A
+//! drawing tape ([`Tape::drawing`]) answers past its script with a uniform
+//! random alternative instead (the random baseline PCT is measured
+//! against).
 //!
 //! The explorer hands a tape to the next run on this thread ([`install`]);
 //! the world takes it when it is built and gives it back when it finishes
@@ -87,6 +90,9 @@ pub struct Tape {
     /// A scripted choice had no such alternative (the choice string does
     /// not fit this world: another recipe, variant or budget).
     pub misfit: Option<usize>,
+    /// Past the script: draw uniformly from this generator instead of
+    /// taking the default.
+    draw: Option<super::pct::SplitMix>,
 }
 
 impl Tape {
@@ -108,6 +114,13 @@ impl Tape {
         self
     }
 
+    /// Past its script, takes a uniformly drawn alternative at every point
+    /// (a generator seeded with `seed`) instead of the default.
+    pub fn drawing(mut self, seed: u64) -> Tape {
+        self.draw = Some(super::pct::SplitMix::new(seed));
+        self
+    }
+
     /// The memo back from a finished run.
     pub fn take_memo(&mut self) -> Memo {
         self.memo.take().unwrap_or_default()
@@ -126,7 +139,11 @@ impl Tape {
     /// Decides a point with `alternatives` (at least 2).
     fn choose(&mut self, kind: ChoiceKind, alternatives: u32) -> u32 {
         let index = self.log.len();
-        let mut taken = self.script.get(index).copied().unwrap_or(0);
+        let mut taken = match (self.script.get(index), self.draw.as_mut()) {
+            (Some(&scripted), _) => scripted,
+            (None, Some(draw)) => draw.below(alternatives),
+            (None, None) => 0,
+        };
         if taken >= alternatives {
             self.misfit.get_or_insert(index);
             taken = 0;
@@ -256,6 +273,21 @@ mod tests {
         assert_eq!(tape.log[0].alternatives, 3);
         assert_eq!(tape.fault(), FaultChoice::None, "the budget is spent");
         assert_eq!(tape.log.len(), 1);
+    }
+
+    #[test]
+    fn a_drawing_tape_draws_past_its_script_the_same_for_the_same_seed() {
+        let draws = |seed| {
+            let mut tape = Tape::new(vec![2], FaultAllowance::default()).drawing(seed);
+            let taken: Vec<usize> = (0..12).map(|_| tape.order(3)).collect();
+            taken
+        };
+        let taken = draws(5);
+        assert_eq!(taken[0], 2, "the script first");
+        assert_eq!(taken, draws(5));
+        assert_ne!(taken, draws(6));
+        assert!(taken.iter().all(|&t| t < 3));
+        assert!(taken[1..].iter().any(|&t| t != 0), "not only defaults");
     }
 
     #[test]

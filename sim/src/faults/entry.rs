@@ -34,8 +34,9 @@ pub struct FaultEntry {
 }
 
 /// The fault names a schedule accepts.
-pub const FAULT_NAMES: [&str; 12] = [
+pub const FAULT_NAMES: [&str; 13] = [
     "disconnect",
+    "silent",
     "lose_reply",
     "lose_request",
     "expire",
@@ -74,7 +75,7 @@ fn entry_error(key: &'static str, message: impl Into<String>) -> EntryError {
 /// The parameters each fault takes (all others must be absent).
 fn parameters(fault: &str) -> &'static [&'static str] {
     match fault {
-        "disconnect" | "lose_reply" | "lose_request" => &["down_ms"],
+        "disconnect" | "silent" | "lose_reply" | "lose_request" => &["down_ms"],
         "pause" => &["pause_ms"],
         "delay_watches" | "lag_spike" => &["delay_ms", "window_ms"],
         "server_crash" => &["down_ms"],
@@ -152,6 +153,9 @@ impl TryFrom<FaultEntry> for ScheduledFault {
         let fault = match name {
             "disconnect" => Fault::Disconnect {
                 down_ms: entry.down_ms.unwrap_or(0),
+            },
+            "silent" => Fault::Silent {
+                down_ms: required(entry.down_ms, "down_ms")?,
             },
             "lose_reply" => Fault::LoseReply {
                 down_ms: entry.down_ms.unwrap_or(0),
@@ -240,6 +244,10 @@ impl From<ScheduledFault> for FaultEntry {
                 entry.down_ms = Some(down_ms);
                 "disconnect"
             }
+            Fault::Silent { down_ms } => {
+                entry.down_ms = Some(down_ms);
+                "silent"
+            }
             Fault::LoseReply { down_ms } => {
                 entry.down_ms = Some(down_ms);
                 "lose_reply"
@@ -316,6 +324,11 @@ mod tests {
                 fault: Fault::LoseReply { down_ms: 3 },
             },
             ScheduledFault {
+                trigger: Trigger::AtMs(7.0),
+                client: 1,
+                fault: Fault::Silent { down_ms: 3_000 },
+            },
+            ScheduledFault {
                 trigger: Trigger::AtMs(1.0),
                 client: 2,
                 fault: Fault::DelayWatches {
@@ -338,6 +351,12 @@ mod tests {
             ..FaultEntry::default()
         };
         assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "pause_ms");
+        let entry = FaultEntry {
+            at_ms: Some(1.0),
+            fault: "silent".into(),
+            ..FaultEntry::default()
+        };
+        assert_eq!(ScheduledFault::try_from(entry).unwrap_err().key, "down_ms");
         let entry = FaultEntry {
             request: Some(2),
             fault: "expire".into(),

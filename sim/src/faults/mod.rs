@@ -28,6 +28,14 @@ pub enum Fault {
     /// (each one applied or not, depending on how far it got); reconnecting
     /// fails for `down_ms`.
     Disconnect { down_ms: u64 },
+    /// The connection goes silent for `down_ms` (a black hole: no reset,
+    /// no close): what either end sends is lost, the server hears nothing
+    /// from the session (its timer runs), and the client notices only at
+    /// its read timeout (Java: two thirds of the session timeout without a
+    /// byte heard), then fails what is in flight with ConnectionLoss; each
+    /// reconnect attempt while the hole lasts hangs for the connect timeout
+    /// (Java: the session timeout divided by the number of servers).
+    Silent { down_ms: u64 },
     /// The server applies the client's request, then the connection drops
     /// before the reply leaves (connection loss after apply).
     LoseReply { down_ms: u64 },
@@ -62,16 +70,20 @@ pub enum Fault {
     ServerCrash { server: usize, down_ms: u64 },
     /// Ensemble: `server` is cut off from the leader for `down_ms`: it
     /// applies and commits nothing but serves stale reads until it notices,
-    /// `detect_ms` later (default: a third of the session timeout), then
-    /// stops serving (its clients move); it rejoins when the partition
-    /// heals. A partitioned leader means an election.
+    /// `detect_ms` later (default: tickTime × syncLimit, see
+    /// `WorldConfig::leader_loss_detect_ms`; in swarm mode drawn around the
+    /// session timeout), then stops serving (its clients move); it rejoins
+    /// when the partition heals. A partitioned leader means an election:
+    /// the others notice it is gone when it notices it is cut off.
     Partition {
         server: usize,
         down_ms: u64,
         detect_ms: Option<u64>,
     },
-    /// Ensemble: the leader steps down; for `window_ms` no write commits,
-    /// then the most up-to-date other server leads (ties: lowest index).
+    /// Ensemble: the leader is lost (no write commits); when the followers
+    /// notice (tickTime × syncLimit later) every server closes every
+    /// client connection, and `window_ms` after that the most up-to-date
+    /// other server leads (ties: lowest index).
     LeaderChange { window_ms: u64 },
 }
 
@@ -98,6 +110,7 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fault::Disconnect { down_ms } => write!(f, "disconnect (down {down_ms} ms)"),
+            Fault::Silent { down_ms } => write!(f, "connection goes silent for {down_ms} ms"),
             Fault::LoseReply { down_ms } => {
                 write!(f, "lose the reply after apply (down {down_ms} ms)")
             }

@@ -209,6 +209,12 @@ fn draw_timed(
                 window_ms: rates.watch_delay_window_ms.draw(rng),
             }
         });
+        // Last, so that a plan without silences draws what it drew before.
+        arrivals(rates.silences_per_s, client, &mut budget, rng, &|rng| {
+            Fault::Silent {
+                down_ms: rates.down_ms.draw(rng),
+            }
+        });
     }
     let mut budget = MAX_ARRIVALS_PER_CLIENT;
     arrivals(rates.reaps_per_s, 0, &mut budget, rng, &|_| Fault::Reap);

@@ -75,6 +75,9 @@ pub struct FaultRates {
     /// connection drops before the reply leaves).
     pub loss_after_apply: f64,
     pub disconnects_per_s: f64,
+    /// Connections that go silent (a black hole for `down_ms`; see
+    /// `Fault::Silent`), per client per second.
+    pub silences_per_s: f64,
     pub expiries_per_s: f64,
     pub pauses_per_s: f64,
     /// Opt-in, beyond ZooKeeper's guarantees.
@@ -87,6 +90,19 @@ pub struct FaultRates {
     pub pause_ms: MsRange,
     pub watch_delay_ms: MsRange,
     pub watch_delay_window_ms: MsRange,
+    /// A session-layer policy, not a fault: a client that has been
+    /// disconnected for the session timeout (on its own clock, from the
+    /// loss of its connection) gives up on its session, as Curator 3.0+
+    /// does: the recipe sees Expired and the client opens a new session,
+    /// while the server keeps the old one until its own timer runs out.
+    /// Off by default (the Java client waits to hear Expired from a
+    /// server); in swarm mode, when on, each seed switches it on or off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub client_expiry: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 impl Default for FaultRates {
@@ -95,6 +111,7 @@ impl Default for FaultRates {
             loss_before_apply: 0.0,
             loss_after_apply: 0.0,
             disconnects_per_s: 0.0,
+            silences_per_s: 0.0,
             expiries_per_s: 0.0,
             pauses_per_s: 0.0,
             spurious_watches_per_s: 0.0,
@@ -104,6 +121,7 @@ impl Default for FaultRates {
             pause_ms: MsRange::new(100, 10_000),
             watch_delay_ms: MsRange::new(5, 50),
             watch_delay_window_ms: MsRange::new(50, 500),
+            client_expiry: false,
         }
     }
 }
@@ -114,11 +132,12 @@ impl FaultRates {
         self.rates().iter().all(|rate| *rate <= 0.0)
     }
 
-    fn rates(&self) -> [f64; 8] {
+    fn rates(&self) -> [f64; 9] {
         [
             self.loss_before_apply,
             self.loss_after_apply,
             self.disconnects_per_s,
+            self.silences_per_s,
             self.expiries_per_s,
             self.pauses_per_s,
             self.spurious_watches_per_s,
@@ -129,7 +148,8 @@ impl FaultRates {
 
     /// Swarm testing: each fault kind with a non-zero rate is switched on
     /// with probability 1/2, at a rate drawn uniformly below the configured
-    /// one; durations are drawn as sub-ranges of the configured ones.
+    /// one; durations are drawn as sub-ranges of the configured ones; the
+    /// client-side expiry policy, when on, is kept with probability 1/2.
     pub fn swarm(&self, rng: &mut impl rand::Rng) -> FaultRates {
         let mut pick = |rate: f64| {
             if rate > 0.0 && rng.gen_bool(0.5) {
@@ -151,6 +171,14 @@ impl FaultRates {
         };
         drawn.down_ms = sub_range(self.down_ms, rng);
         drawn.pause_ms = sub_range(self.pause_ms, rng);
+        // Drawn last, and only when configured, so that scenarios without
+        // them draw exactly what they drew before these existed.
+        if self.silences_per_s > 0.0 && rng.gen_bool(0.5) {
+            drawn.silences_per_s = self.silences_per_s * rng.gen_range(0.05..=1.0);
+        } else {
+            drawn.silences_per_s = 0.0;
+        }
+        drawn.client_expiry = self.client_expiry && rng.gen_bool(0.5);
         drawn
     }
 }

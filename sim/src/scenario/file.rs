@@ -25,6 +25,10 @@
 //! session_timeout_ms = 4000
 //! latency = { min_us = 200, max_us = 2000 }
 //! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it (ensemble > 1 only)
+//! tick_time_ms = 200                 # the ensemble's zoo.cfg tickTime and syncLimit (scripts/zk-server's):
+//! sync_limit = 10                    #   a lost leader or a partition is noticed 200 × 10 = 2000 ms later
+//! revalidate_moves = false           # true: a moved session is answered once its server applied what
+//!                                    #   the leader had when it moved (real 3.8; ensemble > 1 only)
 //!
 //! [faults]
 //! swarm = false                      # true: each seed switches fault kinds on/off and draws their
@@ -33,8 +37,12 @@
 //!                                    #   a cap on the followers' lag within apply_lag_ms
 //! [faults.rates]
 //! loss_after_apply = 0.01
-//! [[faults.schedule]]                # client faults: disconnect, lose_reply, lose_request (down_ms),
-//! at_ms = 500                        #   expire, pause (pause_ms), spurious_watch,
+//! silences_per_s = 0.05              # connections that go silent (black hole) for down_ms
+//! client_expiry = true               # a policy: after session_timeout_ms disconnected the client
+//!                                    #   gives up (Expired) and opens a new session, as Curator
+//!                                    #   does; the server keeps the old one until its own timeout
+//! [[faults.schedule]]                # client faults: disconnect, silent, lose_reply, lose_request
+//! at_ms = 500                        #   (down_ms), expire, pause (pause_ms), spurious_watch,
 //! client = 1                         #   delay_watches (delay_ms, window_ms), reap
 //! fault = "pause"
 //! pause_ms = 6000
@@ -47,7 +55,7 @@
 //! [[faults.schedule]]
 //! at_ms = 4000
 //! fault = "partition"                # cut off from the leader for down_ms: stale reads, then
-//! server = 2                         #   after detect_ms (default: session_timeout_ms / 3) it
+//! server = 2                         #   after detect_ms (default: tick_time_ms × sync_limit) it
 //! down_ms = 3000                     #   stops serving; rejoins when the partition heals
 //! detect_ms = 500
 //! [[faults.schedule]]
@@ -58,9 +66,11 @@
 //! window_ms = 2000
 //! [[faults.schedule]]
 //! at_ms = 12000
-//! fault = "leader_change"            # no leader (no write commits) for window_ms, then the most
-//! window_ms = 500                    #   up-to-date other server leads
-//! # A crashed or cut-off leader means an election of 200 ms; an election
+//! fault = "leader_change"            # the leader is lost: no write commits; tick_time_ms × sync_limit
+//! window_ms = 500                    #   later every server closes every client connection, and
+//!                                    #   window_ms after that the most up-to-date other server leads
+//! # A crashed or cut-off leader is noticed the same way (a partitioned
+//! # leader: after its detect_ms), then an election of 200 ms; an election
 //! # needs a majority of servers up (see world::servers).
 //!
 //! [properties]
@@ -280,7 +290,11 @@ pub struct RecipeConfig {
 pub struct Timing {
     pub session_timeout_ms: u64,
     pub latency: LatencyModel,
-    pub reconnect_delay_ms: MsRange,
+    /// Left out: the client library's own reconnect timing (Java: an
+    /// attempt every 1–2 s with one server); written: this delay before
+    /// every attempt (`ReconnectTiming::Fixed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconnect_delay_ms: Option<MsRange>,
     pub new_session_delay_ms: MsRange,
     /// Refused on one server; left out when written back at its default.
     #[serde(skip_serializing_if = "is_default_apply_lag")]
@@ -288,6 +302,14 @@ pub struct Timing {
     pub expiry_tick_ms: u64,
     pub reaper_interval_ms: u64,
     pub settle_ms: u64,
+    /// The ensemble's tickTime and syncLimit: leader loss and partitions
+    /// are noticed tick_time_ms × sync_limit after they happen.
+    pub tick_time_ms: u64,
+    pub sync_limit: u64,
+    /// A moved session waits for the leader's revalidation (see
+    /// `WorldConfig::revalidate_moves`); left out when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub revalidate_moves: bool,
 }
 
 fn is_default_apply_lag(lag: &MsRange) -> bool {
@@ -300,12 +322,15 @@ impl Default for Timing {
         Timing {
             session_timeout_ms: world.session_timeout_ms,
             latency: world.latency,
-            reconnect_delay_ms: world.reconnect_delay_ms,
+            reconnect_delay_ms: None,
             new_session_delay_ms: world.new_session_delay_ms,
             apply_lag_ms: world.apply_lag_ms,
             expiry_tick_ms: world.expiry_tick_ms,
             reaper_interval_ms: world.reaper_interval_ms,
             settle_ms: world.settle_ms,
+            tick_time_ms: world.tick_time_ms,
+            sync_limit: world.sync_limit,
+            revalidate_moves: world.revalidate_moves,
         }
     }
 }

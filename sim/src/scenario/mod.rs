@@ -119,10 +119,21 @@ impl Scenario {
             apply_lag_ms: raw.timing.apply_lag_ms,
             session_timeout_ms: raw.timing.session_timeout_ms,
             latency: raw.timing.latency.clone(),
-            reconnect_delay_ms: raw.timing.reconnect_delay_ms,
+            reconnect_delay_ms: raw
+                .timing
+                .reconnect_delay_ms
+                .unwrap_or(WorldConfig::default().reconnect_delay_ms),
+            next_host_delay_ms: WorldConfig::default().next_host_delay_ms,
+            reconnect_timing: match raw.timing.reconnect_delay_ms {
+                Some(_) => crate::world::ReconnectTiming::Fixed,
+                None => crate::world::ReconnectTiming::ClientLibrary,
+            },
             new_session_delay_ms: raw.timing.new_session_delay_ms,
             expiry_tick_ms: raw.timing.expiry_tick_ms,
             reaper_interval_ms: raw.timing.reaper_interval_ms,
+            tick_time_ms: raw.timing.tick_time_ms,
+            sync_limit: raw.timing.sync_limit,
+            revalidate_moves: raw.timing.revalidate_moves,
             setup,
             sequence_starts,
             extended_types: true,

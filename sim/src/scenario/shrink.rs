@@ -37,6 +37,9 @@ struct Shrinker<'a> {
     property: Property,
     runs: usize,
     max_runs: usize,
+    /// The client-side expiry policy the failing run had (swarm mode
+    /// draws it per seed; the shrunk scenario keeps what was drawn).
+    client_expiry: bool,
 }
 
 impl Shrinker<'_> {
@@ -59,6 +62,8 @@ impl Shrinker<'_> {
                 loss_before_apply: 0.0,
                 loss_after_apply: 0.0,
                 disconnects_per_s: 0.0,
+                silences_per_s: 0.0,
+                client_expiry: self.client_expiry,
                 expiries_per_s: 0.0,
                 pauses_per_s: 0.0,
                 spurious_watches_per_s: 0.0,
@@ -119,6 +124,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, max_runs: usize) -> Result<Shrunk,
         property,
         runs: 1,
         max_runs,
+        client_expiry: report.rates.client_expiry,
     };
     let history = report.fault_history;
     let mut cycles = scenario.raw.workload.cycles;

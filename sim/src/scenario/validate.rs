@@ -516,7 +516,11 @@ impl Checker<'_> {
             limit::REAPER_INTERVAL_MS,
         )?;
         ms("settle_ms", timing.settle_ms, limit::SETTLE_MS)?;
-        self.ms_range("timing.reconnect_delay_ms", timing.reconnect_delay_ms)?;
+        ms("tick_time_ms", timing.tick_time_ms, limit::EXPIRY_TICK_MS)?;
+        self.within("timing.sync_limit", timing.sync_limit, 1..=1_000, " ticks")?;
+        if let Some(delay) = timing.reconnect_delay_ms {
+            self.ms_range("timing.reconnect_delay_ms", delay)?;
+        }
         self.ms_range("timing.new_session_delay_ms", timing.new_session_delay_ms)?;
         self.ms_range("timing.apply_lag_ms", timing.apply_lag_ms)?;
         self.ensemble(raw)?;
@@ -695,6 +699,7 @@ impl Checker<'_> {
         }
         let per_client = [
             ("disconnects_per_s", rates.disconnects_per_s),
+            ("silences_per_s", rates.silences_per_s),
             ("expiries_per_s", rates.expiries_per_s),
             ("pauses_per_s", rates.pauses_per_s),
             ("spurious_watches_per_s", rates.spurious_watches_per_s),

@@ -5,6 +5,7 @@ use crate::oracles::OracleConfig;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use zk_recipes::zk::{Path, Request};
+use zk_recipes::ClientLibrary;
 
 /// One-way network latency of every message, in microseconds: uniform in
 /// `[min_us, max_us]`, plus with probability `spike_probability` a spike
@@ -58,12 +59,25 @@ pub struct WorldConfig {
     pub apply_lag_ms: MsRange,
     pub session_timeout_ms: u64,
     pub latency: LatencyModel,
-    /// Delay before a disconnected client tries to reconnect (and between
-    /// attempts while the network is down; each failed attempt fails the
-    /// requests queued since the disconnect with ConnectionLoss). The Java
-    /// client with one server waits 1000 ms plus a random 0..1000 ms before
-    /// every reconnect attempt: `[1000, 2000]`.
+    /// Delay before a disconnected client's reconnect attempt that comes
+    /// back to the server it last connected to, having tried every other
+    /// one (each failed attempt fails the requests queued since the
+    /// disconnect with ConnectionLoss). The Java client (ClientCnxn with
+    /// StaticHostProvider) spins 1000 ms when its host list comes round to
+    /// that server, and sleeps a random 0..1000 ms before every attempt
+    /// but the very first: `[1000, 2000]`. With one server every attempt
+    /// comes back to it: an attempt every 1–2 s. A scenario that writes
+    /// `timing.reconnect_delay_ms` asks for this delay before every
+    /// attempt instead, whatever the servers (`ReconnectTiming::Fixed`).
     pub reconnect_delay_ms: MsRange,
+    /// Delay before an attempt to the next server of the host list, not
+    /// the one last connected to (several servers only): Java's random
+    /// 0..1000 ms sleep: `[0, 1000]`.
+    #[serde(default = "default_next_host_delay_ms")]
+    pub next_host_delay_ms: MsRange,
+    /// Whose reconnect timing the clients follow (see `ReconnectTiming`).
+    #[serde(default)]
+    pub reconnect_timing: ReconnectTiming,
     /// Delay before a client whose session expired opens a new one.
     pub new_session_delay_ms: MsRange,
     /// How often the server looks for expired sessions (ZooKeeper's
@@ -71,6 +85,25 @@ pub struct WorldConfig {
     pub expiry_tick_ms: u64,
     /// How often the container reaper runs (0: never, except by fault).
     pub reaper_interval_ms: u64,
+    /// The ensemble's tickTime (zoo.cfg), in ms: with `sync_limit`, how
+    /// long followers take to notice their leader is gone (and a cut-off
+    /// server that it lost the leader). Default 200, as the conformance
+    /// ensemble of `scripts/zk-server`.
+    #[serde(default = "default_tick_time_ms")]
+    pub tick_time_ms: u64,
+    /// The ensemble's syncLimit (zoo.cfg), in ticks. Default 10, as the
+    /// conformance ensemble of `scripts/zk-server`.
+    #[serde(default = "default_sync_limit")]
+    pub sync_limit: u64,
+    /// A session that moves to another server is answered there only once
+    /// that server applied what the leader had committed when it moved
+    /// (the leader's revalidation travels behind those commits: what a
+    /// real 3.8 ensemble does, issue 31). Off by default for now: off, a
+    /// lagging server answers a moved session at once from its own state,
+    /// an over-approximation that is the only way the `unsynced` lock's
+    /// recovery read is caught (tests/fixtures/lock-unsynced-*).
+    #[serde(default)]
+    pub revalidate_moves: bool,
     /// Requests applied by an admin session before the clients start
     /// (creating the recipe's parent nodes); their nodes are not leaks.
     pub setup: Vec<Request>,
@@ -111,10 +144,15 @@ impl Default for WorldConfig {
             apply_lag_ms: MsRange::new(0, 5),
             session_timeout_ms: 4_000,
             latency: LatencyModel::default(),
-            reconnect_delay_ms: MsRange::new(5, 50),
+            reconnect_delay_ms: MsRange::new(1_000, 2_000),
+            next_host_delay_ms: default_next_host_delay_ms(),
+            reconnect_timing: ReconnectTiming::ClientLibrary,
             new_session_delay_ms: MsRange::new(5, 50),
             expiry_tick_ms: 500,
             reaper_interval_ms: 1_000,
+            tick_time_ms: default_tick_time_ms(),
+            sync_limit: default_sync_limit(),
+            revalidate_moves: false,
             setup: Vec::new(),
             sequence_starts: Vec::new(),
             extended_types: true,
@@ -130,10 +168,115 @@ impl Default for WorldConfig {
     }
 }
 
+fn default_tick_time_ms() -> u64 {
+    200
+}
+
+fn default_sync_limit() -> u64 {
+    10
+}
+
 impl WorldConfig {
+    /// How long after a server loses its leader it notices (ZooKeeper:
+    /// tickTime × syncLimit): followers whose leader is gone close every
+    /// client connection then, and a cut-off server stops serving.
+    pub fn leader_loss_detect_ms(&self) -> u64 {
+        self.tick_time_ms.saturating_mul(self.sync_limit)
+    }
+
     /// The Java client pings when it has sent nothing for a third of the
     /// session timeout.
     pub fn ping_interval_ms(&self) -> u64 {
         (self.session_timeout_ms / 3).max(1)
+    }
+}
+
+fn default_next_host_delay_ms() -> MsRange {
+    MsRange::new(0, 1_000)
+}
+
+/// Whose reconnect timing a disconnected client follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReconnectTiming {
+    /// The client library the recipe targets (`Recipe::CLIENT_LIBRARY`).
+    /// Java (ClientCnxn, StaticHostProvider): before an attempt to the
+    /// next server of the host list `next_host_delay_ms` (0–1 s), before
+    /// one that comes back to the server last connected to
+    /// `reconnect_delay_ms` (1–2 s; with one server, every attempt). The
+    /// `zookeeper-client` crate (session/mod.rs `start`, endpoint.rs
+    /// `IterableEndpoints::timeout`): one attempt to each server at once,
+    /// then per round an attempt to the first server after
+    /// min(1000, 100 × servers) ms doubled each round + 0–100 ms, and to
+    /// the others 50 ms × their offset in the list + 0–50 ms (never past
+    /// the crate's own deadline, 7/5 of the session timeout).
+    #[default]
+    ClientLibrary,
+    /// `reconnect_delay_ms` before every attempt (what a scenario that
+    /// writes `timing.reconnect_delay_ms` asks for).
+    Fixed,
+}
+
+impl WorldConfig {
+    /// How long a connected client waits without hearing a byte before it
+    /// drops the connection itself (a silent connection). Java: two
+    /// thirds of the session timeout (ClientCnxn's readTimeout); the
+    /// `zookeeper-client` crate: its connection timeout, 2/5 of it.
+    pub fn read_timeout_ms(&self, library: ClientLibrary) -> u64 {
+        match library {
+            ClientLibrary::Java => self.session_timeout_ms * 2 / 3,
+            ClientLibrary::ZookeeperClientRust => self.session_timeout_ms * 2 / 5,
+        }
+        .max(1)
+    }
+
+    /// How long a connection attempt that hears nothing hangs before it
+    /// fails. Java: the session timeout divided by the number of servers
+    /// (ClientCnxn's connectTimeout); the crate: 2/5 of it.
+    pub fn connect_timeout_ms(&self, library: ClientLibrary) -> u64 {
+        match library {
+            ClientLibrary::Java => self.session_timeout_ms / self.servers.max(1) as u64,
+            ClientLibrary::ZookeeperClientRust => self.session_timeout_ms * 2 / 5,
+        }
+        .max(1)
+    }
+
+    /// The delay before a disconnected client's `attempt`-th reconnect
+    /// attempt since it last had a connection (from 1), in ms.
+    pub fn reconnect_delay_draw_ms(
+        &self,
+        library: ClientLibrary,
+        attempt: u64,
+        rng: &mut impl Rng,
+    ) -> u64 {
+        let servers = self.servers.max(1) as u64;
+        match (self.reconnect_timing, library) {
+            (ReconnectTiming::Fixed, _) => self.reconnect_delay_ms.draw(rng),
+            (ReconnectTiming::ClientLibrary, ClientLibrary::Java) => {
+                if attempt.is_multiple_of(servers) {
+                    self.reconnect_delay_ms.draw(rng)
+                } else {
+                    self.next_host_delay_ms.draw(rng)
+                }
+            }
+            (ReconnectTiming::ClientLibrary, ClientLibrary::ZookeeperClientRust) => {
+                let deadline_ms = self.session_timeout_ms.saturating_mul(7) / 5;
+                crate_backoff_ms(attempt.saturating_sub(1), servers, rng).min(deadline_ms)
+            }
+        }
+    }
+}
+
+/// The `zookeeper-client` crate's delay before its `index`-th attempt of
+/// one round of reconnecting (from 0), with `servers` endpoints.
+fn crate_backoff_ms(index: u64, servers: u64, rng: &mut impl Rng) -> u64 {
+    let (offset, cycles) = (index % servers, index / servers);
+    if cycles == 0 {
+        0
+    } else if offset == 0 {
+        let base = 1_000u64.min(100 * servers);
+        let doubled = base.saturating_mul(1u64 << (cycles - 1).min(40));
+        doubled.saturating_add(rng.gen_range(0..100))
+    } else {
+        50 * offset + rng.gen_range(0..50)
     }
 }

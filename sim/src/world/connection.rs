@@ -39,6 +39,9 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn receive(&mut self, client: usize, inbound: Inbound) {
+        if let Inbound::Net(_) = inbound {
+            self.clients[client].link.last_heard_ns = self.now_ns();
+        }
         match inbound {
             Inbound::Net(ToClient::Reply { result, zxid }) => {
                 if self.clients[client].session.in_flight.is_empty() {
@@ -78,6 +81,11 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn connected(&mut self, client: usize) {
+        if self.clients[client].connecting.is_some() {
+            let link = &mut self.clients[client].link;
+            link.attempts = 0;
+            link.gives_up_at_ns = None;
+        }
         match self.clients[client].connecting.take() {
             Some(Connecting::Reconnect)
                 if self.clients[client].session.state == ConnectionState::Disconnected =>
@@ -118,6 +126,7 @@ impl<R: SimRecipe> Shared<R> {
 
     fn learn_expired(&mut self, client: usize) {
         self.clients[client].connecting = None;
+        self.clients[client].link.gives_up_at_ns = None;
         trace!(self, Some(client), Session, "learns its session expired");
         self.clients[client].session.expired();
         self.retry_later(client, LocalTimer::NewSession);
@@ -130,6 +139,7 @@ impl<R: SimRecipe> Shared<R> {
         if session.state == ConnectionState::Connected {
             session.disconnected();
             trace!(self, Some(client), Session, "disconnected");
+            self.start_give_up_clock(client);
         } else if connecting == Some(Connecting::Reconnect) {
             self.reconnect_attempt_failed(client);
         }
@@ -160,8 +170,23 @@ impl<R: SimRecipe> Shared<R> {
         if self.clients[client].retry.is_some() {
             return;
         }
-        let delay = self.delay_ns(self.retry_delay_ms(timer));
+        let delay = match timer {
+            LocalTimer::NewSession => self.delay_ns(self.config.new_session_delay_ms),
+            _ => self.next_attempt_delay_ns(client),
+        };
         self.schedule_retry(client, delay.max(1_000), timer);
+    }
+
+    /// The delay before the client's next reconnect attempt, counted, as
+    /// its client library times it (`WorldConfig::reconnect_delay_draw_ms`).
+    fn next_attempt_delay_ns(&mut self, client: usize) -> u64 {
+        let link = &mut self.clients[client].link;
+        link.attempts += 1;
+        let attempt = link.attempts;
+        let ms =
+            self.config
+                .reconnect_delay_draw_ms(R::CLIENT_LIBRARY, attempt, &mut self.rng.delays);
+        ms_to_ns(ms)
     }
 
     /// How long a client waits before this kind of connection attempt.
@@ -184,9 +209,17 @@ impl<R: SimRecipe> Shared<R> {
     /// usual retry delay is brought forward (the network is back now); the
     /// attempt scheduled before is then superseded.
     pub fn retry_soon(&mut self, client: usize) {
-        let Some((due, timer)) = self.clients[client].retry else {
+        let now = self.now_ns();
+        let link = &mut self.clients[client].link;
+        link.silent_until_ns = link.silent_until_ns.min(now);
+        let Some((due, mut timer)) = self.clients[client].retry else {
             return;
         };
+        if let LocalTimer::ConnectTimeout { new_session } = timer {
+            // An attempt hanging in the silence goes through now.
+            timer = attempt_kind(new_session);
+            self.clients[client].retry = Some((due, timer));
+        }
         let range = self.retry_delay_ms(timer);
         let longest = ms_to_ns(range.max.max(range.min)).max(1_000);
         let latest = self.now_ns().saturating_add(longest);
@@ -223,14 +256,24 @@ impl<R: SimRecipe> Shared<R> {
                 }
                 self.schedule_local(client, interval_ns, LocalTimer::Ping);
             }
-            LocalTimer::Reconnect | LocalTimer::NewSession => match self.clients[client].retry {
-                Some((due, pending)) if self.now_ns() >= due => {
-                    self.clients[client].retry = None;
-                    self.try_connect(client, pending);
+            LocalTimer::Reconnect | LocalTimer::NewSession | LocalTimer::ConnectTimeout { .. } => {
+                match self.clients[client].retry {
+                    Some((due, LocalTimer::ConnectTimeout { new_session }))
+                        if self.now_ns() >= due =>
+                    {
+                        self.clients[client].retry = None;
+                        self.attempt_timed_out(client, new_session);
+                    }
+                    Some((due, pending)) if self.now_ns() >= due => {
+                        self.clients[client].retry = None;
+                        self.try_connect(client, pending);
+                    }
+                    // Superseded by an attempt brought forward.
+                    _ => {}
                 }
-                // Superseded by an attempt brought forward.
-                _ => {}
-            },
+            }
+            LocalTimer::ReadTimeout => self.read_timeout_check(client),
+            LocalTimer::GiveUp => self.give_up_if_due(client),
         }
     }
 
@@ -248,8 +291,12 @@ impl<R: SimRecipe> Shared<R> {
             // applied; the next attempt follows after another reconnect
             // delay (ClientCnxn: a random sleep before every attempt).
             self.reconnect_attempt_failed(client);
-            let delay = self.delay_ns(self.config.reconnect_delay_ms);
+            let delay = self.next_attempt_delay_ns(client);
             self.schedule_retry(client, delay.max(1_000), timer);
+            return;
+        }
+        if self.now_ns() < slot.link.silent_until_ns {
+            self.attempt_hangs(client, timer);
             return;
         }
         self.clients[client].link.epoch += 1;
@@ -341,5 +388,228 @@ impl<R: SimRecipe> Shared<R> {
             );
         }
         self.clients[client].scheduled_timers = self.clients[client].session.timers.clone();
+    }
+}
+
+/// Silent connections (`Fault::Silent`), the client's read and connect
+/// timeouts, and client-side expiry (`FaultRates::client_expiry`).
+impl<R: SimRecipe> Shared<R> {
+    /// A message the client sends into a silent connection: held up until
+    /// the silence ends (TCP retransmits it), lost if the connection is
+    /// gone by then (its epoch). True if it was held up.
+    pub fn silenced_up(&mut self, client: usize, msg: &ToServer) -> bool {
+        let now = self.now_ns();
+        let until = self.clients[client].link.silent_until_ns;
+        if now >= until {
+            return false;
+        }
+        let latency = self.config.latency.draw_ns(&mut self.rng.net);
+        let link = &mut self.clients[client].link;
+        let at = until
+            .saturating_add(latency)
+            .max(link.up_last_ns.saturating_add(1));
+        link.up_last_ns = at;
+        let epoch = link.epoch;
+        self.clients[client].last_sent_ns = now;
+        self.stats.messages += 1;
+        if !matches!(msg, ToServer::Ping) {
+            trace!(self, Some(client), Send, "into the silence: {msg:?}");
+        }
+        let msg = msg.clone();
+        self.schedule(at, Event::ToServer { client, epoch, msg });
+        true
+    }
+
+    /// A message the server sends into a silent connection: held up until
+    /// the silence ends, lost if the connection is gone by then.
+    pub fn silenced_down(&mut self, client: usize, msg: &ToClient) -> bool {
+        let now = self.now_ns();
+        let until = self.clients[client].link.silent_until_ns;
+        if now >= until {
+            return false;
+        }
+        let latency = self.config.latency.draw_ns(&mut self.rng.net);
+        let link = &mut self.clients[client].link;
+        let at = until
+            .saturating_add(latency)
+            .max(link.down_last_ns.saturating_add(1));
+        link.down_last_ns = at;
+        let epoch = link.epoch;
+        self.stats.messages += 1;
+        trace!(self, Some(client), Deliver, "into the silence: {msg:?}");
+        let msg = msg.clone();
+        self.schedule(at, Event::ToClient { client, epoch, msg });
+        true
+    }
+
+    /// The client's connection goes silent for `down_ms`: a black hole,
+    /// no reset. The client's read timeout runs from the last it heard
+    /// (its last ping or request, answered just before the silence).
+    pub fn go_silent(&mut self, client: usize, down_ms: u64) {
+        let now = self.now_ns();
+        let slot = &mut self.clients[client];
+        if slot.link.session.is_none() {
+            return;
+        }
+        let until = now.saturating_add(ms_to_ns(down_ms));
+        slot.link.silent_until_ns = slot.link.silent_until_ns.max(until);
+        slot.link.last_heard_ns = slot.link.last_heard_ns.max(slot.last_sent_ns);
+        self.schedule_timeout_check(client);
+    }
+
+    /// When the client gives up on what it waits for in the silence: a
+    /// connected client at its read timeout, a connection attempt in
+    /// flight at its connect timeout. None: it waits for nothing.
+    fn silence_deadline_ns(&self, client: usize) -> Option<u64> {
+        let slot = &self.clients[client];
+        let library = R::CLIENT_LIBRARY;
+        if slot.connecting.is_some() {
+            let timeout = ms_to_ns(self.config.connect_timeout_ms(library));
+            Some(slot.last_sent_ns.saturating_add(timeout))
+        } else if slot.session.state == ConnectionState::Connected {
+            let timeout = ms_to_ns(self.config.read_timeout_ms(library));
+            Some(slot.link.last_heard_ns.saturating_add(timeout))
+        } else {
+            None
+        }
+    }
+
+    fn schedule_timeout_check(&mut self, client: usize) {
+        if let Some(deadline) = self.silence_deadline_ns(client) {
+            let at = deadline.max(self.now_ns().saturating_add(1_000_000));
+            self.schedule(
+                at,
+                Event::Local {
+                    client,
+                    timer: LocalTimer::ReadTimeout,
+                },
+            );
+        }
+    }
+
+    /// The read (or connect) timeout check: while the silence lasts, a
+    /// client that has heard nothing for its timeout drops the connection
+    /// itself (Java's SessionTimeoutException: what is in flight fails
+    /// with ConnectionLoss) and tries to reconnect.
+    fn read_timeout_check(&mut self, client: usize) {
+        let now = self.now_ns();
+        if now >= self.clients[client].link.silent_until_ns {
+            return; // the silence is over: what was held up arrives
+        }
+        let Some(deadline) = self.silence_deadline_ns(client) else {
+            return;
+        };
+        if now < deadline {
+            self.schedule_timeout_check(client);
+            return;
+        }
+        let library = R::CLIENT_LIBRARY;
+        match self.clients[client].connecting.take() {
+            Some(connecting) => {
+                self.clients[client].link.epoch += 1;
+                let opening = matches!(connecting, Connecting::Open(_));
+                self.attempt_timed_out(client, opening);
+            }
+            None => {
+                let read_timeout_ms = self.config.read_timeout_ms(library);
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "read timeout: heard nothing for {read_timeout_ms} ms, drops its connection"
+                );
+                self.drop_connection(client, 0);
+            }
+        }
+    }
+
+    /// A connection attempt into a silent network: it hangs until the
+    /// connect timeout, then fails.
+    fn attempt_hangs(&mut self, client: usize, timer: LocalTimer) {
+        let opening = timer == LocalTimer::NewSession
+            || self.clients[client].session.state == ConnectionState::Expired;
+        let timeout_ms = self.config.connect_timeout_ms(R::CLIENT_LIBRARY);
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "connection attempt hangs: no answer (connect timeout {timeout_ms} ms)"
+        );
+        let timer = LocalTimer::ConnectTimeout {
+            new_session: opening,
+        };
+        self.schedule_retry(client, ms_to_ns(timeout_ms), timer);
+    }
+
+    /// A connection attempt reached its connect timeout: it fails (what is
+    /// queued fails with it, as at any failed attempt), the next follows.
+    fn attempt_timed_out(&mut self, client: usize, opening: bool) {
+        trace!(self, Some(client), Session, "connection attempt times out");
+        if !opening {
+            self.reconnect_attempt_failed(client);
+        }
+        self.retry_later(client, attempt_kind(opening));
+    }
+
+    /// Client-side expiry: the client lost its connection; it gives up on
+    /// the session after the session timeout unless it reconnects first.
+    fn start_give_up_clock(&mut self, client: usize) {
+        let slot = &self.clients[client];
+        if !self.rates.client_expiry
+            || slot.session.session_id.is_none()
+            || slot.link.gives_up_at_ns.is_some()
+        {
+            return;
+        }
+        let at = self
+            .now_ns()
+            .saturating_add(ms_to_ns(self.config.session_timeout_ms));
+        self.clients[client].link.gives_up_at_ns = Some(at);
+        let timer = LocalTimer::GiveUp;
+        self.schedule(at, Event::Local { client, timer });
+    }
+
+    /// The give-up time came with the client still disconnected: as
+    /// Curator does, it treats its session as expired (the recipe sees
+    /// Expired), abandons the handle and opens a new session. The server
+    /// keeps the old session, and its ephemerals, until its own timer
+    /// (from the last time it heard from it) runs out.
+    fn give_up_if_due(&mut self, client: usize) {
+        let now = self.now_ns();
+        let slot = &mut self.clients[client];
+        let due = slot.link.gives_up_at_ns.is_some_and(|at| now >= at);
+        if !due || slot.session.state != ConnectionState::Disconnected {
+            return;
+        }
+        let Some(old) = slot.session.session_id else {
+            return;
+        };
+        slot.link.gives_up_at_ns = None;
+        slot.link.epoch += 1;
+        slot.link.server_up = false;
+        slot.link.session = None;
+        slot.connecting = None;
+        slot.retry = None;
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "gives up on session {:#x} after {} ms disconnected (client-side expiry, as Curator \
+             does); the server still holds it",
+            old.0,
+            self.config.session_timeout_ms
+        );
+        self.clients[client].session.expired();
+        self.observe(client, Seen::SessionEnded);
+        self.retry_later(client, LocalTimer::NewSession);
+    }
+}
+
+/// The connection attempt that opens a session, or reconnects into one.
+fn attempt_kind(opening: bool) -> LocalTimer {
+    if opening {
+        LocalTimer::NewSession
+    } else {
+        LocalTimer::Reconnect
     }
 }

@@ -55,6 +55,16 @@ pub enum LocalTimer {
     Ping,
     Reconnect,
     NewSession,
+    /// A silent connection: the client checks whether it has heard
+    /// nothing for its read timeout.
+    ReadTimeout,
+    /// A connection attempt into a silent network hangs until its connect
+    /// timeout, then fails (`new_session`: it was opening a session).
+    ConnectTimeout {
+        new_session: bool,
+    },
+    /// Client-side expiry: the client gives up on its session.
+    GiveUp,
 }
 
 /// What a client process finds in its inbox.

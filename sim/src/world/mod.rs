@@ -66,7 +66,7 @@ pub use app::{App, SimRecipe};
 pub use app_events::AppEvents;
 #[cfg(madsim)]
 pub use client::Client;
-pub use config::{LatencyModel, WorldConfig};
+pub use config::{LatencyModel, ReconnectTiming, WorldConfig};
 pub use report::{min_goals, RunReport, RunStats, MIN_GOAL_PERCENT};
 #[cfg(madsim)]
 pub use run::{BoxedWorkload, Simulation};

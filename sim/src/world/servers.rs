@@ -4,25 +4,32 @@
 //! the server notices, then its clients move; it rejoins when the partition
 //! heals), a leader change.
 //!
-//! Elections: a leader that crashes or is cut off, and a `leader_change`,
-//! leave the ensemble without a leader (no write commits) for an election
-//! window; then the most up-to-date server that is up leads (ties: the
-//! lowest index; a `leader_change` prefers any server but the old leader).
-//! An election needs a majority of the servers up: without one it waits
-//! for a server to come back. A leader left without a majority (its
-//! followers crashed or cut off) steps down the same way, and is elected
-//! again once a majority is back. Clients stay connected through an
-//! election (their reads are answered, their writes wait). An expiry that
-//! strikes while no leader is there waits for the new leader to commit it:
-//! the client's session ends then, not before.
+//! Leader loss: a leader that crashes or is cut off, and a `leader_change`,
+//! leave the ensemble without a leader (no write commits). The followers
+//! notice tickTime × syncLimit later (`WorldConfig::leader_loss_detect_ms`;
+//! a partitioned leader: when it notices it is cut off, its `detect_ms`):
+//! until then clients stay connected (reads answered from each server's
+//! state, writes wait); then every server closes every client connection
+//! (every request in flight fails with ConnectionLoss, a write that waited
+//! never commits) and serves nobody, and a cut-off old leader stops
+//! serving. An election window later (200 ms; a `leader_change` says its
+//! own) the most up-to-date server that is up leads (ties: the lowest
+//! index; a `leader_change` prefers any server but the old leader) and
+//! clients reconnect. An election needs a majority of the servers up:
+//! without one it waits for a server to come back. A leader left without a
+//! majority (its followers crashed or cut off) is lost the same way, and
+//! is elected again once a majority is back. An expiry that strikes while
+//! no leader is there waits for the new leader to commit it: the client's
+//! session ends then, not before. A heal before the followers noticed
+//! ends the election without closing a connection.
 
 use super::events::Event;
 use super::shared::{ms_to_ns, trace, Shared, SimRecipe};
 use super::shell::closes_first;
-use crate::faults::Fault;
+use crate::faults::{Fault, MsRange};
 use crate::oracles::Seen;
-use crate::server::ShuffledOrder;
-use zk_recipes::zk::SessionId;
+use crate::server::{ShuffledOrder, WatchSet};
+use zk_recipes::zk::{SessionId, Zxid};
 
 /// How long an election takes when a leader crashes or is cut off (a
 /// `leader_change` says its own window).
@@ -39,6 +46,9 @@ pub enum Outage {
 /// An election under way.
 #[derive(Clone, Copy, Debug)]
 pub struct Election {
+    /// When the followers notice the leader is gone and close every client
+    /// connection; None once they have.
+    pub notice_ns: Option<u64>,
     /// It ends no earlier than this.
     pub due_ns: u64,
     /// The server it moves leadership away from (a `leader_change`), if
@@ -62,6 +72,22 @@ pub struct ServerFaults {
     /// Expiries decided while no leader was there, waiting for one to
     /// commit them: (client, session), in the order they struck.
     pub waiting_expiries: Vec<(usize, SessionId)>,
+    /// Reconnection attempts hung at a server that reaches no leader.
+    pub hung: Vec<HungConnect>,
+}
+
+/// A reconnection attempt a server cannot revalidate (it reaches no
+/// leader): no answer until the server notices it lost the leader (the
+/// attempt is closed) or reaches one (the attempt goes on). A later
+/// attempt of the client (a new epoch) makes it stale.
+#[derive(Clone, Debug)]
+pub struct HungConnect {
+    pub client: usize,
+    pub epoch: u32,
+    pub server: usize,
+    pub session: SessionId,
+    pub last_zxid: Zxid,
+    pub watches: WatchSet,
 }
 
 impl ServerFaults {
@@ -73,6 +99,7 @@ impl ServerFaults {
             apply_rounds: vec![0; servers],
             election: None,
             waiting_expiries: Vec::new(),
+            hung: Vec::new(),
         }
     }
 
@@ -118,7 +145,7 @@ impl<R: SimRecipe> Shared<R> {
                     return;
                 }
                 self.stop_server(server);
-                self.after_outage(server);
+                self.after_outage(server, self.config.leader_loss_detect_ms());
                 let outage = self.servers.outages[server];
                 let at = now.saturating_add(ms_to_ns(down_ms));
                 self.schedule(at, Event::ServerUp { server, outage });
@@ -132,9 +159,15 @@ impl<R: SimRecipe> Shared<R> {
                     return;
                 }
                 self.ensemble.isolate(server);
-                self.after_outage(server);
+                let detect_ms = detect_ms.unwrap_or_else(|| self.default_detect_ms());
+                trace!(
+                    self,
+                    None,
+                    Fault,
+                    "server {server} will notice it is cut off in {detect_ms} ms"
+                );
+                self.after_outage(server, detect_ms);
                 let outage = self.servers.outages[server];
-                let detect_ms = detect_ms.unwrap_or(self.config.session_timeout_ms / 3);
                 let noticed = now.saturating_add(ms_to_ns(detect_ms));
                 self.schedule(noticed, Event::PartitionNoticed { server, outage });
                 let at = now.saturating_add(ms_to_ns(down_ms));
@@ -146,10 +179,24 @@ impl<R: SimRecipe> Shared<R> {
                     return;
                 }
                 let leader = self.ensemble.leader();
-                self.start_election(now.saturating_add(ms_to_ns(window_ms)), Some(leader));
+                let detect_ms = self.config.leader_loss_detect_ms();
+                self.lose_leader(detect_ms, window_ms, Some(leader));
             }
             _ => unreachable!("not an ensemble fault: {fault}"),
         }
+    }
+
+    /// When a partitioned server notices, unless its fault says: after
+    /// tickTime × syncLimit; in swarm mode drawn around the session timeout
+    /// (half of it to one and a half), so that some partitions are noticed
+    /// only after a session of the cut-off server expired at the leader.
+    fn default_detect_ms(&mut self) -> u64 {
+        if !self.config.faults.swarm {
+            return self.config.leader_loss_detect_ms();
+        }
+        let timeout_ms = self.config.session_timeout_ms;
+        MsRange::new(timeout_ms / 2, timeout_ms.saturating_add(timeout_ms / 2))
+            .draw(&mut self.rng.detect)
     }
 
     /// Marks `server` down; false (no effect) if it already is.
@@ -168,15 +215,15 @@ impl<R: SimRecipe> Shared<R> {
         true
     }
 
-    /// A server went down: if it led, an election starts; if the leader is
-    /// left without a majority, it steps down until one is back.
-    fn after_outage(&mut self, server: usize) {
+    /// A server went down: if it led, the leader is lost (the followers
+    /// notice `detect_ms` later); if the leader is left without a
+    /// majority, it is lost the same way until one is back.
+    fn after_outage(&mut self, server: usize, detect_ms: u64) {
         if self.servers.election.is_some() {
             return;
         }
-        let now = self.now_ns();
         if server == self.ensemble.leader() {
-            self.start_election(now.saturating_add(ms_to_ns(ELECTION_MS)), None);
+            self.lose_leader(detect_ms, ELECTION_MS, None);
         } else if !self.has_majority() {
             trace!(
                 self,
@@ -185,14 +232,67 @@ impl<R: SimRecipe> Shared<R> {
                 "leader {} has no majority: it steps down",
                 self.ensemble.leader()
             );
-            self.start_election(now, None);
+            let detect_ms = self.config.leader_loss_detect_ms();
+            self.lose_leader(detect_ms, 0, None);
         }
     }
 
-    fn start_election(&mut self, due_ns: u64, not: Option<usize>) {
+    /// The leader is lost now: no write commits; the followers notice
+    /// `detect_ms` later, and the election ends `window_ms` after that.
+    fn lose_leader(&mut self, detect_ms: u64, window_ms: u64, not: Option<usize>) {
+        let notice_ns = self.now_ns().saturating_add(ms_to_ns(detect_ms));
+        let due_ns = notice_ns.saturating_add(ms_to_ns(window_ms));
         self.ensemble.begin_election();
-        self.servers.election = Some(Election { due_ns, not });
+        self.servers.election = Some(Election {
+            notice_ns: Some(notice_ns),
+            due_ns,
+            not,
+        });
+        trace!(
+            self,
+            None,
+            Fault,
+            "leader {} is lost: no write commits; the followers notice in {detect_ms} ms",
+            self.ensemble.leader()
+        );
+        self.schedule(notice_ns, Event::Elect);
         self.schedule(due_ns, Event::Elect);
+    }
+
+    /// The servers notice the leader is gone: every one closes every
+    /// client connection (the clients fail what is in flight with
+    /// ConnectionLoss and reconnect once a new leader serves); a cut-off
+    /// old leader stops serving.
+    fn notice_leader_loss(&mut self) {
+        if let Some(election) = &mut self.servers.election {
+            election.notice_ns = None;
+        }
+        let leader = self.ensemble.leader();
+        trace!(
+            self,
+            None,
+            Fault,
+            "the servers notice leader {leader} is gone: every client connection closes until a new leader serves"
+        );
+        if self.servers.down[leader] == Some(Outage::Partitioned) {
+            self.stop_server(leader);
+        }
+        self.close_hung(None);
+        for session in self.ensemble.notice_leader_lost() {
+            let Some(&client) = self.owners.get(&session) else {
+                continue;
+            };
+            if self.clients[client].link.session == Some(session) {
+                trace!(
+                    self,
+                    Some(client),
+                    Session,
+                    "leader lost: server {} closes the connection",
+                    self.clients[client].link.server
+                );
+                self.drop_connection(client, 0);
+            }
+        }
     }
 
     fn has_majority(&self) -> bool {
@@ -204,6 +304,7 @@ impl<R: SimRecipe> Shared<R> {
     /// The server stops serving: each client connected to it sees its
     /// connection drop (and reconnects elsewhere).
     fn stop_server(&mut self, server: usize) {
+        self.close_hung(Some(server));
         for session in self.ensemble.stop(server) {
             let Some(&client) = self.owners.get(&session) else {
                 continue;
@@ -262,14 +363,19 @@ impl<R: SimRecipe> Shared<R> {
         );
         self.dispatch(events);
         self.schedule_applies();
+        self.resume_hung();
     }
 
     /// The election's window has passed: the best server that is up leads,
     /// if a majority is up.
     pub(super) fn try_elect(&mut self) {
-        let Some(election) = self.servers.election else {
+        let Some(mut election) = self.servers.election else {
             return;
         };
+        if election.notice_ns.is_some_and(|at| self.now_ns() >= at) {
+            self.notice_leader_loss();
+            election.notice_ns = None;
+        }
         if self.now_ns() < election.due_ns || !self.has_majority() {
             return;
         }
@@ -292,6 +398,78 @@ impl<R: SimRecipe> Shared<R> {
             self.observe(client, Seen::SessionEnded);
         }
         self.schedule_applies();
+        self.resume_hung();
+    }
+
+    /// A reconnection attempt reached a server that reaches no leader: it
+    /// hangs (a later attempt of the client replaces it).
+    pub(super) fn hang_connect(
+        &mut self,
+        client: usize,
+        server: usize,
+        session: SessionId,
+        last_zxid: Zxid,
+        watches: &WatchSet,
+    ) {
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "connection attempt hangs: server {server} reaches no leader to revalidate the session"
+        );
+        self.servers.hung.retain(|hung| hung.client != client);
+        self.servers.hung.push(HungConnect {
+            client,
+            epoch: self.clients[client].link.epoch,
+            server,
+            session,
+            last_zxid,
+            watches: watches.clone(),
+        });
+    }
+
+    /// The attempts still current (the client made none since).
+    fn take_hung(&mut self, server: Option<usize>) -> Vec<HungConnect> {
+        let (taken, kept) = std::mem::take(&mut self.servers.hung)
+            .into_iter()
+            .partition(|hung| server.is_none_or(|server| hung.server == server));
+        self.servers.hung = kept;
+        let clients = &self.clients;
+        taken
+            .into_iter()
+            .filter(|hung: &HungConnect| {
+                let link = &clients[hung.client].link;
+                link.epoch == hung.epoch && !link.server_up
+            })
+            .collect()
+    }
+
+    /// `server` (None: every server) stops or notices it lost the leader:
+    /// the attempts hung there are closed (the clients try again).
+    fn close_hung(&mut self, server: Option<usize>) {
+        for hung in self.take_hung(server) {
+            let why = crate::ensemble::ConnectError::NotServing(hung.server);
+            self.refuse(hung.client, &why);
+        }
+    }
+
+    /// The attempts hung at servers that now reach a leader go on.
+    fn resume_hung(&mut self) {
+        let ready: Vec<usize> = (0..self.ensemble.servers())
+            .filter(|&s| self.ensemble.is_in_quorum(s) && !self.ensemble.is_electing())
+            .collect();
+        for server in ready {
+            for hung in self.take_hung(Some(server)) {
+                let HungConnect {
+                    client,
+                    session,
+                    last_zxid,
+                    watches,
+                    ..
+                } = hung;
+                self.reconnect_at(client, server, session, last_zxid, &watches);
+            }
+        }
     }
 
     /// An expiry struck while no leader was there: it waits for one.

@@ -44,6 +44,8 @@ pub struct Rngs {
     pub delays: SmallRng,
     /// Choices timed faults make (which watch fires spuriously).
     pub choices: SmallRng,
+    /// Swarm mode: when a partitioned server notices (`world::servers`).
+    pub detect: SmallRng,
 }
 
 impl Rngs {
@@ -58,6 +60,7 @@ impl Rngs {
             ephemeral_order: stream(seed, 16),
             lag: stream(seed, 17),
             placement: stream(seed, 18),
+            detect: stream(seed, 23),
         }
     }
 }
@@ -90,6 +93,18 @@ pub struct Link {
     pub down_until_ns: u64,
     /// Notifications are delayed by `.0` ns until `.1` (fault).
     pub watch_delay: Option<(u64, u64)>,
+    /// The connection is a black hole until then (`Fault::Silent`):
+    /// nothing sent either way arrives.
+    pub silent_until_ns: u64,
+    /// When the client last heard from the server (its read timeout runs
+    /// from there).
+    pub last_heard_ns: u64,
+    /// Reconnect attempts since the client last had a connection (the
+    /// client library's backoff counts them).
+    pub attempts: u64,
+    /// Client-side expiry (`FaultRates::client_expiry`): when the client
+    /// gives up on its session, counted from the loss of its connection.
+    pub gives_up_at_ns: Option<u64>,
 }
 
 /// What a connection attempt in flight is for.
@@ -388,6 +403,9 @@ impl<R: SimRecipe> Shared<R> {
 
     /// Sends a message to the server on the client's current connection.
     pub fn send_to_server(&mut self, client: usize, msg: ToServer) {
+        if self.silenced_up(client, &msg) {
+            return; // a silent connection (see `world::connection`)
+        }
         let now = self.now_ns();
         let latency = self.config.latency.draw_ns(&mut self.rng.net);
         let link = &mut self.clients[client].link;
@@ -404,6 +422,9 @@ impl<R: SimRecipe> Shared<R> {
     /// Sends a message to the client on its current connection; watch
     /// notifications under a delay fault overtake nothing but are overtaken.
     pub fn send_to_client(&mut self, client: usize, msg: ToClient) {
+        if self.silenced_down(client, &msg) {
+            return; // a silent connection (see `world::connection`)
+        }
         let now = self.now_ns();
         let latency = self.config.latency.draw_ns(&mut self.rng.net);
         let link = &mut self.clients[client].link;

@@ -156,7 +156,25 @@ impl<R: SimRecipe> Shared<R> {
         watches: &crate::server::WatchSet,
     ) {
         let server = self.pick_server();
-        match self.ensemble.connect(server, session, last_zxid) {
+        self.reconnect_at(client, server, session, last_zxid, watches);
+    }
+
+    /// The client's reconnection reaches `server`: accepted, refused, or
+    /// (a server that reaches no leader to revalidate the session) hung
+    /// until the server notices or reaches a leader (`world::servers`).
+    pub(super) fn reconnect_at(
+        &mut self,
+        client: usize,
+        server: usize,
+        session: SessionId,
+        last_zxid: zk_recipes::zk::Zxid,
+        watches: &crate::server::WatchSet,
+    ) {
+        let connected = match self.config.revalidate_moves {
+            true => self.ensemble.connect_revalidated(server, session, last_zxid),
+            false => self.ensemble.connect(server, session, last_zxid),
+        };
+        match connected {
             Ok(()) => {
                 let link = &mut self.clients[client].link;
                 link.server_up = true;
@@ -166,6 +184,9 @@ impl<R: SimRecipe> Shared<R> {
                 self.route(notifications);
             }
             Err(ConnectError::Session(_)) => self.send_to_client(client, ToClient::Expired),
+            Err(ConnectError::CutOff(server)) => {
+                self.hang_connect(client, server, session, last_zxid, watches)
+            }
             Err(refused) => self.refuse(client, &refused),
         }
     }
@@ -173,7 +194,7 @@ impl<R: SimRecipe> Shared<R> {
     /// The server turns a connection attempt away (it is behind the
     /// client, or not serving): the client sees the connection close and
     /// tries again later.
-    fn refuse(&mut self, client: usize, why: &ConnectError) {
+    pub(super) fn refuse(&mut self, client: usize, why: &ConnectError) {
         trace!(self, Some(client), Session, "connection refused: {why}");
         self.send_to_client(client, ToClient::Closed);
     }
@@ -676,6 +697,7 @@ impl<R: SimRecipe> Shared<R> {
                     self.drop_connection(client, down_ms);
                 }
             }
+            Fault::Silent { down_ms } => self.go_silent(client, down_ms),
             fault @ (Fault::LoseReply { .. } | Fault::LoseRequest { .. }) => {
                 self.clients[client].armed_fault = Some(fault);
             }

@@ -1,0 +1,508 @@
+//! Sampling an explored world's choices at random, for cases too large to
+//! search exhaustively: PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte,
+//! "A randomized scheduler with probabilistic guarantees of finding bugs",
+//! ASPLOS 2010) and, as its baseline, uniform random choices.
+//!
+//! PCT over the server's picks: every client gets a distinct random
+//! initial priority in `depth..depth + clients`; `depth - 1` change points
+//! are drawn uniformly over the steps a run is expected to have (the order
+//! choice points of the run that takes every default, PCT's `k`); at each
+//! pick the waiting client with the highest priority goes, and at the
+//! `i`-th change point that client's priority drops to `i`, below every
+//! initial one. Faults under the budget strike requests at random fault
+//! choice points (uniform over those of the default run). A PCT run needs
+//! the waiting clients' names at each pick, which the tape does not get:
+//! it is built by re-execution, each run of a traced world fixing the
+//! first pick that differs from PCT's (the prefix replays identically).
+//!
+//! Each run is one choice string: a failing run replays with
+//! `zkcheck replay` like a depth-first search's counterexample. The same
+//! seed gives the same runs.
+
+use super::run::{execute, vacuity, violated};
+use super::search::{Found, SearchError, Stop, Vacuity};
+use super::tape::{ChoiceKind, ChoicePoint, FaultAllowance, FaultChoice, Tape};
+use crate::scenario::Runner;
+use crate::world::{RunReport, TraceKind};
+use std::time::{Duration, Instant};
+
+/// A small deterministic generator (SplitMix64): the same seed gives the
+/// same numbers on every platform and version.
+#[derive(Clone, Debug, Default)]
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u32) -> u32 {
+        (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
+    }
+
+    fn below_usize(&mut self, n: usize) -> usize {
+        self.below(u32::try_from(n).unwrap_or(u32::MAX)) as usize
+    }
+}
+
+/// How runs are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// PCT with `depth` (d ≥ 1): d − 1 priority change points.
+    Pct { depth: u32 },
+    /// A uniformly drawn alternative at every choice point.
+    Uniform,
+}
+
+/// What a sampling runs.
+#[derive(Clone, Debug)]
+pub struct Sampling {
+    pub strategy: Strategy,
+    pub runs: u64,
+    pub seed: u64,
+    pub faults: FaultAllowance,
+    /// Stop at the first failing run (measuring runs to first failure).
+    pub stop_at_first: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// A property's first violation in a sampling: its run (1-based) and the
+/// run's choices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sampled {
+    pub run: u64,
+    pub found: Found,
+}
+
+/// What a sampling did.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// Runs drawn (each one choice string).
+    pub runs: u64,
+    /// Executions of the world, with the default run that estimates the
+    /// steps and PCT's re-executions.
+    pub executions: u64,
+    /// Order choice points (PCT's k) and fault choice points of the run
+    /// that takes every default.
+    pub steps: usize,
+    pub fault_points: usize,
+    /// The first failing run (1-based).
+    pub first_failure: Option<u64>,
+    /// Each violated property's first violation, in order of discovery.
+    pub found: Vec<Sampled>,
+    /// Runs without a violation in which the workload achieved nothing.
+    pub vacuity: Vacuity,
+    pub stop: Option<Stop>,
+    /// A hash of every run's choices, in order (FNV-1a): equal for the
+    /// same seed.
+    pub digest: u64,
+}
+
+impl Samples {
+    /// True when no run failed and every run was vacuous: no verdict.
+    pub fn all_vacuous(&self) -> bool {
+        self.found.is_empty() && self.runs > 0 && self.vacuity.executions == self.runs
+    }
+}
+
+/// Draws `sampling.runs` runs of `runner`'s world (`clients` clients).
+pub fn sample(
+    runner: &dyn Runner,
+    clients: usize,
+    sampling: &Sampling,
+) -> Result<Samples, SearchError> {
+    let started = Instant::now();
+    let (default, _) =
+        execute(runner, Tape::new(Vec::new(), sampling.faults), false).map_err(SearchError::Run)?;
+    let count = |kind| default.log.iter().filter(|p| p.kind == kind).count();
+    let mut samples = Samples {
+        executions: 1,
+        digest: FNV_OFFSET,
+        steps: count(ChoiceKind::Order),
+        fault_points: count(ChoiceKind::Fault),
+        ..Samples::default()
+    };
+    for run in 0..sampling.runs {
+        if sampling.timeout.is_some_and(|t| started.elapsed() >= t) {
+            samples.stop = Some(Stop::Timeout);
+            break;
+        }
+        let mut rng = run_rng(sampling.seed, run);
+        let (tape, report, executions) = match sampling.strategy {
+            Strategy::Pct { depth } => {
+                let plan = Plan::draw(&mut rng, clients, depth, &samples, sampling.faults);
+                pct_run(runner, &plan, sampling.faults)?
+            }
+            Strategy::Uniform => uniform_run(runner, rng.next_u64(), sampling.faults)?,
+        };
+        samples.runs += 1;
+        samples.executions += executions;
+        if record(&mut samples, run + 1, &tape, &report) && sampling.stop_at_first {
+            break;
+        }
+    }
+    Ok(samples)
+}
+
+/// The generator of run `run` (0-based) of a sampling seeded `seed`.
+fn run_rng(seed: u64, run: u64) -> SplitMix {
+    let mut mixer = SplitMix::new(seed ^ run.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    SplitMix::new(mixer.next_u64())
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Adds a run's choices to a digest (FNV-1a over the choice string).
+fn digest(hash: u64, choices: &[u32]) -> u64 {
+    let text = super::file::choice_string(choices) + "\n";
+    text.bytes().fold(hash, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Adds a run's verdict; true if it failed.
+fn record(samples: &mut Samples, run: u64, tape: &Tape, report: &RunReport) -> bool {
+    samples.digest = digest(samples.digest, &tape.taken());
+    let properties = violated(report);
+    for property in &properties {
+        if samples.found.iter().any(|s| &s.found.property == property) {
+            continue;
+        }
+        let found = Found {
+            property: property.clone(),
+            choices: tape.taken(),
+            points: tape.log.len(),
+            delays: tape.log.iter().filter(|p| p.is_delay()).count() as u32,
+        };
+        samples.found.push(Sampled { run, found });
+    }
+    samples.vacuity.add(vacuity(report));
+    let failed = !properties.is_empty();
+    if failed {
+        samples.first_failure.get_or_insert(run);
+    }
+    failed
+}
+
+/// One uniformly drawn run.
+fn uniform_run(
+    runner: &dyn Runner,
+    seed: u64,
+    faults: FaultAllowance,
+) -> Result<(Tape, RunReport, u64), SearchError> {
+    let tape = Tape::new(Vec::new(), faults).drawing(seed);
+    let (tape, report) = execute(runner, tape, false).map_err(SearchError::Run)?;
+    Ok((tape, report, 1))
+}
+
+/// One PCT run's random draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Each client's initial priority (higher goes first).
+    pub priorities: Vec<u32>,
+    /// The order steps (0-based) at which priorities change, the i-th
+    /// change (0-based) lowering to i + 1.
+    pub changes: Vec<usize>,
+    /// The fault choice points (0-based) a fault strikes, and which.
+    pub faults: Vec<(usize, FaultChoice)>,
+}
+
+impl Plan {
+    /// Draws a plan for `clients` at `depth`, over the steps and fault
+    /// points of the default run in `samples`, with the fault budget.
+    fn draw(
+        rng: &mut SplitMix,
+        clients: usize,
+        depth: u32,
+        samples: &Samples,
+        budget: FaultAllowance,
+    ) -> Plan {
+        let mut priorities: Vec<u32> = (0..clients as u32).map(|i| depth + i).collect();
+        for i in (1..priorities.len()).rev() {
+            priorities.swap(i, rng.below_usize(i + 1));
+        }
+        let wanted = (depth.saturating_sub(1) as usize).min(samples.steps);
+        let mut changes = Vec::with_capacity(wanted);
+        while changes.len() < wanted {
+            let step = rng.below_usize(samples.steps);
+            if !changes.contains(&step) {
+                changes.push(step);
+            }
+        }
+        let mut faults = Vec::new();
+        if samples.fault_points > 0 {
+            for _ in 0..budget.connection_loss {
+                let kind = match rng.below(2) {
+                    0 => FaultChoice::LoseBeforeApply,
+                    _ => FaultChoice::LoseAfterApply,
+                };
+                faults.push((rng.below_usize(samples.fault_points), kind));
+            }
+            for _ in 0..budget.expiry {
+                faults.push((rng.below_usize(samples.fault_points), FaultChoice::Expire));
+            }
+        }
+        Plan {
+            priorities,
+            changes,
+            faults,
+        }
+    }
+}
+
+/// PCT's decisions along a run's choice points.
+struct Decider<'a> {
+    plan: &'a Plan,
+    priorities: Vec<u32>,
+    step: usize,
+    fault_point: usize,
+}
+
+impl<'a> Decider<'a> {
+    fn new(plan: &'a Plan) -> Decider<'a> {
+        Decider {
+            plan,
+            priorities: plan.priorities.clone(),
+            step: 0,
+            fault_point: 0,
+        }
+    }
+
+    /// The alternative PCT takes at `point` (`waiting`: the clients in the
+    /// order the alternatives name them, for an order point).
+    fn decide(&mut self, point: &ChoicePoint, waiting: &[usize]) -> u32 {
+        match point.kind {
+            ChoiceKind::Order => self.pick(waiting),
+            ChoiceKind::Fault => self.fault(point.alternatives),
+        }
+    }
+
+    fn pick(&mut self, waiting: &[usize]) -> u32 {
+        if waiting.is_empty() {
+            return 0;
+        }
+        let highest = |priorities: &[u32]| {
+            (0..waiting.len())
+                .max_by_key(|&i| priorities.get(waiting[i]).copied().unwrap_or(0))
+                .unwrap_or(0)
+        };
+        let mut best = highest(&self.priorities);
+        if let Some(change) = self.plan.changes.iter().position(|&s| s == self.step) {
+            if let Some(priority) = self.priorities.get_mut(waiting[best]) {
+                *priority = change as u32 + 1;
+            }
+            best = highest(&self.priorities);
+        }
+        self.step += 1;
+        best as u32
+    }
+
+    /// The planned fault at this fault point, if the tape offers it (the
+    /// alternatives say which kinds are left: see [`Tape::fault`]).
+    fn fault(&mut self, alternatives: u32) -> u32 {
+        let offered: &[FaultChoice] = match alternatives {
+            4 => &[
+                FaultChoice::None,
+                FaultChoice::LoseBeforeApply,
+                FaultChoice::LoseAfterApply,
+                FaultChoice::Expire,
+            ],
+            3 => &[
+                FaultChoice::None,
+                FaultChoice::LoseBeforeApply,
+                FaultChoice::LoseAfterApply,
+            ],
+            _ => &[FaultChoice::None, FaultChoice::Expire],
+        };
+        let here = self.fault_point;
+        self.fault_point += 1;
+        self.plan
+            .faults
+            .iter()
+            .filter(|(at, _)| *at == here)
+            .find_map(|(_, kind)| offered.iter().position(|k| k == kind))
+            .unwrap_or(0) as u32
+    }
+}
+
+/// One PCT run by re-execution: each traced execution follows the choices
+/// fixed so far, and the first point where PCT decides otherwise than the
+/// run took is fixed next, until they agree everywhere. The run's tape,
+/// report and the executions it took.
+fn pct_run(
+    runner: &dyn Runner,
+    plan: &Plan,
+    faults: FaultAllowance,
+) -> Result<(Tape, RunReport, u64), SearchError> {
+    let mut script: Vec<u32> = Vec::new();
+    let mut executions = 0;
+    loop {
+        let (tape, report) =
+            execute(runner, Tape::new(script.clone(), faults), true).map_err(SearchError::Run)?;
+        executions += 1;
+        let waiting = waiting_lists(&report)?;
+        let Some((index, choice)) = disagreement(plan, &tape.log, &waiting)? else {
+            return Ok((tape, report, executions));
+        };
+        if index < script.len() || tape.misfit.is_some() {
+            return Err(SearchError::Nondeterministic {
+                prefix: super::file::choice_string(&script),
+                index,
+            });
+        }
+        script = tape.log[..index].iter().map(|p| p.taken).collect();
+        script.push(choice);
+    }
+}
+
+/// The first point of `log` where PCT takes another alternative, and that
+/// alternative.
+fn disagreement(
+    plan: &Plan,
+    log: &[ChoicePoint],
+    waiting: &[Vec<usize>],
+) -> Result<Option<(usize, u32)>, SearchError> {
+    let orders = log.iter().filter(|p| p.kind == ChoiceKind::Order).count();
+    if orders != waiting.len() {
+        return Err(SearchError::Run(format!(
+            "the trace names the waiting clients of {} picks, the tape has {orders} order choices",
+            waiting.len()
+        )));
+    }
+    let mut decider = Decider::new(plan);
+    let mut waits = waiting.iter();
+    for (index, point) in log.iter().enumerate() {
+        let here: &[usize] = match point.kind {
+            ChoiceKind::Order => waits.next().map_or(&[], Vec::as_slice),
+            ChoiceKind::Fault => &[],
+        };
+        let choice = decider.decide(point, here);
+        if choice != point.taken {
+            return Ok(Some((index, choice)));
+        }
+    }
+    Ok(None)
+}
+
+/// The waiting clients of each order choice of a traced run, in the
+/// order its alternatives name them (the world's `choice:` lines).
+fn waiting_lists(report: &RunReport) -> Result<Vec<Vec<usize>>, SearchError> {
+    report
+        .trace
+        .lines
+        .iter()
+        .filter(|line| line.kind == TraceKind::Apply && line.text.starts_with("choice: "))
+        .map(|line| {
+            parse_waiting(&line.text).ok_or_else(|| {
+                SearchError::Run(format!(
+                    "a choice line without its waiting clients: {}",
+                    line.text
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `… (waiting: c0, c2)` → `[0, 2]`.
+fn parse_waiting(text: &str) -> Option<Vec<usize>> {
+    let (_, list) = text.rsplit_once("(waiting: ")?;
+    list.strip_suffix(')')?
+        .split(", ")
+        .map(|name| name.strip_prefix('c')?.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(kind: ChoiceKind, alternatives: u32, taken: u32) -> ChoicePoint {
+        ChoicePoint {
+            kind,
+            alternatives,
+            taken,
+        }
+    }
+
+    #[test]
+    fn the_generator_is_the_same_for_the_same_seed() {
+        let draws = |seed| {
+            let mut rng = SplitMix::new(seed);
+            (0..5).map(|_| rng.below(10)).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7), draws(7));
+        assert_ne!(draws(7), draws(8));
+        assert!(draws(7).iter().all(|&n| n < 10));
+    }
+
+    #[test]
+    fn the_highest_priority_goes_and_a_change_point_lowers_it() {
+        let plan = Plan {
+            priorities: vec![3, 4, 2],
+            changes: vec![1],
+            faults: Vec::new(),
+        };
+        let mut decider = Decider::new(&plan);
+        let order = point(ChoiceKind::Order, 3, 0);
+        assert_eq!(decider.decide(&order, &[0, 1, 2]), 1, "c1 has 4");
+        // Step 1 is the change point: c1 drops to 1, c0 (3) goes.
+        assert_eq!(decider.decide(&order, &[2, 1, 0]), 2);
+        assert_eq!(decider.decide(&order, &[1, 2]), 1, "c2 (2) over c1 (1)");
+    }
+
+    #[test]
+    fn a_planned_fault_strikes_its_point_if_offered() {
+        let plan = Plan {
+            priorities: vec![2, 3],
+            changes: Vec::new(),
+            faults: vec![(1, FaultChoice::LoseAfterApply), (2, FaultChoice::Expire)],
+        };
+        let mut decider = Decider::new(&plan);
+        let fault = |alternatives| point(ChoiceKind::Fault, alternatives, 0);
+        assert_eq!(decider.decide(&fault(3), &[]), 0);
+        assert_eq!(decider.decide(&fault(3), &[]), 2, "lost after apply");
+        assert_eq!(decider.decide(&fault(3), &[]), 0, "no expiry offered");
+    }
+
+    #[test]
+    fn a_plan_has_distinct_priorities_and_change_points() {
+        let samples = Samples {
+            steps: 5,
+            fault_points: 4,
+            ..Samples::default()
+        };
+        let budget = FaultAllowance {
+            connection_loss: 1,
+            expiry: 1,
+        };
+        let plan = Plan::draw(&mut SplitMix::new(3), 3, 3, &samples, budget);
+        let mut priorities = plan.priorities.clone();
+        priorities.sort_unstable();
+        assert_eq!(priorities, vec![3, 4, 5]);
+        assert_eq!(plan.changes.len(), 2);
+        assert_ne!(plan.changes[0], plan.changes[1]);
+        assert!(plan.changes.iter().all(|&s| s < 5));
+        assert_eq!(plan.faults.len(), 2);
+        assert_eq!(plan.faults[1].1, FaultChoice::Expire);
+        assert_eq!(
+            plan,
+            Plan::draw(&mut SplitMix::new(3), 3, 3, &samples, budget)
+        );
+    }
+
+    #[test]
+    fn waiting_clients_are_read_from_a_choice_line() {
+        let text = "choice: the server applies c2's request next (waiting: c0, c2)";
+        assert_eq!(parse_waiting(text), Some(vec![0, 2]));
+        assert_eq!(parse_waiting("choice: (waiting: x)"), None);
+    }
+}
