@@ -440,6 +440,21 @@ fn live_runs_an_async_recipe_but_refuses_what_it_cannot_judge_there() {
 }
 
 #[test]
+fn live_refuses_a_silent_connection_and_client_side_expiry_by_their_keys() {
+    for (line, key) in [
+        ("silences_per_s = 0.1", "faults.rates.silences_per_s"),
+        ("client_expiry = true", "faults.rates.client_expiry"),
+    ] {
+        let text = format!("{SCENARIO}\n[faults.rates]\n{line}\n");
+        let file = std::path::Path::new("async-lock-faults.toml");
+        let scenario = Scenario::parse(file, &text, registry().sim_recipes())
+            .unwrap_or_else(|error| panic!("{error}"));
+        let why = zk_sim::live::unsupported(&scenario).expect("refused live");
+        assert!(why.contains(key), "{why}");
+    }
+}
+
+#[test]
 fn an_async_variant_has_no_model() {
     let entry = registry()
         .entries()

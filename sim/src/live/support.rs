@@ -66,9 +66,21 @@ pub fn unsupported(scenario: &Scenario) -> Option<String> {
             rates.reaps_per_s,
             "a real server's container reaper runs on its own schedule",
         ),
+        (
+            "faults.rates.silences_per_s",
+            rates.silences_per_s,
+            "the live driver's proxies drop connections, they do not black-hole them",
+        ),
     ];
     if let Some((key, _, why)) = opt_in.iter().find(|(_, rate, _)| *rate > 0.0) {
         return Some(format!("`{key}`: cannot be injected live ({why})"));
+    }
+    if rates.client_expiry {
+        return Some(
+            "`faults.rates.client_expiry`: the live driver's session layer does not give up on a \
+             session by itself yet; the simulator and the model checker do"
+                .to_string(),
+        );
     }
     for (index, scheduled) in scenario.faults.schedule.iter().enumerate() {
         if !injectable(&scheduled.fault) {
