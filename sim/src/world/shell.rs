@@ -171,7 +171,9 @@ impl<R: SimRecipe> Shared<R> {
         watches: &crate::server::WatchSet,
     ) {
         let connected = match self.config.revalidate_moves {
-            true => self.ensemble.connect_revalidated(server, session, last_zxid),
+            true => self
+                .ensemble
+                .connect_revalidated(server, session, last_zxid),
             false => self.ensemble.connect(server, session, last_zxid),
         };
         match connected {
