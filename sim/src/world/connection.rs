@@ -394,52 +394,13 @@ impl<R: SimRecipe> Shared<R> {
 /// Silent connections (`Fault::Silent`), the client's read and connect
 /// timeouts, and client-side expiry (`FaultRates::client_expiry`).
 impl<R: SimRecipe> Shared<R> {
-    /// A message the client sends into a silent connection: held up until
-    /// the silence ends (TCP retransmits it), lost if the connection is
-    /// gone by then (its epoch). True if it was held up.
-    pub fn silenced_up(&mut self, client: usize, msg: &ToServer) -> bool {
-        let now = self.now_ns();
+    /// While the client's connection is silent, when the silence ends:
+    /// a message sent into it either way is held up until then (TCP
+    /// retransmits it), and lost if the connection is gone by then (its
+    /// epoch).
+    pub fn silence_end_ns(&self, client: usize) -> Option<u64> {
         let until = self.clients[client].link.silent_until_ns;
-        if now >= until {
-            return false;
-        }
-        let latency = self.config.latency.draw_ns(&mut self.rng.net);
-        let link = &mut self.clients[client].link;
-        let at = until
-            .saturating_add(latency)
-            .max(link.up_last_ns.saturating_add(1));
-        link.up_last_ns = at;
-        let epoch = link.epoch;
-        self.clients[client].last_sent_ns = now;
-        self.stats.messages += 1;
-        if !matches!(msg, ToServer::Ping) {
-            trace!(self, Some(client), Send, "into the silence: {msg:?}");
-        }
-        let msg = msg.clone();
-        self.schedule(at, Event::ToServer { client, epoch, msg });
-        true
-    }
-
-    /// A message the server sends into a silent connection: held up until
-    /// the silence ends, lost if the connection is gone by then.
-    pub fn silenced_down(&mut self, client: usize, msg: &ToClient) -> bool {
-        let now = self.now_ns();
-        let until = self.clients[client].link.silent_until_ns;
-        if now >= until {
-            return false;
-        }
-        let latency = self.config.latency.draw_ns(&mut self.rng.net);
-        let link = &mut self.clients[client].link;
-        let at = until
-            .saturating_add(latency)
-            .max(link.down_last_ns.saturating_add(1));
-        link.down_last_ns = at;
-        let epoch = link.epoch;
-        self.stats.messages += 1;
-        trace!(self, Some(client), Deliver, "into the silence: {msg:?}");
-        let msg = msg.clone();
-        self.schedule(at, Event::ToClient { client, epoch, msg });
-        true
+        (self.now_ns() < until).then_some(until)
     }
 
     /// The client's connection goes silent for `down_ms`: a black hole,

@@ -403,39 +403,42 @@ impl<R: SimRecipe> Shared<R> {
 
     /// Sends a message to the server on the client's current connection.
     pub fn send_to_server(&mut self, client: usize, msg: ToServer) {
-        if self.silenced_up(client, &msg) {
-            return; // a silent connection (see `world::connection`)
-        }
         let now = self.now_ns();
+        // A silent connection holds it up (see `world::connection`).
+        let silence_end = self.silence_end_ns(client);
         let latency = self.config.latency.draw_ns(&mut self.rng.net);
         let link = &mut self.clients[client].link;
-        let at = now
+        let at = silence_end
+            .unwrap_or(now)
             .saturating_add(latency)
             .max(link.up_last_ns.saturating_add(1));
         link.up_last_ns = at;
         let epoch = link.epoch;
         self.clients[client].last_sent_ns = now;
         self.stats.messages += 1;
+        if silence_end.is_some() && !matches!(msg, ToServer::Ping) {
+            trace!(self, Some(client), Send, "into the silence: {msg:?}");
+        }
         self.schedule(at, Event::ToServer { client, epoch, msg });
     }
 
     /// Sends a message to the client on its current connection; watch
     /// notifications under a delay fault overtake nothing but are overtaken.
     pub fn send_to_client(&mut self, client: usize, msg: ToClient) {
-        if self.silenced_down(client, &msg) {
-            return; // a silent connection (see `world::connection`)
-        }
         let now = self.now_ns();
+        // A silent connection holds it up (see `world::connection`).
+        let silence_end = self.silence_end_ns(client);
         let latency = self.config.latency.draw_ns(&mut self.rng.net);
         let link = &mut self.clients[client].link;
-        let delayed = match (&msg, link.watch_delay) {
-            (ToClient::Watch(_), Some((delay, until))) if now < until => Some(delay),
+        let delayed = match (&msg, link.watch_delay, silence_end) {
+            (ToClient::Watch(_), Some((delay, until)), None) if now < until => Some(delay),
             _ => None,
         };
         let at = match delayed {
             Some(delay) => now.saturating_add(latency).saturating_add(delay),
             None => {
-                let at = now
+                let at = silence_end
+                    .unwrap_or(now)
                     .saturating_add(latency)
                     .max(link.down_last_ns.saturating_add(1));
                 link.down_last_ns = at;
@@ -444,6 +447,9 @@ impl<R: SimRecipe> Shared<R> {
         };
         let epoch = link.epoch;
         self.stats.messages += 1;
+        if silence_end.is_some() {
+            trace!(self, Some(client), Deliver, "into the silence: {msg:?}");
+        }
         self.schedule(at, Event::ToClient { client, epoch, msg });
     }
 
