@@ -10,10 +10,7 @@
 #![cfg(madsim)]
 
 use zk_recipes::lock::FixedLock;
-use zk_recipes::zk::{CreateMode, Path, Request};
-use zk_sim::faults::{Fault, FaultPlan, MsRange, ScheduledFault, Trigger};
-use zk_sim::oracles::{OracleConfig, Property};
-use zk_sim::world::workloads::{hold_cycles, WorkloadSpec};
+use zk_sim::faults::Fault;
 use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine, WorldConfig};
 
 const MS: u64 = 1_000_000;
@@ -21,64 +18,12 @@ const MS: u64 = 1_000_000;
 /// tickTime 200 ms × syncLimit 10: the defaults (scripts/zk-server's).
 const DETECT_MS: u64 = 2_000;
 
+#[path = "common/ensemble_world.rs"]
+mod ensemble_world;
+
 fn world(schedule: Vec<(f64, usize, Fault)>) -> Simulation<FixedLock> {
-    let locks = Path::new("/locks").unwrap();
-    let config = WorldConfig {
-        clients: 5,
-        servers: 3,
-        session_timeout_ms: 3_000,
-        fault_phase_ms: 10_000,
-        heal_ms: 10_000,
-        setup: vec![Request::Create {
-            path: locks.clone(),
-            data: Vec::new(),
-            mode: CreateMode::Persistent,
-        }],
-        faults: FaultPlan::scheduled(
-            schedule
-                .into_iter()
-                .map(|(at_ms, client, fault)| ScheduledFault {
-                    trigger: Trigger::AtMs(at_ms),
-                    client,
-                    fault,
-                })
-                .collect(),
-        ),
-        oracles: OracleConfig {
-            properties: [
-                Property::FencedMutualExclusion,
-                Property::Liveness,
-                Property::NoLeaks,
-            ]
-            .into_iter()
-            .collect(),
-            fifo_dir: Some(locks),
-            ..OracleConfig::default()
-        },
-        trace: true,
-        ..WorldConfig::default()
-    };
-    assert_eq!(config.leader_loss_detect_ms(), DETECT_MS);
-    let spec = WorkloadSpec {
-        cycles: 40,
-        hold_ms: MsRange::new(5, 40),
-        think_ms: MsRange::new(0, 20),
-        ..WorkloadSpec::default()
-    };
-    Simulation::new(
-        config,
-        |_, uid| FixedLock::new(Path::new("/locks").unwrap(), uid),
-        move |client| {
-            hold_cycles(
-                client,
-                spec.clone(),
-                zk_sim::world::adapters::HoldCalls::new(
-                    zk_recipes::lock::LockCall::Lock,
-                    zk_recipes::lock::LockCall::Unlock,
-                ),
-            )
-        },
-    )
+    assert_eq!(WorldConfig::default().leader_loss_detect_ms(), DETECT_MS);
+    ensemble_world::fixed_lock_on_three_servers(schedule)
 }
 
 fn run(sim: &Simulation<FixedLock>, seed: u64) -> RunReport {
