@@ -1,7 +1,7 @@
 //! Mutual exclusion, one leader, fencing and FIFO: who held, and how each
 //! got there (its node, its sequence number, its session's fate).
 
-use super::history::Hold;
+use super::history::{Hold, Removal};
 use super::stuck::removal_text;
 use super::{Diagnosis, Finding, Scene};
 use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
@@ -78,12 +78,19 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
     let mut holders: Vec<&Hold> = scene.history.holders_at(violation.at_ns);
     holders.sort_by_key(|h| h.from_ns);
     let mut findings: Vec<Finding> = holders.iter().map(|h| holder_finding(scene, h)).collect();
-    let stale = holders.iter().find(|h| {
-        h.session_ended_ns
-            .is_some_and(|ended| ended <= violation.at_ns)
+    let fates: Vec<(&Hold, Option<NodeFate>)> = holders
+        .iter()
+        .map(|h| (*h, node_fate(scene, h, violation.at_ns)))
+        .collect();
+    let stale = fates.iter().find_map(|(h, fate)| match fate {
+        Some(NodeFate::WentWithOwnSession(ended)) => Some((*h, *ended)),
+        _ => None,
     });
-    let (mechanism, summary, why) = if let Some(stale) = stale {
-        let ended = stale.session_ended_ns.unwrap_or_default();
+    let adopted = fates.iter().find_map(|(h, fate)| match fate {
+        Some(NodeFate::WentWithAbandonedSession(path, gone)) => Some((h.client, path, *gone)),
+        _ => None,
+    });
+    let (mechanism, summary, why) = if let Some((stale, ended)) = stale {
         let paused = scene.history.clients[stale.client]
             .pauses
             .iter()
@@ -100,6 +107,16 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
                 fmt_time(ended)
             ),
             "a session can expire under a holder that does not hear of it (a pause, a partition): only a fencing token checked by the resource keeps the old holder out".to_string(),
+        )
+    } else if let Some((adopter, node, gone)) = adopted {
+        (
+            "adopted-abandoned-node",
+            format!(
+                "c{adopter} held with {}, a node of a session it had given up on (client-side expiry); the server expired that session at {}, the node went and another client acquired while c{adopter}'s new session still believed it held",
+                node,
+                fmt_time(gone)
+            ),
+            "a retried create that finds its node by a unique id must check that the node's ephemeral owner is its current session: a node of an abandoned session goes when the server expires that session (CURATOR-498)".to_string(),
         )
     } else if let Some((misjudged, ahead)) = order_misjudged(scene, &holders) {
         (
@@ -132,6 +149,38 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
         summary,
         findings,
     }
+}
+
+/// How a holder's session or contender node was ended before the
+/// violation, if it was.
+enum NodeFate {
+    /// The server ended the holder's session (while it held, or before it
+    /// acted on a stale view): when.
+    WentWithOwnSession(SimNanos),
+    /// The node went with a session that was not the holder's current one
+    /// when it ended (one the client had given up on, while its new
+    /// session lived on): the recipe adopted that session's node.
+    WentWithAbandonedSession(Path, SimNanos),
+}
+
+fn node_fate(scene: &Scene, hold: &Hold, at_ns: SimNanos) -> Option<NodeFate> {
+    if let Some(ended) = hold.session_ended_ns.filter(|ended| *ended <= at_ns) {
+        return Some(NodeFate::WentWithOwnSession(ended));
+    }
+    let (path, node) = scene.history.node_of(hold.client, hold.from_ns)?;
+    let Some((gone, Removal::SessionEnded { client })) = &node.removed else {
+        return None;
+    };
+    if *client != hold.client || *gone > at_ns {
+        return None;
+    }
+    let current = scene.history.clients[hold.client]
+        .sessions_ended
+        .contains(gone);
+    Some(match current {
+        true => NodeFate::WentWithOwnSession(*gone),
+        false => NodeFate::WentWithAbandonedSession(path.clone(), *gone),
+    })
 }
 
 /// Two holders: one that took its node for the first because its name
