@@ -439,19 +439,58 @@ fn live_runs_an_async_recipe_but_refuses_what_it_cannot_judge_there() {
     );
 }
 
+/// A silent connection is refused live for every recipe; the client-side
+/// expiry policy only for an async recipe (whose application's real client
+/// library the driver cannot make give up), not for a sans-IO one.
 #[test]
-fn live_refuses_a_silent_connection_and_client_side_expiry_by_their_keys() {
-    for (line, key) in [
-        ("silences_per_s = 0.1", "faults.rates.silences_per_s"),
-        ("client_expiry = true", "faults.rates.client_expiry"),
-    ] {
-        let text = format!("{SCENARIO}\n[faults.rates]\n{line}\n");
-        let file = std::path::Path::new("async-lock-faults.toml");
-        let scenario = Scenario::parse(file, &text, registry().sim_recipes())
+fn live_refuses_a_silent_connection_and_an_async_recipes_client_side_expiry_by_their_keys() {
+    let sans_io = SCENARIO
+        .replace("recipe = \"async_lock\"", "recipe = \"lock\"")
+        .replace(
+            "parents = [\"/alock\"]",
+            "path = \"/locks\"\nparents = [\"/locks\"]",
+        );
+    let builtin = zkcheck::Registry::builtin();
+    let cases = [
+        (
+            SCENARIO,
+            registry(),
+            "silences_per_s = 0.1",
+            Some("silences_per_s"),
+        ),
+        (
+            SCENARIO,
+            registry(),
+            "client_expiry = true",
+            Some("client_expiry"),
+        ),
+        (
+            sans_io.as_str(),
+            &builtin,
+            "silences_per_s = 0.1",
+            Some("silences_per_s"),
+        ),
+        (sans_io.as_str(), &builtin, "client_expiry = true", None),
+    ];
+    for (base, recipes, line, refused_key) in cases {
+        let text = format!("{base}\n[faults.rates]\n{line}\n");
+        let file = std::path::Path::new("lock-faults.toml");
+        let scenario = Scenario::parse(file, &text, recipes.sim_recipes())
             .unwrap_or_else(|error| panic!("{error}"));
-        let why = zk_sim::live::unsupported(&scenario).expect("refused live");
-        assert!(why.contains(key), "{why}");
+        let why = zk_sim::live::unsupported(&scenario);
+        match refused_key {
+            Some(key) => {
+                let why = why.unwrap_or_else(|| panic!("`{line}` refused live"));
+                assert!(why.contains(&format!("faults.rates.{key}")), "{why}");
+            }
+            None => assert_eq!(why, None, "`{line}` on a sans-IO recipe runs live"),
+        }
     }
+    let text = format!("{SCENARIO}\n[faults.rates]\nclient_expiry = true\n");
+    let file = std::path::Path::new("async-lock-client-expiry.toml");
+    let scenario = Scenario::parse(file, &text, registry().sim_recipes()).expect("a scenario");
+    let why = zk_sim::live::unsupported(&scenario).expect("refused live");
+    assert!(why.contains("async recipe"), "{why}");
 }
 
 #[test]

@@ -10,7 +10,9 @@
 //! every run leaves the server as it found it; that SIGTERM and SIGHUP
 //! clean up like Ctrl-C; that a root a SIGKILLed run left is named by the
 //! next run with a command that removes it; that a raised soft open-file
-//! limit lets a run go through.
+//! limit lets a run go through; that with the client-side expiry policy
+//! clients give up on their sessions after a long outage, open new ones,
+//! and the fixed Curator-style lock holds.
 //!
 //! Open-file limits (no server needed): a hard limit below what the run
 //! needs is refused at once with the number needed; a soft one below it is
@@ -579,4 +581,124 @@ fn a_run_under_a_low_soft_open_file_limit_raises_it_and_passes() {
         stdout(&output)
     );
     assert!(stdout(&output).contains("5 of 5 workloads done"));
+}
+
+/// Two clients of the fixed Curator-style lock lose their connection for
+/// longer than the session timeout, with the client-side expiry policy.
+const CLIENT_EXPIRY_FIXTURE: &str = "tests/fixtures/curator_lock-fixed-client-expiry-live.toml";
+
+/// The session id at the end of a trace line's `session 0x...` words.
+fn session_in(text: &str) -> Option<String> {
+    let (_, after) = text.split_once("session 0x")?;
+    let hex: String = after.chars().take_while(char::is_ascii_hexdigit).collect();
+    Some(hex)
+}
+
+/// One client's session changes in a live run's trace, in order, each
+/// with its time (ms since the run started).
+fn session_lines(report: &zk_sim::world::RunReport, client: usize) -> Vec<(f64, String)> {
+    report
+        .trace
+        .lines
+        .iter()
+        .filter(|line| line.client == Some(client))
+        .map(|line| (line.at_ns as f64 / 1e6, line.text.clone()))
+        .collect()
+}
+
+/// The time (ms) and outage (ms) of `client`'s disconnect in the run.
+fn disconnect_of(report: &zk_sim::world::RunReport, client: usize) -> (f64, f64) {
+    use zk_sim::faults::{Fault, Trigger};
+    report
+        .fault_history
+        .iter()
+        .find_map(|scheduled| match (scheduled.trigger, &scheduled.fault) {
+            (Trigger::AtMs(at_ms), Fault::Disconnect { down_ms }) if scheduled.client == client => {
+                Some((at_ms, *down_ms as f64))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "client {client} was not disconnected: {:?}",
+                report.fault_history
+            )
+        })
+}
+
+/// `client`, disconnected for longer than the session timeout, gave up
+/// on the session it opened first a session timeout after the disconnect
+/// (while the outage lasted), then opened another once the outage ended.
+fn assert_gave_up_and_reopened(report: &zk_sim::world::RunReport, client: usize, timeout_ms: f64) {
+    let lines = session_lines(report, client);
+    let (cut_ms, down_ms) = disconnect_of(report, client);
+    let gave_up = lines
+        .iter()
+        .position(|(_, text)| text.starts_with("gives up on session"))
+        .unwrap_or_else(|| panic!("client {client} never gave up: {lines:?}"));
+    let first = lines
+        .iter()
+        .find(|(_, text)| text.starts_with("opens session"))
+        .and_then(|(_, text)| session_in(text));
+    let (gave_up_ms, gave_up_text) = &lines[gave_up];
+    assert_eq!(session_in(gave_up_text), first, "{lines:?}");
+    assert!(
+        *gave_up_ms >= cut_ms + timeout_ms && *gave_up_ms < cut_ms + down_ms,
+        "client {client} gave up at {gave_up_ms} ms, cut at {cut_ms} ms: {lines:?}"
+    );
+    let reopened = lines[gave_up..]
+        .iter()
+        .find(|(_, text)| text.starts_with("opens session"));
+    let Some((reopened_ms, reopened_text)) = reopened else {
+        panic!("client {client} opened no new session after giving up: {lines:?}");
+    };
+    assert_ne!(session_in(reopened_text), first, "{lines:?}");
+    assert!(
+        *reopened_ms >= cut_ms + down_ms,
+        "client {client} opened a new session during its outage: {lines:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+fn clients_give_up_on_their_sessions_after_long_outages_and_the_fixed_lock_holds() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let before = node_count(&addr);
+    let output = zkcheck(&["live", CLIENT_EXPIRY_FIXTURE, "--zk", &addr, "--seed", "1"]);
+    let printed = format!("{}{}", stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert!(
+        printed.contains("pass: mutual_exclusion, fenced_mutual_exclusion, liveness, no_leaks"),
+        "{printed}"
+    );
+    assert_eq!(printed.matches("fault: ").count(), 2, "{printed}");
+    assert!(printed.contains("3 of 3 workloads done"), "{printed}");
+    // The summary names each session given up; the same run through the
+    // library keeps every session change in its report's trace.
+    assert_eq!(
+        printed.matches("gives up on session 0x").count(),
+        2,
+        "{printed}"
+    );
+    let registry = zkcheck::Registry::builtin();
+    let file = std::path::Path::new(CLIENT_EXPIRY_FIXTURE);
+    let scenario = zk_sim::scenario::Scenario::load(file, registry.sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let options = zk_live::LiveOptions {
+        addr: addr.clone(),
+        seed: 1,
+        root: None,
+    };
+    let live = zk_live::run_live(&scenario, &options).unwrap_or_else(|error| panic!("{error}"));
+    assert!(live.report.passed(), "{:?}", live.report.violations);
+    let timeout_ms = scenario.raw.timing.session_timeout_ms as f64;
+    assert_gave_up_and_reopened(&live.report, 0, timeout_ms);
+    assert_gave_up_and_reopened(&live.report, 1, timeout_ms);
+    let untouched = session_lines(&live.report, 2);
+    assert!(
+        !untouched.iter().any(|(_, text)| text.contains("gives up")),
+        "client 2 kept its connection: {untouched:?}"
+    );
+    assert_eq!(node_count(&addr), before, "the runs left nodes behind");
 }

@@ -15,6 +15,12 @@
 //! - a client pause: nothing passes the client's proxy until it resumes
 //!   (no pings: past the session timeout the server expires it).
 //!
+//! Client-side expiry (the `client_expiry` policy): a session opened with
+//! [`Backend::connect_abandonable`] is detached, and abandoning it closes
+//! its proxy for good (a black hole, then gone): the client library can
+//! neither close it nor reconnect into it, so the server keeps it until
+//! its own timeout.
+//!
 //! A socket the harness cannot open (out of descriptors, ...) is recorded
 //! ([`Backend::local_failure`]): the driver stops the run and the verdict
 //! is the harness's error, never a recipe's liveness violation.
@@ -151,27 +157,47 @@ pub(crate) async fn walk_tree(
     Ok(nodes)
 }
 
+impl ZkBackend {
+    /// A client session behind a proxy of its own; `detached`: one that
+    /// can be abandoned.
+    async fn open_client(&self, detached: bool) -> Result<Box<dyn Connection>, BackendError> {
+        let proxy = FaultProxy::start_reporting(&self.addr, self.local_failure.clone())
+            .await
+            .map_err(|error| BackendError(error.to_string()))?;
+        let proxy_addr = proxy.addr().to_string();
+        let session = if detached {
+            LiveSession::connect_detached(&proxy_addr, self.session_timeout_ms)
+                .await
+                .map_err(|error| {
+                    self.local_failure.probe("open a ZooKeeper session");
+                    BackendError(error.to_string())
+                })?
+        } else {
+            self.open_session(&proxy_addr, None).await?
+        };
+        let state = session
+            .state_watcher()
+            .ok_or_else(|| BackendError("the new session closed at once".to_string()))?;
+        let connection: Box<dyn Connection> = Box::new(ZkConnection {
+            session,
+            state,
+            proxy: Arc::new(proxy),
+            addr: self.addr.clone(),
+            session_timeout_ms: self.session_timeout_ms,
+            local_failure: self.local_failure.clone(),
+            heal_timer: None,
+        });
+        Ok(connection)
+    }
+}
+
 impl Backend for ZkBackend {
     fn connect(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>> {
-        Box::pin(async move {
-            let proxy = FaultProxy::start_reporting(&self.addr, self.local_failure.clone())
-                .await
-                .map_err(|error| BackendError(error.to_string()))?;
-            let session = self.open_session(&proxy.addr().to_string(), None).await?;
-            let state = session
-                .state_watcher()
-                .ok_or_else(|| BackendError("the new session closed at once".to_string()))?;
-            let connection: Box<dyn Connection> = Box::new(ZkConnection {
-                session,
-                state,
-                proxy: Arc::new(proxy),
-                addr: self.addr.clone(),
-                session_timeout_ms: self.session_timeout_ms,
-                local_failure: self.local_failure.clone(),
-                heal_timer: None,
-            });
-            Ok(connection)
-        })
+        Box::pin(self.open_client(false))
+    }
+
+    fn connect_abandonable(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>> {
+        Box::pin(self.open_client(true))
     }
 
     fn snapshot<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<Vec<NodeInfo>, BackendError>> {
@@ -273,6 +299,10 @@ impl Connection for ZkConnection {
         self.session.session_id()
     }
 
+    fn session_timeout_ms(&self) -> u64 {
+        self.session.session_timeout_ms()
+    }
+
     fn state(&mut self) -> LiveState {
         // Consumes the state: `changed` then waits for the next change.
         match self.state.state() {
@@ -357,6 +387,15 @@ impl Connection for ZkConnection {
             self.heal();
             let _ = self.session.close().await;
         })
+    }
+
+    fn abandon(&mut self) {
+        // Nothing more reaches the server through the proxy: neither a
+        // close (if the session is not detached) nor a reconnect into it.
+        self.stop_heal_timer();
+        self.proxy.black_hole(Hole::Both);
+        self.proxy.cut_all();
+        self.session.abandon();
     }
 }
 

@@ -7,6 +7,11 @@
 //! and each notification is reported once, however many watches it fires.
 //! A standalone `Check` is sent as a one-op multi (ZooKeeper 3.8's Java
 //! client has no standalone check either); its error is the op's error.
+//!
+//! A session opened with [`LiveSession::connect_detached`] can be
+//! abandoned ([`LiveSession::abandon`]: the handle goes, the session stays
+//! on the server until its own timeout, as a Curator client's giving up on
+//! its own clock leaves it); closing it ends it on the server as any other.
 
 use crate::convert::{create_options, error_from_client, stat_from_client};
 use crate::watches::WatchTable;
@@ -22,6 +27,10 @@ use zookeeper_client as zkc;
 pub struct LiveSession {
     /// `None` once closed.
     client: Option<zkc::Client>,
+    /// Where the session was opened (a detached session's close joins it there).
+    addr: String,
+    /// Dropping the client does not close the session on the server.
+    detached: bool,
     session_id: SessionId,
     session_timeout_ms: u64,
     state_watcher: zkc::StateWatcher,
@@ -49,9 +58,31 @@ impl LiveSession {
         session_timeout_ms: u64,
         session: Option<zkc::SessionInfo>,
     ) -> Result<LiveSession, LiveError> {
+        LiveSession::open(addr, session_timeout_ms, session, false).await
+    }
+
+    /// Opens a session that [`LiveSession::abandon`] can leave on the
+    /// server (the client library's detached session: dropping the handle
+    /// sends no CloseSession). [`LiveSession::close`] still ends it.
+    pub async fn connect_detached(
+        addr: &str,
+        session_timeout_ms: u64,
+    ) -> Result<LiveSession, LiveError> {
+        LiveSession::open(addr, session_timeout_ms, None, true).await
+    }
+
+    async fn open(
+        addr: &str,
+        session_timeout_ms: u64,
+        session: Option<zkc::SessionInfo>,
+        detached: bool,
+    ) -> Result<LiveSession, LiveError> {
         let mut connector = zkc::Client::connector();
         if let Some(session) = session {
             connector = connector.with_session(session);
+        }
+        if detached {
+            connector = connector.with_detached();
         }
         let client = connector
             .with_session_timeout(Duration::from_millis(session_timeout_ms))
@@ -69,6 +100,8 @@ impl LiveSession {
             session_id: SessionId(client.session_id().0),
             session_timeout_ms: client.session_timeout().as_millis() as u64,
             client: Some(client),
+            addr: addr.to_string(),
+            detached,
             state_watcher,
             reported_state,
             watches: WatchTable::default(),
@@ -159,24 +192,44 @@ impl LiveSession {
     /// Closes the session and waits until the server confirmed it: its
     /// ephemeral nodes are then deleted and their watchers notified. Events
     /// that reached this session before the close stay drainable.
+    ///
+    /// A detached session is closed through a second connection into it
+    /// (its id and password), which is then dropped: that one's drop sends
+    /// CloseSession. A session the server already ended is closed.
     pub async fn close(&mut self) -> Result<(), LiveError> {
         let Some(client) = self.client.take() else {
             return Ok(());
         };
-        let mut state_watcher = client.state_watcher();
-        drop(client);
-        let wait = Duration::from_millis(self.session_timeout_ms.max(1_000) * 2);
-        let closed = async {
-            while !state_watcher.state().is_terminated() {
-                state_watcher.changed().await;
-            }
+        let (id, timeout_ms) = (self.session_id, self.session_timeout_ms);
+        let outcome = if self.detached {
+            let addr = self.addr.clone();
+            close_detached(client, &addr, id, timeout_ms).await
+        } else {
+            close_owned(client, id, timeout_ms).await
         };
-        let outcome = tokio::time::timeout(wait, closed).await;
         self.events.extend(self.watches.sweep());
         self.watches.clear();
-        outcome.map_err(|_| LiveError::CloseTimeout {
-            session_id: self.session_id,
-        })
+        outcome
+    }
+
+    /// Drops the handle without closing the session: on the server it lives
+    /// on, with its ephemeral nodes, until its own timeout (counted from
+    /// the last time it heard from this client). Only a session opened with
+    /// [`LiveSession::connect_detached`] stays: dropping any other sends
+    /// CloseSession if its connection is up. Events that reached this
+    /// session before stay drainable; every request after fails with
+    /// `SessionExpired`.
+    pub fn abandon(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(client);
+            self.events.extend(self.watches.sweep());
+            self.watches.clear();
+        }
+    }
+
+    /// Whether dropping this session's handle leaves it on the server.
+    pub fn is_detached(&self) -> bool {
+        self.detached
     }
 
     /// Number of armed watch receivers (diagnostics).
@@ -217,6 +270,53 @@ impl LiveSession {
             zkc::SessionState::Closed | zkc::SessionState::AuthFailed => return None,
         };
         Some(WatchedEvent::state(keeper_state))
+    }
+}
+
+/// Drops a session's own handle (CloseSession) and waits until the client
+/// library says it ended.
+async fn close_owned(
+    client: zkc::Client,
+    session_id: SessionId,
+    timeout_ms: u64,
+) -> Result<(), LiveError> {
+    let mut state_watcher = client.state_watcher();
+    drop(client);
+    let wait = Duration::from_millis(timeout_ms.max(1_000) * 2);
+    let closed = async {
+        while !state_watcher.state().is_terminated() {
+            state_watcher.changed().await;
+        }
+    };
+    tokio::time::timeout(wait, closed)
+        .await
+        .map_err(|_| LiveError::CloseTimeout { session_id })
+}
+
+/// Drops a detached handle, then joins its session at `addr` on a
+/// connection of its own and closes that one: the server ends the session.
+async fn close_detached(
+    client: zkc::Client,
+    addr: &str,
+    session_id: SessionId,
+    timeout_ms: u64,
+) -> Result<(), LiveError> {
+    if client.state_watcher().state().is_terminated() {
+        return Ok(()); // expired or closed: nothing left on the server
+    }
+    let info = client.session().clone();
+    drop(client);
+    match LiveSession::connect_to(addr, timeout_ms, Some(info)).await {
+        Ok(LiveSession {
+            client: Some(owned),
+            ..
+        }) => close_owned(owned, session_id, timeout_ms).await,
+        Ok(_) => Ok(()),
+        Err(LiveError::Connect {
+            source: zkc::Error::SessionExpired,
+            ..
+        }) => Ok(()),
+        Err(error) => Err(error),
     }
 }
 

@@ -300,6 +300,16 @@ fn print_summary(live: &LiveRun, clients: usize) {
     for fault in &report.fault_history {
         println!("  fault: {fault}");
     }
+    // Client-side expiry: the sessions a client gave up on (the run's
+    // trace holds the clients' session changes).
+    for line in report
+        .trace
+        .lines
+        .iter()
+        .filter(|l| l.text.contains("gives up"))
+    {
+        println!("  {line}");
+    }
 }
 
 fn variant_flag(scenario: &Scenario) -> String {

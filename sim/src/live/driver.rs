@@ -5,6 +5,13 @@
 //! polled together by [`LiveRunner::run`]'s caller on one task: the work is
 //! waiting for the server, not computing.
 //!
+//! With the `client_expiry` policy a client disconnected for its session
+//! timeout gives up on its own clock, as Curator 3.0+ does: the recipe sees
+//! Expired, the session is abandoned unclosed (the server keeps it, and its
+//! ephemerals, until its own timeout) and the client opens a new one after
+//! the outage. The report's trace holds the clients' session changes
+//! (opened, expired, given up), the only lines a live run records.
+//!
 //! A run that cannot be judged ends with an error, not a verdict: the
 //! backend ran out of a local resource ([`Backend::local_failure`], checked
 //! every tick: the run stops at once), or the end checks could not read
@@ -25,7 +32,7 @@ use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Tri
 use crate::oracles::{Oracles, Property, Seen, View};
 use crate::server::{ServerConfig, ZkServer};
 use crate::world::app::RunStates;
-use crate::world::{RunReport, RunStats, SimRecipe, WorldConfig};
+use crate::world::{RunReport, RunStats, SimRecipe, Trace, TraceKind, WorldConfig};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -106,6 +113,8 @@ pub struct Run<R: SimRecipe> {
     /// resource, the end checks could not read the tree): the run ends
     /// with this error instead of a verdict.
     failure: Option<String>,
+    /// The clients' session changes (the report's trace).
+    trace: Trace,
 }
 
 impl<R: SimRecipe> Run<R> {
@@ -129,6 +138,13 @@ impl<R: SimRecipe> Run<R> {
                 waker.wake();
             }
         }
+    }
+
+    /// A session change of `client` for the report's trace.
+    fn note_session(&mut self, now: u64, client: usize, text: String) {
+        let at_ns = now.saturating_sub(self.t0);
+        self.trace
+            .push(at_ns, Some(client), TraceKind::Session, text);
     }
 
     fn record_fault(&mut self, now: u64, client: usize, fault: Fault) {
@@ -198,6 +214,8 @@ struct TaskConfig {
     needs_tree: bool,
     reconnect_delay_ms: MsRange,
     new_session_delay_ms: MsRange,
+    /// The client-side expiry policy (as drawn for the seed).
+    client_expiry: bool,
 }
 
 impl<R: SimRecipe> Driver<R> {
@@ -249,6 +267,7 @@ impl<R: SimRecipe> Driver<R> {
             t0,
             workloads_done_at_verdict: None,
             failure: None,
+            trace: Trace::new(true),
         }));
         let properties = &config.oracles.properties;
         let task_config = TaskConfig {
@@ -258,6 +277,7 @@ impl<R: SimRecipe> Driver<R> {
                 || properties.contains(&Property::FencedMutualExclusion),
             reconnect_delay_ms: config.reconnect_delay_ms,
             new_session_delay_ms: config.new_session_delay_ms,
+            client_expiry: drawn.rates.client_expiry,
         };
         let mut tasks: Vec<Option<BoxFuture<'_, ()>>> = Vec::new();
         let mut workloads: Vec<Option<BoxFuture<'_, ()>>> = Vec::new();
@@ -321,14 +341,9 @@ impl<R: SimRecipe> Driver<R> {
             .workloads_done_at_verdict
             .unwrap_or_else(|| run.clients.iter().filter(|s| s.workload_done).count());
         let (stats, history) = (run.stats.clone(), std::mem::take(&mut run.fault_history));
-        Ok(live_report(
-            seed,
-            &run.oracles,
-            stats,
-            history,
-            drawn.rates,
-            done,
-        ))
+        let mut report = live_report(seed, &run.oracles, stats, history, drawn.rates, done);
+        report.trace = std::mem::take(&mut run.trace);
+        Ok(report)
     }
 }
 
@@ -467,6 +482,9 @@ struct Link {
     drop_unseen_since: Option<u64>,
     /// The next emulated failed reconnect attempt.
     next_attempt: Option<u64>,
+    /// Client-side expiry: when the client gives up on its session,
+    /// counted from the session layer's disconnect.
+    gives_up_at: Option<u64>,
     healed: bool,
 }
 
@@ -514,8 +532,11 @@ impl<R: SimRecipe> ConnectionTask<R> {
                 self.lock().clients[self.client].paused = false;
             }
             let Some(live) = conn.as_mut() else {
-                if now >= new_session_at {
-                    match self.backend.connect().await {
+                // An outage still in force (a client that gave up during
+                // it) holds the new session back, as it holds reconnects.
+                let open_at = new_session_at.max(link.down_until);
+                if now >= open_at {
+                    match self.open_session().await {
                         Ok(opened) => {
                             self.opened(&*opened);
                             conn = Some(opened);
@@ -528,7 +549,7 @@ impl<R: SimRecipe> ConnectionTask<R> {
                         Err(_) => new_session_at = now + CONNECT_RETRY_MS * 1_000_000,
                     }
                 } else {
-                    let wait = ms_until(now, new_session_at).min(IDLE_MS);
+                    let wait = ms_until(now, open_at).min(IDLE_MS);
                     self.wait(None, wait).await;
                 }
                 continue;
@@ -545,11 +566,14 @@ impl<R: SimRecipe> ConnectionTask<R> {
             if self.sync_state(live.as_mut(), &mut link, now) {
                 live.close().await;
                 conn = None;
-                let delay = {
-                    let mut run = self.lock();
-                    self.config.new_session_delay_ms.draw(&mut run.delays)
-                };
-                new_session_at = now + delay * 1_000_000;
+                new_session_at = self.new_session_at(now);
+                self.flush().await;
+                continue;
+            }
+            if self.gives_up(live.as_ref(), &mut link, now) {
+                live.abandon();
+                conn = None;
+                new_session_at = self.new_session_at(now);
                 self.flush().await;
                 continue;
             }
@@ -573,12 +597,66 @@ impl<R: SimRecipe> ConnectionTask<R> {
         }
     }
 
+    /// Opens a session: one the client can abandon if it may give up on it.
+    async fn open_session(&self) -> Result<Box<dyn Connection>, BackendError> {
+        if self.config.client_expiry {
+            self.backend.connect_abandonable().await
+        } else {
+            self.backend.connect().await
+        }
+    }
+
+    /// When the client opens its next session, the previous one ended now.
+    fn new_session_at(&self, now: u64) -> u64 {
+        let mut run = self.lock();
+        let delay = self.config.new_session_delay_ms.draw(&mut run.delays);
+        now + delay * 1_000_000
+    }
+
+    /// Client-side expiry: once the session layer has been disconnected
+    /// for the session timeout the server granted, the client gives up on
+    /// its session as Curator does (the recipe sees Expired, the oracles
+    /// see the session end). Returns true when it gives up now; the caller
+    /// abandons the connection. The server still holds the session.
+    fn gives_up(&self, conn: &dyn Connection, link: &mut Link, now: u64) -> bool {
+        if !self.config.client_expiry {
+            return false;
+        }
+        let mut run = self.lock();
+        let session = &mut run.clients[self.client].session;
+        if session.state != ConnectionState::Disconnected || session.session_id.is_none() {
+            link.gives_up_at = None;
+            return false;
+        }
+        let timeout_ms = conn.session_timeout_ms();
+        let at = *link
+            .gives_up_at
+            .get_or_insert(now.saturating_add(timeout_ms.saturating_mul(1_000_000)));
+        if now < at {
+            return false;
+        }
+        link.gives_up_at = None;
+        link.next_attempt = None;
+        session.expired();
+        if run.sessions[self.client].take().is_some() {
+            run.observe(now, self.client, Seen::SessionEnded, None);
+        }
+        let text = format!(
+            "gives up on session {:#x} after {timeout_ms} ms disconnected (client-side expiry, \
+             as Curator does); the server still holds it",
+            conn.session_id().0
+        );
+        run.note_session(now, self.client, text);
+        true
+    }
+
     /// A new session is open.
     fn opened(&self, conn: &dyn Connection) {
         let id = conn.session_id();
         let now = self.backend.now_ns();
         let mut run = self.lock();
         run.sessions[self.client] = Some(id);
+        run.note_session(now, self.client, format!("opens session {:#x}", id.0));
         let slot = &mut run.clients[self.client];
         slot.session.now_ms = now / 1_000_000;
         slot.session.connected(id);
@@ -617,6 +695,8 @@ impl<R: SimRecipe> ConnectionTask<R> {
                 let ended = run.sessions[self.client].take().is_some();
                 if ended {
                     run.observe(now, self.client, Seen::SessionEnded, None);
+                    let id = conn.session_id().0;
+                    run.note_session(now, self.client, format!("session {id:#x} expired"));
                 }
                 return true;
             }
@@ -824,6 +904,9 @@ impl<R: SimRecipe> ConnectionTask<R> {
         }
         if link.down_until > now {
             at = at.min(link.down_until);
+        }
+        if let Some(give_up) = link.gives_up_at {
+            at = at.min(give_up);
         }
         at
     }

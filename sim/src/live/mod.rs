@@ -78,6 +78,8 @@ pub struct BackendError(pub String);
 /// One client's session on the real server.
 pub trait Connection: Send {
     fn session_id(&self) -> SessionId;
+    /// The session timeout the server granted.
+    fn session_timeout_ms(&self) -> u64;
     /// The state the client library is in now.
     fn state(&mut self) -> LiveState;
     /// Sends one request (losing the connection around it if `loss` says
@@ -105,12 +107,20 @@ pub trait Connection: Send {
     fn heal(&mut self);
     /// Closes the session (its ephemerals go).
     fn close(&mut self) -> BoxFuture<'_, ()>;
+    /// Client-side expiry: drops the connection for good without closing
+    /// the session, which the server keeps (with its ephemerals) until its
+    /// own timeout. Only a connection from [`Backend::connect_abandonable`]
+    /// is sure to stay on the server.
+    fn abandon(&mut self);
 }
 
 /// The real server and the clock.
 pub trait Backend: Send + Sync {
     /// Opens a new session for a client.
     fn connect(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>>;
+    /// Opens a new session for a client that may give up on it
+    /// ([`Connection::abandon`]; the `client_expiry` policy).
+    fn connect_abandonable(&self) -> BoxFuture<'_, Result<Box<dyn Connection>, BackendError>>;
     /// The nodes at and below `dir` (creation order and owners).
     fn snapshot<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<Vec<NodeInfo>, BackendError>>;
     /// Wall-clock time since `start`, in ns.

@@ -75,10 +75,11 @@ pub fn unsupported(scenario: &Scenario) -> Option<String> {
     if let Some((key, _, why)) = opt_in.iter().find(|(_, rate, _)| *rate > 0.0) {
         return Some(format!("`{key}`: cannot be injected live ({why})"));
     }
-    if rates.client_expiry {
+    if rates.client_expiry && scenario.variant().is_async() {
         return Some(
-            "`faults.rates.client_expiry`: the live driver's session layer does not give up on a \
-             session by itself yet; the simulator and the model checker do"
+            "`faults.rates.client_expiry`: an async recipe's application opens its sessions with \
+             the real client library, which the live driver cannot make give up on one; the \
+             simulator does (a sans-IO recipe's live run does too)"
                 .to_string(),
         );
     }
