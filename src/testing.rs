@@ -307,6 +307,14 @@ impl ModelCheck<'_> {
         self
     }
 
+    /// A reconnect to the follower is answered at once, not after the
+    /// leader's revalidation (`check --unrevalidated-reconnects`; with
+    /// `.servers(2)`, beyond what a real 3.8 does).
+    pub fn unrevalidated_reconnects(mut self) -> Self {
+        self.setup.revalidate = false;
+        self
+    }
+
     /// Client symmetry (`check --symmetry`; the recipe declares its renaming).
     pub fn symmetry(mut self) -> Self {
         self.setup.symmetry = true;
@@ -471,6 +479,9 @@ impl ModelCheck<'_> {
                 " --servers {} --lag {}",
                 self.setup.servers, self.setup.lag
             ));
+            if !self.setup.revalidate {
+                command.push_str(" --unrevalidated-reconnects");
+            }
         }
         command.push_str(&initial_flags(&self.setup.initial));
         command

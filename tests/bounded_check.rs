@@ -121,6 +121,19 @@ fn an_exhaustive_pass_exits_0() {
 }
 
 #[test]
+fn unrevalidated_reconnects_without_a_follower_are_refused() {
+    for command in ["check", "explore"] {
+        let (code, stdout, stderr) = run(&[command, "lock", "--unrevalidated-reconnects"]);
+        assert_eq!(code, Some(2), "{command}: {stdout}\n{stderr}");
+        assert!(
+            stderr.starts_with("error: --unrevalidated-reconnects: "),
+            "{command}: {stderr}"
+        );
+        assert!(stderr.contains("one server has none"), "{stderr}");
+    }
+}
+
+#[test]
 fn lag_without_a_follower_is_refused() {
     for command in ["check", "explore"] {
         let (code, stdout, stderr) = run(&[command, "lock", "--servers", "1", "--lag", "5"]);

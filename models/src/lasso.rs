@@ -366,6 +366,8 @@ pub struct LassoReport {
     pub clients: usize,
     pub cycles: usize,
     pub servers: usize,
+    /// With an ensemble: reconnects waited for the leader's revalidation.
+    pub revalidate: bool,
     pub faults: FaultBudget,
     /// Distinct states explored.
     pub states: usize,
@@ -471,6 +473,7 @@ impl LassoReport {
             clients: self.clients,
             cycles: self.cycles,
             servers: self.servers,
+            revalidate: self.revalidate,
             faults: &self.faults,
         };
         let steps = lasso.prefix.iter().chain(&lasso.cycle);
@@ -532,6 +535,7 @@ pub fn search<R: ModelRecipe>(model: RecipeModel<R>, options: &LassoOptions) -> 
         clients: model.clients.len(),
         cycles: model.cycles,
         servers: model.servers,
+        revalidate: model.revalidate,
         faults: model.faults,
         states: graph.states(),
         edges: graph.edges.len(),

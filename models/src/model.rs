@@ -139,6 +139,9 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// With an ensemble: no write commits while a follower lags this many
     /// transactions (it must apply first).
     pub max_lag: usize,
+    /// With an ensemble: a reconnect waits for the leader's revalidation
+    /// (see [`crate::setup::Setup::revalidate`]).
+    pub revalidate: bool,
     properties: Vec<Property<RecipeModel<R>>>,
     /// The requests that create the recipe's own nodes existing before the
     /// clients start.
@@ -194,6 +197,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
             cycles: 1,
             servers: 1,
             max_lag: crate::setup::DEFAULT_LAG,
+            revalidate: true,
             properties: Vec::new(),
             setup: setup.to_vec(),
             start: InitialState::default(),
@@ -265,6 +269,7 @@ impl<R: ModelRecipe> RecipeModel<R> {
         );
         self.servers = setup.servers;
         self.max_lag = setup.lag;
+        self.revalidate = setup.revalidate;
         self.with_child_order(setup.child_order)
             .with_canonical(Canonical {
                 symmetry: setup.symmetry,

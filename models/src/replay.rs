@@ -27,7 +27,9 @@
 //! A schedule of a model with an ensemble (`servers = 2`) replays on the
 //! stepper's ensemble mode: client `c` starts on server `c % servers` (every
 //! follower caught up, as in the model's initial state), `apply` steps move
-//! a follower, `reconnect` and `learn_expiry` go to the server they name;
+//! a follower, `reconnect` and `learn_expiry` go to the server they name
+//! (a reconnect waits for the leader's revalidation, as in the model,
+//! unless the schedule says `revalidate = false`);
 //! healing first lets every follower catch up and reconnects to the leader.
 //!
 //! A lasso (a schedule with `cycle_start`, see [`crate::lasso`]) replays
@@ -252,6 +254,7 @@ pub fn initial_state_error(
         clients: setup.clients,
         cycles: setup.cycles,
         servers: setup.servers,
+        revalidate: setup.revalidate,
         faults: "none".into(),
         property: String::new(),
         expect: "example".into(),
@@ -326,6 +329,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
         let initial_paths = stepper.server().paths().into_iter().collect();
         if model.servers > 1 {
             stepper.use_ensemble(model.servers);
+            stepper.revalidate_reconnects(model.revalidate);
         }
         for (client, spec) in model.clients.iter().enumerate() {
             stepper.add_client_on(

@@ -150,6 +150,8 @@ pub struct CheckReport {
     pub servers: usize,
     /// With an ensemble: the most transactions a follower may lag.
     pub lag: usize,
+    /// With an ensemble: reconnects waited for the leader's revalidation.
+    pub revalidate: bool,
     pub faults: FaultBudget,
     pub options: RunOptions,
     /// States generated, repeats included.
@@ -194,6 +196,7 @@ impl CheckReport {
             clients: self.clients,
             cycles: self.cycles,
             servers: self.servers,
+            revalidate: self.revalidate,
             faults: &self.faults,
         };
         let steps = trace.iter().map(|step| step.schedule.clone()).collect();
@@ -214,7 +217,14 @@ impl CheckReport {
             },
             match self.servers {
                 1 => String::new(),
-                n => format!(", {n} servers (lag <= {})", self.lag),
+                n => format!(
+                    ", {n} servers (lag <= {}{})",
+                    self.lag,
+                    match self.revalidate {
+                        true => "",
+                        false => ", unrevalidated reconnects",
+                    }
+                ),
             },
             self.faults,
             self.options.strategy.name(),
@@ -288,7 +298,7 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
     let name = model.name.clone();
     let clients = model.clients.len();
     let cycles = model.cycles;
-    let (servers, lag) = (model.servers, model.max_lag);
+    let (servers, lag, revalidate) = (model.servers, model.max_lag, model.revalidate);
     let faults = model.faults;
     let started = Instant::now();
     let (properties, counts) = search(model, options, started);
@@ -308,6 +318,7 @@ pub fn check<R: ModelRecipe>(model: RecipeModel<R>, options: &RunOptions) -> Che
         cycles,
         servers,
         lag,
+        revalidate,
         faults,
         options: *options,
         states,

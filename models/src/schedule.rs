@@ -30,6 +30,9 @@
 //!
 //! A schedule of a model with an ensemble (`check --servers 2`) says
 //! `servers = 2` in its header; client `c` starts on server `c % servers`.
+//! A reconnect there waits for the leader's revalidation (as on a real
+//! 3.8) unless the header says `revalidate = false` (`check
+//! --unrevalidated-reconnects`; written only then).
 //! Every step has `op`, and every step but `reap`, `apply` and `leader_loss`
 //! the `client` it concerns.
 //! Session ids are `256 * (generation + 1) + client + 1` (with the model's
@@ -206,6 +209,11 @@ pub struct Schedule {
     /// Servers of the model (default 1; 2: a leader and a follower).
     #[serde(default = "one_cycle", skip_serializing_if = "is_one_cycle")]
     pub servers: usize,
+    /// With 2 servers: a reconnect waits for the leader's revalidation
+    /// (default true, as on a real 3.8; false: a model checked with
+    /// `--unrevalidated-reconnects`, written only then).
+    #[serde(default = "revalidated", skip_serializing_if = "is_revalidated")]
+    pub revalidate: bool,
     /// The fault budget the model ran with (`KIND=BUDGET,...`).
     pub faults: String,
     /// The property the schedule violates (or exemplifies).
@@ -227,6 +235,14 @@ pub struct Schedule {
 
 fn one_cycle() -> usize {
     1
+}
+
+fn revalidated() -> bool {
+    true
+}
+
+fn is_revalidated(revalidate: &bool) -> bool {
+    *revalidate
 }
 
 fn is_one_cycle(cycles: &usize) -> bool {
@@ -505,6 +521,8 @@ pub struct FoundOn<'a> {
     pub clients: usize,
     pub cycles: usize,
     pub servers: usize,
+    /// Reconnects waited for the leader's revalidation.
+    pub revalidate: bool,
     pub faults: &'a FaultBudget,
 }
 
@@ -525,6 +543,7 @@ impl FoundOn<'_> {
             clients: self.clients,
             cycles: self.cycles,
             servers: self.servers,
+            revalidate: self.revalidate,
             faults: self.faults.to_string(),
             property: property.to_string(),
             expect: expect.to_string(),
@@ -626,6 +645,12 @@ impl Schedule {
             return at(
                 "servers",
                 format!("must be in 1..={MAX_SERVERS}, got {}", self.servers),
+            );
+        }
+        if !self.revalidate && self.servers == 1 {
+            return at(
+                "revalidate",
+                "is about reconnects to a follower, and one server has none: set `servers = 2`, or leave `revalidate` out".into(),
             );
         }
         if let Err(error) = self.faults.parse::<FaultBudget>() {
@@ -737,6 +762,7 @@ mod tests {
             clients: 2,
             cycles: 2,
             servers: 1,
+            revalidate: true,
             faults: "none".into(),
             property: "mutual_exclusion".into(),
             expect: "violation".into(),
@@ -786,6 +812,7 @@ mod tests {
             clients: 2,
             cycles: 1,
             servers: 1,
+            revalidate: true,
             faults: "none".into(),
             property: "mutual_exclusion".into(),
             expect: "violation".into(),

@@ -43,6 +43,13 @@ pub struct Setup {
     /// follower may lag behind; while one lags this much, nothing commits
     /// until it applies.
     pub lag: usize,
+    /// With more than one server: a session that reconnects to a server
+    /// is answered there only once that server applied every commit the
+    /// leader had when it moved (the leader's revalidation; what a real
+    /// 3.8 does, and the default). Off (`check
+    /// --unrevalidated-reconnects`): answered at once from the server's
+    /// own state, beyond 3.8.
+    pub revalidate: bool,
 }
 
 /// Most servers a model may have (`check --servers`).
@@ -257,6 +264,7 @@ impl Setup {
             initial: InitialState::default(),
             servers: 1,
             lag: DEFAULT_LAG,
+            revalidate: true,
         }
     }
 
@@ -269,6 +277,13 @@ impl Setup {
     /// A follower lags at most `lag` committed transactions.
     pub fn with_lag(mut self, lag: usize) -> Setup {
         self.lag = lag;
+        self
+    }
+
+    /// Reconnects wait for the leader's revalidation (true, the default)
+    /// or are answered at once (false; see [`Setup::revalidate`]).
+    pub fn with_revalidate(mut self, revalidate: bool) -> Setup {
+        self.revalidate = revalidate;
         self
     }
 

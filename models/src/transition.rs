@@ -211,6 +211,12 @@ fn fire_timer<R: ModelRecipe>(state: &mut ModelState<R>, c: ClientId, log: &mut 
     client.session.fire_timer(id);
 }
 
+/// The client reconnects into its live session at `server` (or learns it
+/// expired). On an ensemble the session's requests wait there for the
+/// leader's revalidation unless the model turned it off
+/// (`RecipeModel::revalidate`); its watches are re-registered at once, as
+/// the world does (`zk_sim::world`, `reconnect_at`: the server is never
+/// behind the client's last zxid, so nothing fires that the client saw).
 fn reconnect<R: ModelRecipe>(
     model: &RecipeModel<R>,
     state: &mut ModelState<R>,
@@ -238,9 +244,11 @@ fn reconnect<R: ModelRecipe>(
     let notifications = match &mut *state.server.make_mut() {
         ModelServer::One(one) => one.set_watches(sid, zxid, &watches),
         ModelServer::Ensemble(ensemble) => {
-            ensemble
-                .connect(server, sid, zxid)
-                .expect("reconnect goes to a server not behind the client");
+            let connected = match model.revalidate {
+                true => ensemble.connect_revalidated(server, sid, zxid),
+                false => ensemble.connect(server, sid, zxid),
+            };
+            connected.expect("reconnect goes to a server not behind the client");
             ensemble.set_watches(sid, zxid, &watches)
         }
     };

@@ -588,6 +588,24 @@ fn servers_and_server_fields_are_checked_with_their_lines() {
     let schedule = parse(&two("op = \"apply\"\nserver = 1\n")).unwrap();
     assert_eq!((schedule.servers, schedule.steps[2].server), (2, Some(1)));
     assert!(schedule.to_toml().contains("servers = 2"));
+    // Reconnects are revalidated unless the header says otherwise, which
+    // only a schedule of two servers may.
+    assert!(schedule.revalidate);
+    assert!(!schedule.to_toml().contains("revalidate"));
+    let unrevalidated = two("op = \"apply\"\nserver = 1\n").replacen(
+        "servers = 2\n",
+        "servers = 2\nrevalidate = false\n",
+        1,
+    );
+    let read = parse(&unrevalidated).unwrap();
+    assert!(!read.revalidate);
+    assert!(read.to_toml().contains("revalidate = false"));
+    let shown = refused(
+        &edited("clients = 2", "clients = 2\nrevalidate = false"),
+        4,
+        "revalidate",
+    );
+    assert!(shown.contains("one server has none"), "{shown}");
     // A follower with nothing to apply: the replay names the step.
     let entry = Registry::builtin().model("lock", "original").unwrap();
     let error = entry.replay(&schedule).unwrap_err();

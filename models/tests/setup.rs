@@ -231,6 +231,7 @@ fn a_client_finds_its_reaped_parent_gone_and_creates_it_again() {
         clients: 1,
         cycles: 2,
         servers: 1,
+        revalidate: true,
         faults: "none".into(),
         property: "workload_can_complete".into(),
         expect: "example".into(),

@@ -26,7 +26,9 @@
 //! is connected to one server ([`Stepper::add_client_on`],
 //! [`Stepper::reconnect_to`], [`Stepper::new_session_on`]); its reads are
 //! answered from that server's applied state behind its own writes, and
-//! the reply to a write waits until its server applied it. Oracles judge
+//! the reply to a write waits until its server applied it; a session that
+//! reconnects waits for the leader's revalidation unless
+//! [`Stepper::revalidate_reconnects`] turns it off. Oracles judge
 //! the committed state ([`Stepper::server`]). This is how model checker
 //! counterexamples of `check --servers 2` replay.
 //!
@@ -86,6 +88,9 @@ pub struct Stepper<R: Recipe> {
     server: ZkServer,
     /// Ensemble mode: the servers (then `server` is unused).
     ensemble: Option<Ensemble>,
+    /// Ensemble mode: a reconnect waits for the leader's revalidation
+    /// ([`Stepper::revalidate_reconnects`]).
+    revalidate: bool,
     clients: Vec<SteppedClient<R>>,
     child_order: SmallRng,
     /// getChildren results in sorted order instead of shuffled.
@@ -117,6 +122,7 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         Stepper {
             server: ZkServer::new(ServerConfig::default()),
             ensemble: None,
+            revalidate: true,
             clients: Vec::new(),
             child_order: SmallRng::seed_from_u64(seed),
             sorted_children: false,
@@ -163,6 +169,15 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
             "use_ensemble before adding clients, once"
         );
         self.ensemble = Some(Ensemble::from_server(self.server.clone(), servers));
+    }
+
+    /// Ensemble mode: whether a session that reconnects to a server is
+    /// answered there only once that server applied every commit the
+    /// leader had when it moved (true, the default: what a real 3.8 does,
+    /// [`Ensemble::connect_revalidated`]) or at once from its own state
+    /// (false: `check --unrevalidated-reconnects`, beyond 3.8).
+    pub fn revalidate_reconnects(&mut self, revalidate: bool) {
+        self.revalidate = revalidate;
     }
 
     /// The ensemble, in ensemble mode.
@@ -506,7 +521,9 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
 
     /// Reconnects into the same session at `server` (ensemble mode; 0
     /// otherwise) and re-registers its watches. A server behind what the
-    /// client has seen refuses it (the client stays disconnected).
+    /// client has seen refuses it (the client stays disconnected). In
+    /// ensemble mode the session's requests wait for the leader's
+    /// revalidation unless [`Stepper::revalidate_reconnects`] turned it off.
     pub fn reconnect_to(
         &mut self,
         client: ClientId,
@@ -515,7 +532,10 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         let session = self.session_id(client);
         if let Some(ensemble) = &mut self.ensemble {
             let last_zxid = self.clients[client].session.last_zxid;
-            ensemble.connect(server, session, last_zxid)?;
+            match self.revalidate {
+                true => ensemble.connect_revalidated(server, session, last_zxid)?,
+                false => ensemble.connect(server, session, last_zxid)?,
+            }
         }
         let at = match self.ensemble {
             Some(_) => format!(" to server {server}"),

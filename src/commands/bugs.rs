@@ -227,6 +227,7 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
         no_reduction: false,
         servers: model.servers,
         lag: (model.servers > 1).then_some(model.lag),
+        unrevalidated_reconnects: model.servers > 1 && !model.revalidate,
     }
 }
 

@@ -100,6 +100,12 @@ pub struct ModelArgs {
     /// lag; at that lag nothing commits until it applies [default: 2].
     #[arg(long)]
     pub lag: Option<usize>,
+    /// With --servers 2: a client that reconnects to a server is answered
+    /// there at once from the server's own state, beyond what a real 3.8
+    /// does (by default it waits for the leader's revalidation, which
+    /// travels behind every commit the leader had when it moved).
+    #[arg(long)]
+    pub unrevalidated_reconnects: bool,
 }
 
 #[derive(clap::Args)]
@@ -260,6 +266,12 @@ impl ModelArgs {
                 format!("bounds the follower's lag, and one server has no follower: give it with --servers {MAX_SERVERS} (got --lag {lag})"),
             ));
         }
+        if self.unrevalidated_reconnects && self.servers == 1 {
+            return Err(flag_error(
+                "--unrevalidated-reconnects",
+                format!("is about reconnects to a follower, and one server has none: give it with --servers {MAX_SERVERS}"),
+            ));
+        }
         if !(1..=MAX_LAG).contains(&self.lag()) {
             return Err(flag_error(
                 "--lag",
@@ -279,7 +291,8 @@ impl ModelArgs {
             .with_reduction(!self.no_reduction)
             .with_cycles(self.cycles)
             .with_servers(self.servers)
-            .with_lag(self.lag());
+            .with_lag(self.lag())
+            .with_revalidate(!self.unrevalidated_reconnects);
         if let Some(error) = model.canonical_error(&setup) {
             let flag = if self.symmetry {
                 "--symmetry"

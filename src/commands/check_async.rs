@@ -118,6 +118,7 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
         ("--no-reduction", model.no_reduction),
         ("--servers", model.servers != 1),
         ("--lag", model.lag.is_some()),
+        ("--unrevalidated-reconnects", model.unrevalidated_reconnects),
         ("--threads", args.threads != 1),
         ("--examples", args.examples),
         ("--report", args.report.is_some()),

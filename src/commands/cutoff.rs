@@ -238,6 +238,9 @@ fn header(args: &CheckArgs, first: usize, last: usize) -> String {
     }
     if model.servers != 1 {
         out += &format!(", {} servers (lag <= {})", model.servers, model.lag());
+        if model.unrevalidated_reconnects {
+            out += ", unrevalidated reconnects";
+        }
     }
     out += &format!(
         ", faults {}, {} with {} thread(s)",

@@ -495,7 +495,8 @@ impl ModelVariant {
     pub fn replay(&self, schedule: &Schedule) -> Result<ReplayReport, ReplayError> {
         let setup = Setup::new(schedule.clients)
             .with_cycles(schedule.cycles)
-            .with_servers(schedule.servers);
+            .with_servers(schedule.servers)
+            .with_revalidate(schedule.revalidate);
         self.0.replay(&setup, schedule)
     }
 

@@ -27,8 +27,8 @@
 //! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it (ensemble > 1 only)
 //! tick_time_ms = 200                 # the ensemble's zoo.cfg tickTime and syncLimit (scripts/zk-server's):
 //! sync_limit = 10                    #   a lost leader or a partition is noticed 200 × 10 = 2000 ms later
-//! revalidate_moves = false           # true: a moved session is answered once its server applied what
-//!                                    #   the leader had when it moved (real 3.8; ensemble > 1 only)
+//! revalidate_moves = true            # a moved session is answered once its server applied what the
+//!                                    #   leader had when it moved (real 3.8); false: at once (beyond 3.8)
 //!
 //! [faults]
 //! swarm = false                      # true: each seed switches fault kinds on/off and draws their
@@ -173,6 +173,11 @@ pub struct CatalogModel {
         skip_serializing_if = "is_default_model_lag"
     )]
     pub lag: usize,
+    /// With 2 servers: a reconnect waits for the leader's revalidation, as
+    /// on a real 3.8 (the default); false: `check
+    /// --unrevalidated-reconnects`, beyond 3.8.
+    #[serde(default = "default_model_revalidate", skip_serializing_if = "is_true")]
+    pub revalidate: bool,
     /// The model's variant, when it is not the scenario's (a sim variant
     /// with a setting, such as the barrier's shared host, can be a model
     /// variant of its own).
@@ -186,6 +191,10 @@ fn default_model_clients() -> usize {
 
 fn default_model_servers() -> usize {
     1
+}
+
+fn default_model_revalidate() -> bool {
+    true
 }
 
 fn default_model_lag() -> usize {
@@ -307,9 +316,14 @@ pub struct Timing {
     pub tick_time_ms: u64,
     pub sync_limit: u64,
     /// A moved session waits for the leader's revalidation (see
-    /// `WorldConfig::revalidate_moves`); left out when false.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// `WorldConfig::revalidate_moves`; default true); written only when
+    /// false.
+    #[serde(skip_serializing_if = "is_true")]
     pub revalidate_moves: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_default_apply_lag(lag: &MsRange) -> bool {

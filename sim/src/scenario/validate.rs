@@ -849,16 +849,23 @@ impl Checker<'_> {
                 1..=limit::MAX_MODEL_CLIENTS,
                 "",
             )?;
-            let lag_written = self
-                .table
-                .get("catalog")
-                .and_then(|catalog| catalog.get("model"))
-                .and_then(toml::Value::as_table)
-                .is_some_and(|model| model.contains_key("lag"));
-            if model.servers == 1 && lag_written {
+            let written = |key: &str| {
+                self.table
+                    .get("catalog")
+                    .and_then(|catalog| catalog.get("model"))
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|model| model.contains_key(key))
+            };
+            if model.servers == 1 && written("lag") {
                 return Err(self.error(
                     "catalog.model.lag",
                     "bounds the follower's lag, and a model of one server has no follower: set `servers = 2`, or leave `lag` out",
+                ));
+            }
+            if model.servers == 1 && written("revalidate") {
+                return Err(self.error(
+                    "catalog.model.revalidate",
+                    "is about reconnects to a follower, and a model of one server has none: set `servers = 2`, or leave `revalidate` out",
                 ));
             }
         }

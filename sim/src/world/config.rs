@@ -98,11 +98,11 @@ pub struct WorldConfig {
     /// A session that moves to another server is answered there only once
     /// that server applied what the leader had committed when it moved
     /// (the leader's revalidation travels behind those commits: what a
-    /// real 3.8 ensemble does, issue 31). Off by default for now: off, a
-    /// lagging server answers a moved session at once from its own state,
-    /// an over-approximation that is the only way the `unsynced` lock's
-    /// recovery read is caught (tests/fixtures/lock-unsynced-*).
-    #[serde(default)]
+    /// real 3.8 ensemble does, issue 31). On by default; off, a lagging
+    /// server answers a moved session at once from its own state, an
+    /// over-approximation beyond 3.8 that is the only way the `unsynced`
+    /// lock's recovery read is caught (bug 11, tests/fixtures/lock-unsynced-*).
+    #[serde(default = "default_revalidate_moves")]
     pub revalidate_moves: bool,
     /// Requests applied by an admin session before the clients start
     /// (creating the recipe's parent nodes); their nodes are not leaks.
@@ -152,7 +152,7 @@ impl Default for WorldConfig {
             reaper_interval_ms: 1_000,
             tick_time_ms: default_tick_time_ms(),
             sync_limit: default_sync_limit(),
-            revalidate_moves: false,
+            revalidate_moves: default_revalidate_moves(),
             setup: Vec::new(),
             sequence_starts: Vec::new(),
             extended_types: true,
@@ -174,6 +174,11 @@ fn default_tick_time_ms() -> u64 {
 
 fn default_sync_limit() -> u64 {
     10
+}
+
+/// Moved sessions wait for the leader's revalidation, as on a real 3.8.
+fn default_revalidate_moves() -> bool {
+    true
 }
 
 impl WorldConfig {

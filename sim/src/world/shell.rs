@@ -182,6 +182,13 @@ impl<R: SimRecipe> Shared<R> {
                 link.server_up = true;
                 link.server = server;
                 self.send_to_client(client, ToClient::Connected);
+                // A 3.8 server reads setWatches only after the revalidation;
+                // here the watches are registered at once on a server that
+                // may still lag. It fires nothing spurious: a server is never
+                // behind `last_zxid` (it refuses), so what fires now changed
+                // after the client's view, and what it applies later fires
+                // as it applies, before the session's replies (they wait
+                // behind the revalidation).
                 let notifications = self.ensemble.set_watches(session, last_zxid, watches);
                 self.route(notifications);
             }
