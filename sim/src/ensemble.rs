@@ -24,8 +24,9 @@
 //!   leader revalidates the moved session behind every commit it had made
 //!   by then, so the server answers the session's requests only once it
 //!   has applied those (Learner.revalidate;
-//!   [`Ensemble::connect_revalidated`], while plain `connect` answers at
-//!   once, an over-approximation the model checker keeps);
+//!   [`Ensemble::connect_revalidated`], the default of the world and the
+//!   model checker; plain `connect` answers at once, an over-approximation
+//!   kept as an opt-out);
 //! - a transaction carries the leader's time (DataTree stamps nodes with
 //!   the transaction header's time), so a replica applies it at that time;
 //! - a server cut off from the leader applies nothing and commits nothing,
@@ -369,9 +370,9 @@ impl Ensemble {
     /// session moved: the leader's revalidation travels behind them
     /// (Learner.revalidate; issue 31). Plain `connect` answers at once
     /// from the server's own state however far it lags, an
-    /// over-approximation a real server never shows, kept as the model
-    /// checker's default (its pinned state counts) and for worlds with
-    /// `WorldConfig::revalidate_moves` off.
+    /// over-approximation a real server never shows, kept for worlds with
+    /// `WorldConfig::revalidate_moves` off and `check
+    /// --unrevalidated-reconnects`.
     pub fn connect_revalidated(
         &mut self,
         server: ServerIndex,
