@@ -8,9 +8,11 @@
 //! `zookeeper-client` crate orders them. One dispatcher task per client
 //! takes the recipe's outcomes as they come and files them here.
 //!
-//! Sessions: the world opens the client's session, and a new one after an
-//! expiry. An application handle claims a session ([`Bridge::claim`]) and
-//! stays bound to it: once it expired, every request of that handle fails
+//! Sessions: the world opens the client's session, and a new one after the
+//! server expired it; after the crate's own give-up (7/5 of the session
+//! timeout without hearing a server) only when the application connects
+//! again (`ApiCall::Connect`). An application handle claims a session
+//! ([`Bridge::claim`]) and stays bound to it: once it expired, every request of that handle fails
 //! with SessionExpired at once, as the crate's client does (the application
 //! must connect again, and gets the next session).
 
@@ -141,6 +143,11 @@ impl Bridge {
     /// Waits for a session of this client no handle has claimed, connected,
     /// and claims it.
     pub async fn claim(&self) -> Result<SessionId, ClaimError> {
+        if self.filed().handle_expired() {
+            // The session may have ended by the crate's own deadline: the
+            // world opens the next one when asked.
+            self.app.call(ApiCall::Connect);
+        }
         std::future::poll_fn(|cx| {
             let mut filed = self.filed();
             let Some(session) = filed.current else {
@@ -304,6 +311,13 @@ impl World for Bridge {
 }
 
 impl Filed {
+    /// The current session is claimed by a handle and expired.
+    fn handle_expired(&self) -> bool {
+        self.current.is_some_and(|session| {
+            self.claimed.contains(&session) && self.state_of(session) == ConnectionState::Expired
+        })
+    }
+
     fn state_of(&self, session: SessionId) -> ConnectionState {
         self.sessions
             .get(&session)

@@ -11,7 +11,7 @@ use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use zk_recipes::zk::{SessionId, WatchedEvent};
-use zk_recipes::Observe;
+use zk_recipes::{ClientLibrary, Observe};
 
 /// The client node's connection task: runs until the run is done.
 pub async fn connection_task<R: SimRecipe>(shared: Arc<Mutex<Shared<R>>>, client: usize) {
@@ -39,8 +39,13 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn receive(&mut self, client: usize, inbound: Inbound) {
-        if let Inbound::Net(_) = inbound {
-            self.clients[client].link.last_heard_ns = self.now_ns();
+        if let Inbound::Net(message) = &inbound {
+            let now = self.now_ns();
+            let link = &mut self.clients[client].link;
+            link.last_heard_ns = now;
+            if !matches!(message, ToClient::Closed) {
+                link.last_recv_ns = now; // a closed connection reads no bytes
+            }
         }
         match inbound {
             Inbound::Net(ToClient::Reply { result, zxid }) => {
@@ -142,6 +147,9 @@ impl<R: SimRecipe> Shared<R> {
             self.start_give_up_clock(client);
         } else if connecting == Some(Connecting::Reconnect) {
             self.reconnect_attempt_failed(client);
+            if self.crate_gives_up_if_due(client) {
+                return;
+            }
         }
         let session = &self.clients[client].session;
         if was_opening || session.session_id.is_none() || session.state == ConnectionState::Expired
@@ -167,7 +175,10 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     fn retry_later(&mut self, client: usize, timer: LocalTimer) {
-        if self.clients[client].retry.is_some() {
+        let slot = &self.clients[client];
+        let awaits_app =
+            timer == LocalTimer::NewSession && slot.link.awaits_connect_since_ns.is_some();
+        if slot.retry.is_some() || awaits_app {
             return;
         }
         let delay = match timer {
@@ -253,6 +264,11 @@ impl<R: SimRecipe> Shared<R> {
                     && idle
                 {
                     self.send_to_server(client, ToServer::Ping);
+                    if self.silence_end_ns(client).is_none() {
+                        // Its answer (pings are one-way here) is what the
+                        // client last received, give or take a round trip.
+                        self.clients[client].link.last_recv_ns = self.now_ns();
+                    }
                 }
                 self.schedule_local(client, interval_ns, LocalTimer::Ping);
             }
@@ -335,6 +351,7 @@ impl<R: SimRecipe> Shared<R> {
     /// Puts the recipe's requests on the wire, hands its outcomes to the
     /// workload (and the oracles), and schedules its timers.
     pub fn pump(&mut self, client: usize) {
+        self.open_session_if_asked(client);
         while let Some((tag, request)) = self.clients[client].session.next_to_send() {
             if request.is_read() {
                 self.observe(client, Seen::Read);
@@ -508,13 +525,22 @@ impl<R: SimRecipe> Shared<R> {
         trace!(self, Some(client), Session, "connection attempt times out");
         if !opening {
             self.reconnect_attempt_failed(client);
+            if self.crate_gives_up_if_due(client) {
+                return;
+            }
         }
         self.retry_later(client, attempt_kind(opening));
     }
 
     /// Client-side expiry: the client lost its connection; it gives up on
     /// the session after the session timeout unless it reconnects first.
+    /// A client of the `zookeeper-client` crate follows the crate's own
+    /// deadline instead, always (`start_crate_deadline`).
     fn start_give_up_clock(&mut self, client: usize) {
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            self.start_crate_deadline(client);
+            return;
+        }
         let slot = &self.clients[client];
         if !self.rates.client_expiry
             || slot.session.session_id.is_none()
@@ -536,6 +562,10 @@ impl<R: SimRecipe> Shared<R> {
     /// keeps the old session, and its ephemerals, until its own timer
     /// (from the last time it heard from it) runs out.
     fn give_up_if_due(&mut self, client: usize) {
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            self.crate_gives_up_if_due(client);
+            return;
+        }
         let now = self.now_ns();
         let slot = &mut self.clients[client];
         let due = slot.link.gives_up_at_ns.is_some_and(|at| now >= at);
@@ -564,6 +594,115 @@ impl<R: SimRecipe> Shared<R> {
         self.observe(client, Seen::SessionEnded);
         self.retry_later(client, LocalTimer::NewSession);
     }
+}
+
+/// The `zookeeper-client` crate's own client-side expiry (session/mod.rs
+/// `start`, `resolve_start_error`): a disconnected client gives up
+/// reconnecting once 7/5 of the session timeout passed since it last
+/// received anything from a server. Its session is then Expired for the
+/// application, while the server may still hold it (its own timer runs from
+/// the last it heard; a new leader gives every session a fresh timeout);
+/// the crate opens no new session by itself: the application connects.
+impl<R: SimRecipe> Shared<R> {
+    /// The crate's deadline (`session_expired_timeout`), in ms.
+    fn crate_deadline_ms(&self) -> u64 {
+        self.config.session_timeout_ms.saturating_mul(7) / 5
+    }
+
+    /// The client lost its connection: its deadline runs from the last it
+    /// received, whenever that was.
+    fn start_crate_deadline(&mut self, client: usize) {
+        let link = &self.clients[client].link;
+        if self.clients[client].session.session_id.is_none() || link.gives_up_at_ns.is_some() {
+            return;
+        }
+        let deadline = link
+            .last_recv_ns
+            .saturating_add(ms_to_ns(self.crate_deadline_ms()));
+        let at = deadline.max(self.now_ns());
+        self.clients[client].link.gives_up_at_ns = Some(at);
+        let timer = LocalTimer::GiveUp;
+        self.schedule(at, Event::Local { client, timer });
+    }
+
+    /// The deadline passed with the client still disconnected and no
+    /// attempt in flight (an attempt that reached a server is let finish,
+    /// as the crate's handshake is; its failure gives up): the session
+    /// layer's state becomes Expired, what is queued fails with
+    /// SessionExpired, and no new session is opened until the application
+    /// connects again. Returns whether it gave up.
+    fn crate_gives_up_if_due(&mut self, client: usize) -> bool {
+        let now = self.now_ns();
+        let slot = &mut self.clients[client];
+        let due = slot.link.gives_up_at_ns.is_some_and(|at| now >= at);
+        if R::CLIENT_LIBRARY != ClientLibrary::ZookeeperClientRust
+            || !due
+            || slot.session.state != ConnectionState::Disconnected
+            || slot.connecting.is_some()
+        {
+            return false;
+        }
+        let Some(old) = slot.session.session_id else {
+            return false;
+        };
+        let silent_ms = now.saturating_sub(slot.link.last_recv_ns) / 1_000_000;
+        slot.link.gives_up_at_ns = None;
+        slot.link.epoch += 1;
+        slot.link.server_up = false;
+        slot.link.session = None;
+        slot.link.awaits_connect_since_ns = Some(now);
+        slot.link.attempts = 0; // the application's new client starts afresh
+        slot.retry = None;
+        let server = match self.ensemble.committed().is_session_alive(old) {
+            true => "the server still holds it",
+            false => "the server expired it already",
+        };
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "gives up on session {:#x}: nothing received for {silent_ms} ms, past 7/5 of the \
+             session timeout ({} ms: the zookeeper-client crate's own deadline); {server}",
+            old.0,
+            self.crate_deadline_ms()
+        );
+        self.clients[client].session.expired();
+        self.observe(client, Seen::SessionEnded);
+        true
+    }
+
+    /// After the crate gave up, the application's connect
+    /// (`ApiCall::Connect`) opens a new session.
+    fn open_session_if_asked(&mut self, client: usize) {
+        let slot = &self.clients[client];
+        let Some(since) = slot.link.awaits_connect_since_ns else {
+            return;
+        };
+        let asked = slot
+            .last_call
+            .as_ref()
+            .is_some_and(|(at, call)| *at >= since && asks_to_connect(call));
+        if !asked {
+            return;
+        }
+        self.clients[client].link.awaits_connect_since_ns = None;
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "the application connects again: opens a new session"
+        );
+        self.retry_later(client, LocalTimer::NewSession);
+    }
+}
+
+/// The call is an async application's connect.
+fn asks_to_connect<C: 'static>(call: &C) -> bool {
+    let call: &dyn std::any::Any = call;
+    matches!(
+        call.downcast_ref::<crate::async_recipe::ApiCall>(),
+        Some(crate::async_recipe::ApiCall::Connect)
+    )
 }
 
 /// The connection attempt that opens a session, or reconnects into one.

@@ -7,7 +7,9 @@
 //! - it is connected: no connection attempt in flight or pending, its
 //!   session layer is Connected, the server has its connection up and its
 //!   session alive (a session expiring meanwhile shows as a connection the
-//!   server closed, or an attempt pending);
+//!   server closed, or an attempt pending), unless its workload is done and
+//!   its `zookeeper-client` handle gave up on its session (the application
+//!   opens no other);
 //! - its session layer has no request queued (a request emitted while
 //!   disconnected waits there for the reconnect) and none in flight (its
 //!   reply, or its loss, is still to come);
@@ -74,9 +76,15 @@ impl<R: SimRecipe> Shared<R> {
             && session
                 .session_id
                 .is_some_and(|id| self.ensemble.committed().is_session_alive(id));
+        // A `zookeeper-client` handle that gave up on its session opens no
+        // other until its application connects again: once the workload is
+        // done, nothing will.
+        let gave_up_for_good = slot.workload_done && slot.link.awaits_connect_since_ns.is_some();
         if slot.connecting.is_some() || slot.retry.is_some() {
             why.push("connecting".to_string());
-        } else if session.state != ConnectionState::Connected || !server_side_up {
+        } else if (session.state != ConnectionState::Connected || !server_side_up)
+            && !gave_up_for_good
+        {
             why.push(format!("not connected ({:?})", session.state));
         }
         if !session.outgoing.is_empty() {

@@ -105,6 +105,14 @@ pub struct Link {
     /// Client-side expiry (`FaultRates::client_expiry`): when the client
     /// gives up on its session, counted from the loss of its connection.
     pub gives_up_at_ns: Option<u64>,
+    /// When the client last received anything from a server (the
+    /// `zookeeper-client` crate's `last_recv`: its own give-up deadline,
+    /// 7/5 of the session timeout, runs from there).
+    pub last_recv_ns: u64,
+    /// The `zookeeper-client` crate gave up on the session at this time:
+    /// the world opens no new session until the application connects again
+    /// (`ApiCall::Connect`).
+    pub awaits_connect_since_ns: Option<u64>,
 }
 
 /// What a connection attempt in flight is for.
