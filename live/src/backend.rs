@@ -27,7 +27,7 @@
 
 use crate::descriptors::LocalFailure;
 use crate::proxy::{FaultProxy, Hole};
-use crate::LiveSession;
+use crate::{LiveError, LiveSession};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
@@ -85,10 +85,13 @@ impl ZkBackend {
     ) -> Result<LiveSession, BackendError> {
         LiveSession::connect_to(addr, self.session_timeout_ms, session)
             .await
-            .map_err(|error| {
-                self.local_failure.probe("open a ZooKeeper session");
-                BackendError(error.to_string())
-            })
+            .map_err(|error| self.session_failed(error))
+    }
+
+    /// A session could not be opened: maybe for want of a local resource.
+    fn session_failed(&self, error: LiveError) -> BackendError {
+        self.local_failure.probe("open a ZooKeeper session");
+        BackendError(error.to_string())
     }
 
     /// Closes the observer session.
@@ -168,10 +171,7 @@ impl ZkBackend {
         let session = if detached {
             LiveSession::connect_detached(&proxy_addr, self.session_timeout_ms)
                 .await
-                .map_err(|error| {
-                    self.local_failure.probe("open a ZooKeeper session");
-                    BackendError(error.to_string())
-                })?
+                .map_err(|error| self.session_failed(error))?
         } else {
             self.open_session(&proxy_addr, None).await?
         };

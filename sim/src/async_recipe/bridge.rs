@@ -11,7 +11,7 @@
 //! Sessions: the world opens the client's session, and a new one after the
 //! server expired it; after the crate's own give-up (7/5 of the session
 //! timeout without hearing a server) only when the application connects
-//! again (`ApiCall::Connect`). An application handle claims a session
+//! again (`Client::connect_again`). An application handle claims a session
 //! ([`Bridge::claim`]) and stays bound to it: once it expired, every request of that handle fails
 //! with SessionExpired at once, as the crate's client does (the application
 //! must connect again, and gets the next session).
@@ -146,7 +146,7 @@ impl Bridge {
         if self.filed().handle_expired() {
             // The session may have ended by the crate's own deadline: the
             // world opens the next one when asked.
-            self.app.call(ApiCall::Connect);
+            self.app.connect_again();
         }
         std::future::poll_fn(|cx| {
             let mut filed = self.filed();

@@ -32,26 +32,20 @@ pub enum ApiCall {
         hold: HoldId,
         observation: Observation,
     },
-    /// The application connects again after its session expired: after
-    /// the `zookeeper-client` crate gave up on it by itself, the world
-    /// opens the client's next session only now.
-    Connect,
 }
 
 impl ObserveCall for ApiCall {
     fn observe_call(&self) -> CallObservation {
         match self {
             ApiCall::Doing { call, .. } => call.clone(),
-            ApiCall::Request { .. } | ApiCall::Saw { .. } | ApiCall::Connect => {
-                CallObservation::Other
-            }
+            ApiCall::Request { .. } | ApiCall::Saw { .. } => CallObservation::Other,
         }
     }
 
     fn hold(&self) -> HoldId {
         match self {
             ApiCall::Doing { hold, .. } | ApiCall::Saw { hold, .. } => *hold,
-            ApiCall::Request { .. } | ApiCall::Connect => HoldId::FIRST,
+            ApiCall::Request { .. } => HoldId::FIRST,
         }
     }
 }
@@ -120,7 +114,7 @@ impl Recipe for ApiRecipe {
                     out.send(Tag(id), request);
                 }
             }
-            Input::Call(ApiCall::Doing { .. }) | Input::Call(ApiCall::Connect) => {}
+            Input::Call(ApiCall::Doing { .. }) => {}
             Input::Call(ApiCall::Saw { hold, observation }) => {
                 out.emit(ApiOutcome::Saw { hold, observation })
             }

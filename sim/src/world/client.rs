@@ -65,6 +65,13 @@ impl<R: SimRecipe> Client<R> {
         world.pump(client);
     }
 
+    /// The application connects again after its session expired (a new
+    /// `zookeeper-client` handle): after the crate gave up on its session by
+    /// itself, the world opens the client's next session only now.
+    pub fn connect_again(&self) {
+        self.world().application_connects(self.index);
+    }
+
     /// The application dropped a watcher object before it fired: the
     /// session forgets its registrations (a later event for it reaches
     /// nobody, a reconnect does not set it again). Called from a drop: does

@@ -176,8 +176,7 @@ impl<R: SimRecipe> Shared<R> {
 
     fn retry_later(&mut self, client: usize, timer: LocalTimer) {
         let slot = &self.clients[client];
-        let awaits_app =
-            timer == LocalTimer::NewSession && slot.link.awaits_connect_since_ns.is_some();
+        let awaits_app = timer == LocalTimer::NewSession && slot.link.awaits_connect;
         if slot.retry.is_some() || awaits_app {
             return;
         }
@@ -351,7 +350,6 @@ impl<R: SimRecipe> Shared<R> {
     /// Puts the recipe's requests on the wire, hands its outcomes to the
     /// workload (and the oracles), and schedules its timers.
     pub fn pump(&mut self, client: usize) {
-        self.open_session_if_asked(client);
         while let Some((tag, request)) = self.clients[client].session.next_to_send() {
             if request.is_read() {
                 self.observe(client, Seen::Read);
@@ -650,7 +648,7 @@ impl<R: SimRecipe> Shared<R> {
         slot.link.epoch += 1;
         slot.link.server_up = false;
         slot.link.session = None;
-        slot.link.awaits_connect_since_ns = Some(now);
+        slot.link.awaits_connect = true;
         slot.link.attempts = 0; // the application's new client starts afresh
         slot.retry = None;
         let server = match self.ensemble.committed().is_session_alive(old) {
@@ -671,21 +669,13 @@ impl<R: SimRecipe> Shared<R> {
         true
     }
 
-    /// After the crate gave up, the application's connect
-    /// (`ApiCall::Connect`) opens a new session.
-    fn open_session_if_asked(&mut self, client: usize) {
-        let slot = &self.clients[client];
-        let Some(since) = slot.link.awaits_connect_since_ns else {
-            return;
-        };
-        let asked = slot
-            .last_call
-            .as_ref()
-            .is_some_and(|(at, call)| *at >= since && asks_to_connect(call));
-        if !asked {
+    /// The application connects again ([`super::client::Client::connect_again`]):
+    /// after the crate gave up on its session, the world opens the next
+    /// session only now.
+    pub(super) fn application_connects(&mut self, client: usize) {
+        if !std::mem::take(&mut self.clients[client].link.awaits_connect) {
             return;
         }
-        self.clients[client].link.awaits_connect_since_ns = None;
         trace!(
             self,
             Some(client),
@@ -694,15 +684,6 @@ impl<R: SimRecipe> Shared<R> {
         );
         self.retry_later(client, LocalTimer::NewSession);
     }
-}
-
-/// The call is an async application's connect.
-fn asks_to_connect<C: 'static>(call: &C) -> bool {
-    let call: &dyn std::any::Any = call;
-    matches!(
-        call.downcast_ref::<crate::async_recipe::ApiCall>(),
-        Some(crate::async_recipe::ApiCall::Connect)
-    )
 }
 
 /// The connection attempt that opens a session, or reconnects into one.

@@ -79,7 +79,7 @@ impl<R: SimRecipe> Shared<R> {
         // A `zookeeper-client` handle that gave up on its session opens no
         // other until its application connects again: once the workload is
         // done, nothing will.
-        let gave_up_for_good = slot.workload_done && slot.link.awaits_connect_since_ns.is_some();
+        let gave_up_for_good = slot.workload_done && slot.link.awaits_connect;
         if slot.connecting.is_some() || slot.retry.is_some() {
             why.push("connecting".to_string());
         } else if (session.state != ConnectionState::Connected || !server_side_up)

@@ -109,10 +109,10 @@ pub struct Link {
     /// `zookeeper-client` crate's `last_recv`: its own give-up deadline,
     /// 7/5 of the session timeout, runs from there).
     pub last_recv_ns: u64,
-    /// The `zookeeper-client` crate gave up on the session at this time:
-    /// the world opens no new session until the application connects again
-    /// (`ApiCall::Connect`).
-    pub awaits_connect_since_ns: Option<u64>,
+    /// The `zookeeper-client` crate gave up on the session: the world opens
+    /// no new session until the application connects again
+    /// (`Client::connect_again`).
+    pub awaits_connect: bool,
 }
 
 /// What a connection attempt in flight is for.
