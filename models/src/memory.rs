@@ -468,7 +468,8 @@ mod tests {
     fn the_gauge_sees_memory_the_process_touches() {
         let gauge = MemoryGauge::new();
         let before = gauge.in_use_bytes().expect("/proc/self/statm");
-        let block = vec![1u8; 64 << 20];
+        // black_box: an optimized build would drop a block nothing reads.
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
         let after = gauge.in_use_bytes().expect("/proc/self/statm");
         assert!(after >= before + (32 << 20), "{before} -> {after}");
         drop(block);

@@ -1,0 +1,23 @@
+//! zk-models' integration tests in one test binary (one build and one link instead of one per file):
+//! each module is one former test file, named as before: `cargo test --release -p zk-models --test suite lasso::`.
+//! `fixed_variants.rs` stays a binary of its own (CI and README name it).
+
+#[path = "../common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+mod diagnosis;
+mod ensemble;
+mod generic_kinds;
+mod known_bugs;
+mod lasso;
+mod memory;
+mod model;
+mod reduction;
+mod registry;
+mod replay;
+mod schedule_input;
+mod session_faults;
+mod setup;
+mod state_counts;
+mod symmetry;

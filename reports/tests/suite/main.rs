@@ -1,0 +1,12 @@
+//! zk-reports' integration tests in one test binary (one build and one link instead of one per file):
+//! each module is one former test file, named as before: `cargo test --release -p zk-reports --test suite markdown::`.
+
+#[path = "../common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+mod browser;
+mod html;
+mod json;
+mod junit;
+mod markdown;

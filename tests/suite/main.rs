@@ -1,0 +1,34 @@
+//! zkcheck's integration tests in one test binary (one build and one link instead of one per file):
+//! each module is one former test file, named as before: `cargo test --release --test suite bad_input::`.
+//! Binaries of their own: those with their own `main` (lasso_cli, internal_error_cli), the real-server
+//! ones (live_cli, live_async), world_freed (its counting global allocator sees the whole process)
+//! and those CI or README name (async_check, diagnosis_precision,
+//! scenario_fuzz, progress_floor, sim_scenarios, ensemble_faults_fuzz).
+
+#[path = "../common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+mod async_crate_expiry;
+mod async_recipe;
+mod bad_input;
+mod bench_cli;
+mod bounded_check;
+mod client_session_policies;
+mod closed_pipe;
+mod cutoff;
+mod diagnosis;
+mod ensemble;
+mod heal_window;
+mod herd_figure;
+mod initial_state;
+mod memory_budget;
+mod queue_failed_offers;
+mod queue_properties;
+mod reports;
+mod scenario_input;
+mod sim_determinism;
+mod sim_end_checks;
+mod sweep_merge;
+mod testing_api;
+mod untrusted_input;
