@@ -67,7 +67,7 @@ fn entry() -> RecipeEntry {
                 true => Inner::Original(OriginalLock::new(c.path.clone())),
                 false => Inner::Fixed(FixedLock::new(c.path.clone(), c.unique_id)),
             },
-            panics: panic_every > 0 && c.unique_id % panic_every == 0,
+            panics: panic_every > 0 && c.unique_id.is_multiple_of(panic_every),
         })
         .needs_existing_path()
     };

@@ -6,7 +6,6 @@
 //! scenario_fuzz, progress_floor, sim_scenarios, ensemble_faults_fuzz).
 
 #[path = "../common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 mod async_crate_expiry;

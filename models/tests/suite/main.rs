@@ -3,7 +3,6 @@
 //! `fixed_variants.rs` stays a binary of its own (CI and README name it).
 
 #[path = "../common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 mod diagnosis;

@@ -2,7 +2,6 @@
 //! each module is one former test file, named as before: `cargo test --release -p zk-reports --test suite markdown::`.
 
 #[path = "../common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 mod browser;

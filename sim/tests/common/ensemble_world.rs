@@ -1,4 +1,4 @@
-//! The world the ensemble test binaries share (`#[path]`-included by
+//! The world the ensemble test modules share (used by
 //! `ensemble_faults.rs` and `ensemble_leader_loss.rs`): the fixed WriteLock
 //! on three servers under a schedule of faults.
 

@@ -1,3 +1,5 @@
 //! Helpers shared by the recipe test binaries.
 
+#[cfg(madsim)]
+pub mod ensemble_world;
 pub mod random_walk;

@@ -19,8 +19,7 @@ use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine, WorldConfig};
 
 const MS: u64 = 1_000_000;
 
-#[path = "../common/ensemble_world.rs"]
-mod ensemble_world;
+use crate::common::ensemble_world;
 
 fn world(schedule: Vec<(f64, Fault)>) -> Simulation<FixedLock> {
     let schedule = schedule

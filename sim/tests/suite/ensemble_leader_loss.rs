@@ -18,8 +18,7 @@ const MS: u64 = 1_000_000;
 /// tickTime 200 ms × syncLimit 10: the defaults (scripts/zk-server's).
 const DETECT_MS: u64 = 2_000;
 
-#[path = "../common/ensemble_world.rs"]
-mod ensemble_world;
+use crate::common::ensemble_world;
 
 fn world(schedule: Vec<(f64, usize, Fault)>) -> Simulation<FixedLock> {
     assert_eq!(WorldConfig::default().leader_loss_detect_ms(), DETECT_MS);
