@@ -569,6 +569,34 @@ fn a_violation_is_not_hidden_by_an_unwritable_json_file() {
     zkcheck(&["sweep", bug, "--seeds", &range, "--json", json]).expect(1);
 }
 
+/// `check` writes each counterexample's schedule into `--out` (default
+/// `target/zkcheck`, under the directory it runs in): when that cannot be
+/// made, the error names the path (the violation still exits 1).
+#[test]
+fn a_check_that_cannot_write_its_schedule_names_the_path() {
+    let dir = scratch("unwritable-out");
+    // A regular file where a directory must be: no directory under it can
+    // be made, whoever runs the test (root ignores permission bits).
+    let blocker = dir.join("not-a-dir");
+    std::fs::write(&blocker, "").unwrap();
+    let out = blocker.join("schedules");
+    let args = ["check", "lock", "--variant", "original", "--progress", "0"];
+    let run = zkcheck(&[&args[..], &["--out", text(&out)]].concat());
+    run.expect(1);
+    assert!(run.stderr.contains(text(&out)), "{}", run.describe());
+    assert!(run.stderr.contains("cannot create"), "{}", run.describe());
+    // The default, relative to a working directory where `target` is a file.
+    std::fs::write(dir.join("target"), "").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("zkcheck runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("target/zkcheck"), "{stderr}");
+}
+
 #[test]
 fn a_pass_with_an_unwritable_json_file_is_an_error() {
     let json = "/nonexistent/dir/x.json";
