@@ -490,6 +490,25 @@ fn unknown_recipes_and_bad_model_sizes_are_refused() {
     }
 }
 
+/// A client gives up on its session (client-side expiry) only after it lost
+/// its connection: `client-expiry` with no fault that disconnects a client
+/// would never be spent, and the check would pass without trying it.
+#[test]
+fn client_expiry_without_a_disconnect_is_refused() {
+    for faults in ["client-expiry=1", "client-expiry=1,expiry=1"] {
+        let run = zkcheck(&["check", "lock", "--faults", faults]);
+        run.expect(2);
+        for needle in [
+            "--faults",
+            "client-expiry=1",
+            "after it lost its connection",
+        ] {
+            assert!(run.stderr.contains(needle), "{needle}: {}", run.describe());
+        }
+        assert!(run.stderr.len() < SHORT, "{}", run.describe());
+    }
+}
+
 #[test]
 fn the_registered_recipes_are_listed_with_kind_and_variants() {
     let run = zkcheck(&["recipes"]);
