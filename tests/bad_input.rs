@@ -755,6 +755,61 @@ fn a_run_without_progress_is_not_a_pass() {
     zkcheck(&["replay", text(&file), "--seed", "0"]).expect(2);
 }
 
+/// The same run with liveness checked: no workload ever made a call (the
+/// network answers nothing before the deadline), so the liveness report
+/// ("never got a session") is not the recipe's. It did no work: exit 2 with
+/// the reason, as without liveness, never exit 1.
+#[test]
+fn a_run_without_a_call_is_an_error_with_or_without_liveness() {
+    let dir = scratch("vacuous-liveness");
+    let file = dir.join("no-progress-liveness.toml");
+    let with_liveness = NO_PROGRESS.replace(
+        r#"check = ["mutual_exclusion", "fenced_mutual_exclusion"]"#,
+        r#"check = ["mutual_exclusion", "fenced_mutual_exclusion", "liveness"]"#,
+    );
+    assert_ne!(with_liveness, NO_PROGRESS);
+    std::fs::write(&file, with_liveness).unwrap();
+    let sim = zkcheck(&["sim", text(&file), "--seed", "0"]);
+    sim.expect(2);
+    assert!(!sim.stdout.contains("VIOLATION"), "{}", sim.describe());
+    for needle in [
+        "could not have failed",
+        "0 requests applied",
+        "liveness/never-connected",
+    ] {
+        assert!(sim.stderr.contains(needle), "{needle}: {}", sim.describe());
+    }
+    zkcheck(&["sweep", text(&file), "--seeds", "0..3", "--jobs", "1"]).expect(2);
+    zkcheck(&["replay", text(&file), "--seed", "0"]).expect(2);
+}
+
+/// A schedule names the property its replay judges: one the model does not
+/// have is refused with the file, the line and the key, before anything
+/// replays.
+#[test]
+fn a_schedule_with_an_unknown_property_is_refused() {
+    let dir = scratch("schedule-property");
+    let file = dir.join("schedule.toml");
+    let source = std::fs::read_to_string(schedule()).expect("the schedule");
+    let line = source
+        .lines()
+        .position(|l| l.starts_with("property = "))
+        .expect("a property line")
+        + 1;
+    let forged: String = source
+        .lines()
+        .map(|l| match l.starts_with("property = ") {
+            true => "property = \"world_peace\"".to_string(),
+            false => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    std::fs::write(&file, forged).unwrap();
+    let key = format!("{}:{line}: key `property`", text(&file));
+    zkcheck(&["replay", text(&file)]).refused(&[&key, "world_peace", "mutual_exclusion"]);
+    zkcheck(&["sim", text(&file)]).refused(&[&key]);
+}
+
 /// A catalog entry whose model property the model does not have is
 /// refused by `bugs` with its file, line and key, before anything runs.
 #[test]

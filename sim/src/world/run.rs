@@ -375,10 +375,10 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         None,
         Phase,
         "verdict: {}",
-        if world.oracles.has_violation() {
-            "VIOLATION"
-        } else {
-            "pass"
+        match (world.oracles.has_violation(), world.stats.calls) {
+            (true, 0) => "no call was made: what the oracles report is not judged",
+            (true, _) => "VIOLATION",
+            (false, _) => "pass",
         }
     );
     if let Some(tape) = world.chooser.take() {
@@ -397,9 +397,11 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
             .iter()
             .filter(|slot| slot.workload_done)
             .count(),
+        unjudged: Vec::new(),
         trace: std::mem::take(&mut world.trace),
         holds: std::mem::take(&mut world.history.holds),
     }
+    .set_aside_unexercised()
 }
 
 /// In swarm mode an ensemble scenario lets each seed pick its ensemble as
