@@ -276,6 +276,7 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         workload_rng,
         last_call: None,
         last_outcome: None,
+        awaiting_answer: false,
         workload_timer: None,
         awaiting: VecDeque::new(),
         held: VecDeque::new(),
