@@ -32,6 +32,9 @@
 //! missing, a node the recipe creates already) fails the test, named.
 //! A model check's `.holds()` fails the test when its search was not
 //! exhaustive (stopped at a bound): no violation within bounds is not a pass.
+//! `.holds_property(name)` asserts one property alone (a model check's, or
+//! a scenario's on every seed), whatever the others do: the original lock
+//! breaks FIFO and still keeps `no_leaks`, say.
 //! A bad scenario file, a bad setting or a run that could not have failed
 //! fails the test with the file, line and key named. A run that panics
 //! fails the test as an internal error of zkcheck (with the seed and the
@@ -43,6 +46,7 @@ use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
 use zk_models::setup::{node_path, InitialNode, InitialState};
 use zk_models::{ChildOrderMode, FaultBudget, Registry, Setup};
+use zk_sim::oracles::Property;
 use zk_sim::scenario::{Scenario, SeedRange};
 use zk_sim::world::RunReport;
 
@@ -105,6 +109,33 @@ impl ScenarioCheck<'_> {
         }
     }
 
+    /// No seed breaks `property` (a name as in `[properties] check`,
+    /// e.g. `"mutual_exclusion"`), whatever other properties do: every
+    /// seed runs on past other violations (`--all-violations`), and the
+    /// test fails with the first seed that breaks `property` and how to
+    /// reproduce it. A property the scenario does not check, or a seed
+    /// that could not have failed (no progress), fails the test too.
+    pub fn holds_property(self, property: &str) {
+        let mut scenario = self.load();
+        let wanted: Property = property
+            .parse()
+            .unwrap_or_else(|error| panic!("{}: {error}", scenario.file.display()));
+        if !scenario.properties.contains(&wanted) {
+            let checked: Vec<&str> = scenario.properties.iter().map(|p| p.name()).collect();
+            panic!(
+                "{}: the scenario does not check {property} (it checks: {}), so nothing could break it; add it to [properties] check",
+                scenario.file.display(),
+                checked.join(", ")
+            );
+        }
+        scenario.all_violations = true;
+        let breaks = |report: &RunReport| report.violations.iter().any(|v| v.property == wanted);
+        if let Some(failure) = self.first_matching(&scenario, breaks) {
+            let expected = format!("expected {property} to hold on every seed");
+            panic!("{}", describe_failure(&scenario, &failure, &expected));
+        }
+    }
+
     /// Some seed breaks a property: returns the first such seed. The test
     /// fails if every seed passes.
     pub fn fails(self) -> Failure {
@@ -149,6 +180,16 @@ impl ScenarioCheck<'_> {
     }
 
     fn first_failure(&self, scenario: &Scenario) -> Option<Failure> {
+        self.first_matching(scenario, |report| !report.passed())
+    }
+
+    /// The first seed whose report `fails` says failed; a seed that passed
+    /// vacuously (it could not have failed) fails the test.
+    fn first_matching(
+        &self,
+        scenario: &Scenario,
+        fails: impl Fn(&RunReport) -> bool,
+    ) -> Option<Failure> {
         let runner = scenario.runner();
         let single = std::env::var(SEED_VAR).is_ok();
         for seed in self.range(scenario).iter(None) {
@@ -163,7 +204,7 @@ impl ScenarioCheck<'_> {
                     scenario.file.display()
                 );
             }
-            if !report.passed() {
+            if fails(&report) {
                 let reproduce = reproduce(scenario, seed);
                 return Some(Failure {
                     seed,
@@ -411,18 +452,63 @@ impl ModelCheck<'_> {
         report.unique_states
     }
 
-    /// `property` is violated: returns the length (in steps) of its
-    /// shortest counterexample, for pinning. The test fails if it holds.
-    pub fn violates(self, property: &str) -> usize {
+    /// `property` alone holds over the whole state space (a `sometimes`
+    /// property: has an example), whatever the other properties do;
+    /// returns the unique state count, for pinning. The test fails when the
+    /// model has no such property, when it is violated (with the
+    /// counterexample), and when the search stopped at a bound before it
+    /// saw every state (no violation within bounds is not a pass).
+    pub fn holds_property(self, property: &str) -> usize {
         let report = self.run();
-        let Some(result) = report.property(property) else {
+        let result = self.named(&report, property);
+        if !report.exhaustive {
+            panic!(
+                "{}: expected {property} to hold, but the search was not exhaustive: it stopped at a bound before it saw every state, so no violation within it is not a pass\n{}",
+                self.command(),
+                report.summary()
+            );
+        }
+        if result.is_failure(report.exhaustive) {
+            let mut text = format!(
+                "{}: expected {property} to hold, but it is {}\n{}",
+                self.command(),
+                match result.verdict {
+                    Verdict::Violated => "violated",
+                    _ => "never exemplified (no reachable state shows it)",
+                },
+                report.summary()
+            );
+            if let Some(trace) = &result.trace {
+                text.push_str(&format!("\ncounterexample for {property}:\n"));
+                text.push_str(&render_trace(trace));
+            }
+            panic!("{text}");
+        }
+        report.unique_states
+    }
+
+    /// `property`'s result in `report`; the test fails if the model has no
+    /// such property, naming the ones it has.
+    fn named<'a>(
+        &self,
+        report: &'a zk_models::run::CheckReport,
+        property: &str,
+    ) -> &'a zk_models::run::PropertyResult {
+        report.property(property).unwrap_or_else(|| {
             let names: Vec<&str> = report.properties.iter().map(|p| p.name).collect();
             panic!(
                 "{}: the model has no property {property:?} (it has: {})",
                 self.command(),
                 names.join(", ")
-            );
-        };
+            )
+        })
+    }
+
+    /// `property` is violated: returns the length (in steps) of its
+    /// shortest counterexample, for pinning. The test fails if it holds.
+    pub fn violates(self, property: &str) -> usize {
+        let report = self.run();
+        let result = self.named(&report, property);
         match (&result.verdict, &result.trace) {
             (Verdict::Violated, Some(trace)) => trace.len(),
             _ => panic!(

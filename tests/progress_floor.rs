@@ -73,6 +73,69 @@ fn the_same_scenario_without_its_faults_passes() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
 }
 
+/// The fixed Curator lock with a timed acquire (`acquire(5 ms)`): under
+/// contention most attempts give up on the recipe's own timer, correctly
+/// (the lock deletes its node and answers `TimedOut`). That is real work,
+/// judged by every property, not a run the faults starved: it counts toward
+/// the floor with the acquisitions, and no seed is refused.
+#[test]
+fn a_timed_acquire_that_gives_up_is_not_too_little_progress() {
+    use zk_recipes::curator_lock::{FixedCuratorLock, LockCall};
+    use zkcheck::{HoldCalls, RecipeEntry, RecipeKind, Variant};
+    let calls = HoldCalls::new(
+        LockCall::Acquire {
+            timeout_ms: Some(5),
+        },
+        LockCall::Release,
+    );
+    let timed = Variant::hold("fixed", "acquire(5 ms)", calls, |c| {
+        FixedCuratorLock::new(c.path.clone(), c.unique_id)
+    });
+    let registry = Registry::builtin().with(
+        RecipeEntry::new("timed_lock", RecipeKind::ExclusiveLock, "/locks/key").variant(timed),
+    );
+    let text = r#"description = "a timed acquire under contention"
+recipe = "timed_lock"
+variant = "fixed"
+clients = 10
+seeds = "0..20"
+duration_ms = 2000
+heal_ms = 20000
+
+[config]
+path = "/locks/key"
+
+[workload]
+cycles = 20
+hold_ms = [50, 100]
+think_ms = [0, 5]
+
+[properties]
+check = ["mutual_exclusion", "liveness", "no_leaks"]
+"#;
+    let scenario = Scenario::parse(Path::new("timed-lock.toml"), text, registry.sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let runner = scenario.runner();
+    let mut below_on_goals_alone = 0;
+    for seed in 0..20 {
+        let report = runner.run(seed, false);
+        assert!(report.passed(), "seed {seed}: {:?}", report.violations);
+        assert!(
+            report.vacuous().is_none(),
+            "seed {seed}: {:?} ({:?})",
+            report.vacuous(),
+            report.stats
+        );
+        if report.stats.goals < min_goals(report.stats.planned_goals) {
+            below_on_goals_alone += 1;
+        }
+    }
+    assert!(
+        below_on_goals_alone > 0,
+        "every seed reached the floor on acquisitions alone: the case is not exercised"
+    );
+}
+
 /// Every shipped scenario a sweep must pass, with the variant it passes
 /// with: fixed top-level and ensemble scenarios, and every bug's fix.
 fn passing_scenarios() -> Vec<(PathBuf, Option<&'static str>)> {

@@ -12,7 +12,7 @@
 //!   numbers the client's requests as the simulator does and asks the seed's
 //!   plan about each ([`FaultProxy::set_request_hook`]);
 //! - an expiry: a raw connection into the session the proxy saw the server
-//!   grant, closed ([`takeover::expire_session`]);
+//!   grant, closed ([`crate::takeover::expire_session`]);
 //! - a pause: nothing passes the proxy, and the application's own timers
 //!   ([`Context::sleep_ms`]) wait, as a paused process does.
 //!

@@ -38,7 +38,7 @@ const PAYLOAD_TAG: &str = "zkcheck live root";
 /// Who created a root: the payload written into it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootOwner {
-    /// Always [`PAYLOAD_TAG`]: the root is zkcheck's.
+    /// Always `PAYLOAD_TAG`: the root is zkcheck's.
     pub tag: String,
     pub pid: u32,
     pub host: String,

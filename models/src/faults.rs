@@ -17,7 +17,9 @@
 //!   session the server still has may): it sees Expired and opens a new
 //!   session, while the server keeps the old one and its ephemerals. The
 //!   server expires the abandoned session later (a heal step, not
-//!   budgeted), deleting its ephemerals and firing their watches.
+//!   budgeted), deleting its ephemerals and firing their watches. It needs
+//!   a `connection-loss` or `leader-loss` budget too (a client gives up only
+//!   while disconnected): alone it is refused, not silently never spent.
 //! - `leader-loss`: every connected client is disconnected at once (the
 //!   followers close every connection when the leader is lost; with one
 //!   server, a standalone server restarting, whose sessions survive in its
@@ -93,6 +95,11 @@ pub enum FaultSpecError {
     BadBudget { kind: String, value: String },
     #[error("fault {0} is given twice")]
     Duplicate(String),
+    /// `client-expiry` without a fault that disconnects a client: a client
+    /// gives up on its session only while disconnected, so the budget
+    /// would never be spent and the check would say nothing about it.
+    #[error("client-expiry={0} needs a disconnect to act on: a client gives up on its session only after it lost its connection, and no other fault given disconnects one; add connection-loss=N or leader-loss=N")]
+    ClientExpiryWithoutDisconnect(u8),
 }
 
 impl FaultBudget {
@@ -176,6 +183,11 @@ impl FromStr for FaultBudget {
             })?;
             *budget.slot(kind) = count;
         }
+        if budget.client_expiry > 0 && budget.connection_loss == 0 && budget.leader_loss == 0 {
+            return Err(FaultSpecError::ClientExpiryWithoutDisconnect(
+                budget.client_expiry,
+            ));
+        }
         Ok(budget)
     }
 }
@@ -220,6 +232,24 @@ mod tests {
         assert_eq!(budget.get(FaultKind::ClientExpiry), 1);
         assert_eq!(budget.get(FaultKind::LeaderLoss), 2);
         assert_eq!(budget.to_string(), "client-expiry=1,leader-loss=2");
+    }
+
+    #[test]
+    fn client_expiry_needs_a_fault_that_disconnects() {
+        for alone in ["client-expiry=1", "client-expiry=2,expiry=1,spurious=1"] {
+            let error = alone.parse::<FaultBudget>().unwrap_err();
+            assert!(
+                matches!(error, FaultSpecError::ClientExpiryWithoutDisconnect(_)),
+                "{alone}: {error:?}"
+            );
+            assert!(error.to_string().contains("after it lost its connection"));
+        }
+        for with in [
+            "client-expiry=1,connection-loss=1",
+            "leader-loss=1,client-expiry=1",
+        ] {
+            assert!(with.parse::<FaultBudget>().is_ok(), "{with}");
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //!
 //! - [`server::ModelServer`] is what the clients talk to: one server, or
 //!   (`--servers 2`) an ensemble whose follower lags within a budget.
-//! - [`model::RecipeModel`] is the generic model; [`transition`] applies one
-//!   action; [`app`] turns outcomes into what each application believes;
+//! - [`model::RecipeModel`] is the generic model; `transition` applies one
+//!   action; `app` turns outcomes into what each application believes;
 //!   [`properties`] are the named properties.
 //! - One module per recipe instantiates it (setup, workload, oracles,
 //!   properties) for its `original` and `fixed` variants.

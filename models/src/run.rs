@@ -172,12 +172,48 @@ impl CheckReport {
         self.states as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
-    /// The failed properties.
+    /// The failed properties: the violated ones and, in an exhaustive
+    /// search, the `sometimes` ones without an example.
     pub fn failures(&self) -> Vec<&PropertyResult> {
         self.properties
             .iter()
             .filter(|p| p.is_failure(self.exhaustive))
             .collect()
+    }
+
+    /// The violated properties (a counterexample each).
+    pub fn violations(&self) -> Vec<&PropertyResult> {
+        self.properties
+            .iter()
+            .filter(|p| p.verdict == Verdict::Violated)
+            .collect()
+    }
+
+    /// Why the search could not have failed, if it could not: an exhaustive
+    /// search in which a `sometimes` property (a lock acquired, an item
+    /// taken) has no example never reached what the other properties judge,
+    /// so their verdicts hold vacuously (a counter at its end, say, refuses
+    /// every create). None when every example was found or the search was
+    /// bounded (there "no example" is no answer either way).
+    pub fn vacuous(&self) -> Option<String> {
+        if !self.exhaustive {
+            return None;
+        }
+        let missing: Vec<&str> = self
+            .properties
+            .iter()
+            .filter(|p| p.verdict == Verdict::NotFound)
+            .map(|p| p.name)
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "no reachable state of {} with {} client(s) shows {}: the clients never got that far, so every other property held vacuously and the check could not have failed; check the initial state (--node, --container, --sequence-start) and the fault budgets",
+            self.model,
+            self.clients,
+            missing.join(", ")
+        ))
     }
 
     pub fn property(&self, name: &str) -> Option<&PropertyResult> {

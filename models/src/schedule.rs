@@ -73,7 +73,7 @@ use crate::faults::FaultBudget;
 use crate::registry::{Registry, RegistryError};
 use crate::replay::ReplayError;
 use crate::setup::{
-    node_path, InitialNode, InitialState, InitialStateError, MAX_CYCLES, MAX_FIRST_SESSION,
+    node_path, InitialNode, InitialState, InitialStateError, Setup, MAX_CYCLES, MAX_FIRST_SESSION,
     MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
@@ -611,21 +611,55 @@ impl Schedule {
         Ok(())
     }
 
+    /// The schedule's `property` is one the model checks for the
+    /// schedule's setup (or, for a lasso, `progress`): a replay judges the
+    /// run by that property, and a name it does not know would be judged by
+    /// nothing.
+    fn check_property(&self, model: &crate::registry::ModelVariant) -> Result<(), String> {
+        if self.cycle_start.is_some() && self.property == crate::lasso::PROGRESS {
+            return Ok(());
+        }
+        let setup = Setup::new(self.clients)
+            .with_cycles(self.cycles)
+            .with_servers(self.servers)
+            .with_revalidate(self.revalidate)
+            .with_faults(self.faults.parse().unwrap_or_default());
+        let names = model.property_names(&setup);
+        if names.contains(&self.property.as_str()) {
+            return Ok(());
+        }
+        let lasso = match self.cycle_start {
+            Some(_) => format!(" (a lasso's is `{}`)", crate::lasso::PROGRESS),
+            None => String::new(),
+        };
+        Err(format!(
+            "`{}` is not a property of {}/{} with {} client(s) (it has: {}){lasso}",
+            clip(&self.property),
+            clip(&self.recipe),
+            clip(&self.variant),
+            self.clients,
+            names.join(", ")
+        ))
+    }
+
     /// Checks the values: the model exists in `registry` and is small
     /// enough, every step names a client of it and a known operation with
     /// the fields that operation takes. On error: the dotted key and the
     /// message.
     pub fn validate(&self, registry: &Registry) -> Result<(), (String, String)> {
         let at = |key: &str, message: String| Err((key.to_string(), message));
-        if let Err(error) = registry.model(&self.recipe, &self.variant) {
-            let key = match error {
-                RegistryError::UnknownRecipe { .. } => "recipe",
-                RegistryError::UnknownVariant { .. }
-                | RegistryError::NoModel { .. }
-                | RegistryError::AsyncRecipe { .. } => "variant",
-            };
-            return at(key, error.to_string());
-        }
+        let model = match registry.model(&self.recipe, &self.variant) {
+            Ok(model) => model,
+            Err(error) => {
+                let key = match error {
+                    RegistryError::UnknownRecipe { .. } => "recipe",
+                    RegistryError::UnknownVariant { .. }
+                    | RegistryError::NoModel { .. }
+                    | RegistryError::AsyncRecipe { .. } => "variant",
+                };
+                return at(key, error.to_string());
+            }
+        };
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return at(
                 "clients",
@@ -661,6 +695,9 @@ impl Schedule {
                     clip(&self.faults)
                 ),
             );
+        }
+        if let Err(message) = self.check_property(&model) {
+            return at("property", message);
         }
         if !EXPECTS.contains(&self.expect.as_str()) {
             return at(

@@ -4,10 +4,10 @@
 //!
 //! - [`from_json`] / [`to_json`]: the report document, refusing another
 //!   schema version.
-//! - [`markdown`]: for terminals and pull-request comments.
-//! - [`html`]: one self-contained page (inline style and SVG, no script,
+//! - [`markdown`](mod@markdown): for terminals and pull-request comments.
+//! - [`html`](mod@html): one self-contained page (inline style and SVG, no script,
 //!   nothing loaded from elsewhere).
-//! - [`junit`]: JUnit XML for CI test dashboards.
+//! - [`junit`](mod@junit): JUnit XML for CI test dashboards.
 //!
 //! Every renderer is a pure function of the report: the same report gives
 //! the same bytes.

@@ -31,7 +31,7 @@ pub struct BenchArgs {
     /// Wall time each row runs seeds for (at least one seed), 0.1 to 600.
     #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
     pub budget_seconds: f64,
-    /// Client counts of the scaling rows (comma-separated, each 1 to 200).
+    /// Client counts of the scaling rows (comma-separated, each 1 to 200, each once).
     #[arg(long, value_delimiter = ',', default_value = "2,5,10,20,50,100,200")]
     pub clients: Vec<usize>,
     /// Write every row as JSON to FILE.
@@ -79,6 +79,24 @@ fn measure_all(harness: &Harness, args: BenchArgs) -> Result<ExitCode, ExitCode>
     }
     if let Some(bad) = args.clients.iter().find(|c| !(1..=200).contains(*c)) {
         return Err(bad_input(format!("--clients: {bad} is outside 1..=200")));
+    }
+    // A count given twice would measure the same row twice and weigh it
+    // twice in the cost line.
+    if let Some((at, twice)) = args
+        .clients
+        .iter()
+        .enumerate()
+        .find(|(at, c)| args.clients[..*at].contains(c))
+    {
+        return Err(bad_input(format!(
+            "--clients: {twice} is given twice (entry {} of `{}`): each count is one row; give each once",
+            at + 1,
+            args.clients
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
     }
     super::outputs::probe(args.json.as_deref(), None)?;
     let budget = Duration::from_secs_f64(args.budget_seconds);

@@ -15,9 +15,11 @@
 //! check writes record that state, and their replays start from it.
 //!
 //! Exit status (precedence 1 > 3 > 2 > 4 > 0, as in the README's table):
-//! 1 on a violation (or a missing example in an exhaustive search, or a
-//! lasso); 3 when zkcheck itself failed (an internal error, never the
-//! recipe's); 2 on bad input or an unwritable output; 4 when the search was
+//! 1 on a violation (or a lasso); 3 when zkcheck itself failed (an internal
+//! error, never the recipe's); 2 on bad input, an unwritable output or an
+//! exhaustive search that could not have failed (a `sometimes` property,
+//! such as a lock ever acquired, without an example: the clients never got
+//! that far, e.g. from a sequence counter at its end); 4 when the search was
 //! bounded and found nothing: stopped by `--depth`, `--timeout`, a memory
 //! budget, `--strategy simulation`, or a lasso search stopped by its state
 //! limit, its timeout or its memory budget (not exhaustive: no pass); 0 only
@@ -515,6 +517,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         let _ = writeln!(stdout, "initial state: {line}");
     }
     let mut written = Vec::new();
+    let mut schedule_failed = false;
     for property in &report.properties {
         let show = property.verdict == Verdict::Violated
             || (args.examples && property.verdict == Verdict::Found);
@@ -536,7 +539,10 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         if property.verdict == Verdict::Violated {
             match write_schedule(&args.out, &report, property.name, &setup.initial) {
                 Ok(path) => written.push((property.name, path)),
-                Err(error) => eprintln!("zkcheck check: cannot write the schedule: {error}"),
+                Err(error) => {
+                    eprintln!("zkcheck check: cannot write the schedule: {error}");
+                    schedule_failed = true;
+                }
             }
         }
     }
@@ -566,14 +572,24 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     let livelock = lasso.is_some_and(|l| l.livelock);
     let lasso_error = lasso.is_some_and(|l| l.output_failed);
     let bounded = !report.exhaustive || lasso.is_some_and(|l| l.not_exhaustive);
-    let violation = !report.failures().is_empty() || livelock;
+    let violation = !report.violations().is_empty() || livelock;
     if bounded && !violation {
         println!(
             "
 {NOT_EXHAUSTIVE_NOTE}"
         );
     }
-    verdict_status(violation, output_failed || lasso_error, bounded)
+    // A missing example is no violation of the recipe: the search never
+    // reached what the properties judge, so it could not have failed.
+    let vacuous = report.vacuous();
+    if let (Some(why), false) = (&vacuous, violation) {
+        eprintln!("error: {why}");
+    }
+    verdict_status(
+        violation,
+        output_failed || schedule_failed || lasso_error || vacuous.is_some(),
+        bounded,
+    )
 }
 
 /// What a bounded search that found nothing prints last.
@@ -641,7 +657,7 @@ fn write_schedule(
     report: &CheckReport,
     property: &str,
     initial: &InitialState,
-) -> std::io::Result<PathBuf> {
+) -> Result<PathBuf, WriteError> {
     let schedule = violated_schedule(report, property).with_initial_state(initial);
     write_schedule_file(dir, &schedule, "")
 }
@@ -654,18 +670,45 @@ pub(super) fn violated_schedule(report: &CheckReport, property: &str) -> Schedul
         .expect("a violated property has a trace")
 }
 
+/// Why a schedule (or choice) file could not be written: each names the
+/// path, so a check run in a directory it cannot write says where.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot create the directory {} (--out): {source}", dir.display())]
+    Directory {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Creates `dir` (and its parents) for `--out`.
+pub(super) fn create_out_dir(dir: &Path) -> Result<(), WriteError> {
+    std::fs::create_dir_all(dir).map_err(|source| WriteError::Directory {
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
 /// Writes `schedule` into `dir` as `RECIPE-VARIANT-PROPERTY{suffix}.toml`.
 pub(super) fn write_schedule_file(
     dir: &Path,
     schedule: &Schedule,
     suffix: &str,
-) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+) -> Result<PathBuf, WriteError> {
+    create_out_dir(dir)?;
     let stem = format!(
         "{}-{}-{}{suffix}",
         schedule.recipe, schedule.variant, schedule.property
     );
     let path = super::report::file_in(dir, &stem, "toml");
-    std::fs::write(&path, schedule.to_toml())?;
+    std::fs::write(&path, schedule.to_toml()).map_err(|source| WriteError::File {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }

@@ -431,12 +431,15 @@ fn write_counterexamples(
     }
 }
 
-fn write_file(dir: &Path, file: &ChoiceFile) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+fn write_file(dir: &Path, file: &ChoiceFile) -> Result<PathBuf, super::check::WriteError> {
+    super::check::create_out_dir(dir)?;
     let property = file.property.as_deref().unwrap_or("run");
     let stem = format!("{}-{}-{property}-choices", file.recipe, file.variant);
     let path = super::report::file_in(dir, &stem, "toml");
-    std::fs::write(&path, file.to_toml())?;
+    std::fs::write(&path, file.to_toml()).map_err(|source| super::check::WriteError::File {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 

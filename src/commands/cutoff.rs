@@ -25,8 +25,9 @@
 //! first count each `sometimes` property has an example at.
 //! `--report DIR` takes one count and is refused with a range.
 //!
-//! Exit status: 1 if any count had a failure (as `check` with one count);
-//! else 2 on bad input (a bad range names `--clients`); else 4 if any
+//! Exit status: 1 if any count had a violation (as `check` with one count);
+//! else 2 on bad input (a bad range names `--clients`) or a count whose
+//! exhaustive search could not have failed (an example not found); else 4 if any
 //! count's search was not exhaustive (a timeout, a depth or memory bound,
 //! random walks) or larger counts were skipped after one timed out; else 0.
 
@@ -221,10 +222,17 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
     }
     counterexamples(&mut stdout, harness, &args, &rows, &initial);
     let _ = writeln!(stdout, "\n{}", closing(&rows, skipped));
-    let failed = rows.iter().any(|row| !row.report.failures().is_empty());
+    let failed = rows.iter().any(|row| !row.report.violations().is_empty());
+    // A count whose exhaustive search found no example could not have failed.
+    let vacuous: Vec<String> = rows.iter().filter_map(|row| row.report.vacuous()).collect();
+    if !failed {
+        for why in &vacuous {
+            eprintln!("error: {why}");
+        }
+    }
     // The closing line names the counts that were not exhaustive.
     let bounded = skipped.is_some() || rows.iter().any(|row| !row.report.exhaustive);
-    super::check::verdict_status(failed, false, bounded)
+    super::check::verdict_status(failed, !vacuous.is_empty(), bounded)
 }
 
 fn header(args: &CheckArgs, first: usize, last: usize) -> String {
@@ -434,7 +442,7 @@ fn write_schedule(
     report: &CheckReport,
     property: &str,
     initial: &InitialState,
-) -> std::io::Result<PathBuf> {
+) -> Result<PathBuf, super::check::WriteError> {
     let schedule = super::check::violated_schedule(report, property).with_initial_state(initial);
     let suffix = format!("-{}clients", report.clients);
     super::check::write_schedule_file(dir, &schedule, &suffix)

@@ -102,7 +102,7 @@ fn write_schedule(
     dir: &Path,
     report: &LassoReport,
     initial: &InitialState,
-) -> std::io::Result<PathBuf> {
+) -> Result<PathBuf, super::check::WriteError> {
     let schedule = report.schedule().expect("a lasso has a schedule");
     let schedule = schedule.with_initial_state(initial);
     super::check::write_schedule_file(dir, &schedule, "")

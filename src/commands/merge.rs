@@ -6,9 +6,14 @@
 //! Every file is checked before anything is merged: JSON of
 //! [`FORMAT`] version [`FORMAT_VERSION`] (a syntax or type error names the
 //! file, line and key), counts that add up, kept seeds inside the file's
-//! own shard; and all files must come from the same sweep (the same zkcheck,
-//! scenario file and text, variant, seed range, shard count and options),
-//! each shard once. A refused input is exit 2 and nothing is merged.
+//! own shard, written by this zkcheck (`generated_by`: another version may
+//! simulate and count differently), content that still matches its
+//! `digest` (a checksum of the rest, see [`SweepJson::content_digest`]: it
+//! catches a shard edited or damaged after its sweep wrote it, not a
+//! forger who recomputes it); and all files must come from the same sweep
+//! (the same scenario file and text, variant, seed range, shard count and
+//! options), each shard once. A refused input is exit 2 and nothing is
+//! merged.
 //!
 //! A merge without every shard (or with a shard that did not run all its
 //! seeds, `--fail-fast`) is merged but marked: `INCOMPLETE` on stderr,
@@ -220,7 +225,8 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             seeds_per_second: shards.iter().map(|s| s.json.seeds_per_second).sum(),
             requests_per_second: shards.iter().map(|s| s.json.requests_per_second).sum(),
             ..json.clone()
-        };
+        }
+        .sealed();
         output_failed |= write_json(path, &merged).is_err();
     }
     if let Some(dir) = &args.report {
@@ -294,6 +300,17 @@ fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
         bad(Some(e.line()), key.as_deref(), without_position(&e))
     })?;
     let line = |key: &str| line_of(&text, key);
+    let this_zkcheck = this_zkcheck();
+    if json.generated_by != this_zkcheck {
+        return Err(bad(
+            line("generated_by"),
+            Some("generated_by"),
+            format!(
+                "written by `{}`, and this is {this_zkcheck}: another zkcheck may simulate, diagnose and count differently, so its seeds are not this sweep's; run the shard again with this one",
+                zk_sim::echo::escape_controls(&json.generated_by)
+            ),
+        ));
+    }
     let range = SeedRange::parse(&json.seeds).map_err(|e| bad(line("seeds"), Some("seeds"), e))?;
     let shard = match json.shard {
         None => Shard { index: 0, count: 1 },
@@ -433,12 +450,30 @@ fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
             ),
         ));
     }
+    // Last: the checks above name what is wrong with a shard; this one
+    // says that its content changed since the sweep wrote it.
+    let digest = json.content_digest();
+    if json.digest != digest {
+        return Err(bad(
+            line("digest"),
+            Some("digest"),
+            format!(
+                "`{}` does not match the file's content (digest {digest}): the shard was changed after its sweep wrote it; run the shard again",
+                zk_sim::echo::escape_controls(&json.digest)
+            ),
+        ));
+    }
     Ok(ShardFile {
         path: file,
         json,
         range,
         shard,
     })
+}
+
+/// What a sweep run by this binary writes as `generated_by`.
+fn this_zkcheck() -> String {
+    format!("zkcheck {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// The buckets of one shard add up (sums checked, never wrapped): every

@@ -337,7 +337,9 @@ fn report(
             wall_seconds: wall,
             seeds_per_second: runs as f64 / wall,
             requests_per_second: requests as f64 / wall,
-        };
+            digest: String::new(),
+        }
+        .sealed();
         output_failed = write_json(path, &json).is_err();
     }
     if let Some(dir) = &args.report {

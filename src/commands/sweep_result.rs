@@ -20,8 +20,9 @@ pub const FORMAT: &str = "zkcheck-sweep";
 /// `format_version` of a sweep's JSON: 2 added the format, the scenario's
 /// hash, the options, completeness and the kept seeds (version 1 had no
 /// `format` key); 3 counts the internal errors (panics) apart from the
-/// violations (`internal_errors`, bucket `internal_error`).
-pub const FORMAT_VERSION: u32 = 3;
+/// violations (`internal_errors`, bucket `internal_error`); 4 adds the
+/// `digest` of the content, which `merge` verifies.
+pub const FORMAT_VERSION: u32 = 4;
 /// The bucket of the seeds whose run panicked (an internal error of
 /// zkcheck, not a property's signature).
 pub const INTERNAL_ERROR_BUCKET: &str = "internal_error";
@@ -326,6 +327,37 @@ pub struct SweepJson {
     /// For a merge, the shards' rates added up.
     pub seeds_per_second: f64,
     pub requests_per_second: f64,
+    /// [`SweepJson::content_digest`] of everything above, as written:
+    /// `merge` refuses a shard whose content no longer matches it.
+    pub digest: String,
+}
+
+impl SweepJson {
+    /// The digest of this result's content: FNV-1a (64 bits, hex) of its
+    /// compact JSON with `digest` empty and the three timing figures
+    /// (`wall_seconds`, `seeds_per_second`, `requests_per_second`) zero:
+    /// JSON does not read every float back bit for bit, and they are
+    /// measurements, not verdicts. It catches a shard changed after it was
+    /// written (a count edited by hand, a truncated or spliced copy, a tool
+    /// that rewrote it) unless whoever changed it recomputed the digest: it
+    /// is a checksum anyone can compute, not a signature, so it cannot tell
+    /// a consistent forgery from a real run.
+    pub fn content_digest(&self) -> String {
+        let unsealed = SweepJson {
+            digest: String::new(),
+            wall_seconds: 0.0,
+            seeds_per_second: 0.0,
+            requests_per_second: 0.0,
+            ..self.clone()
+        };
+        text_hash(&serde_json::to_string(&unsealed).expect("a sweep result serializes"))
+    }
+
+    /// This result with its `digest` set.
+    pub fn sealed(self) -> SweepJson {
+        let digest = self.content_digest();
+        SweepJson { digest, ..self }
+    }
 }
 
 /// FNV-1a (64 bits) of a scenario file's text, as hex.

@@ -490,6 +490,25 @@ fn unknown_recipes_and_bad_model_sizes_are_refused() {
     }
 }
 
+/// A client gives up on its session (client-side expiry) only after it lost
+/// its connection: `client-expiry` with no fault that disconnects a client
+/// would never be spent, and the check would pass without trying it.
+#[test]
+fn client_expiry_without_a_disconnect_is_refused() {
+    for faults in ["client-expiry=1", "client-expiry=1,expiry=1"] {
+        let run = zkcheck(&["check", "lock", "--faults", faults]);
+        run.expect(2);
+        for needle in [
+            "--faults",
+            "client-expiry=1",
+            "after it lost its connection",
+        ] {
+            assert!(run.stderr.contains(needle), "{needle}: {}", run.describe());
+        }
+        assert!(run.stderr.len() < SHORT, "{}", run.describe());
+    }
+}
+
 #[test]
 fn the_registered_recipes_are_listed_with_kind_and_variants() {
     let run = zkcheck(&["recipes"]);
@@ -567,6 +586,34 @@ fn a_violation_is_not_hidden_by_an_unwritable_json_file() {
     let next = (failing_seed() + 1).to_string();
     let range = format!("{seed}..{next}");
     zkcheck(&["sweep", bug, "--seeds", &range, "--json", json]).expect(1);
+}
+
+/// `check` writes each counterexample's schedule into `--out` (default
+/// `target/zkcheck`, under the directory it runs in): when that cannot be
+/// made, the error names the path (the violation still exits 1).
+#[test]
+fn a_check_that_cannot_write_its_schedule_names_the_path() {
+    let dir = scratch("unwritable-out");
+    // A regular file where a directory must be: no directory under it can
+    // be made, whoever runs the test (root ignores permission bits).
+    let blocker = dir.join("not-a-dir");
+    std::fs::write(&blocker, "").unwrap();
+    let out = blocker.join("schedules");
+    let args = ["check", "lock", "--variant", "original", "--progress", "0"];
+    let run = zkcheck(&[&args[..], &["--out", text(&out)]].concat());
+    run.expect(1);
+    assert!(run.stderr.contains(text(&out)), "{}", run.describe());
+    assert!(run.stderr.contains("cannot create"), "{}", run.describe());
+    // The default, relative to a working directory where `target` is a file.
+    std::fs::write(dir.join("target"), "").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("zkcheck runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("target/zkcheck"), "{stderr}");
 }
 
 #[test]
@@ -706,6 +753,61 @@ fn a_run_without_progress_is_not_a_pass() {
     );
     zkcheck(&["sweep", text(&file), "--seeds", "0..3", "--jobs", "1"]).expect(2);
     zkcheck(&["replay", text(&file), "--seed", "0"]).expect(2);
+}
+
+/// The same run with liveness checked: no workload ever made a call (the
+/// network answers nothing before the deadline), so the liveness report
+/// ("never got a session") is not the recipe's. It did no work: exit 2 with
+/// the reason, as without liveness, never exit 1.
+#[test]
+fn a_run_without_a_call_is_an_error_with_or_without_liveness() {
+    let dir = scratch("vacuous-liveness");
+    let file = dir.join("no-progress-liveness.toml");
+    let with_liveness = NO_PROGRESS.replace(
+        r#"check = ["mutual_exclusion", "fenced_mutual_exclusion"]"#,
+        r#"check = ["mutual_exclusion", "fenced_mutual_exclusion", "liveness"]"#,
+    );
+    assert_ne!(with_liveness, NO_PROGRESS);
+    std::fs::write(&file, with_liveness).unwrap();
+    let sim = zkcheck(&["sim", text(&file), "--seed", "0"]);
+    sim.expect(2);
+    assert!(!sim.stdout.contains("VIOLATION"), "{}", sim.describe());
+    for needle in [
+        "could not have failed",
+        "0 requests applied",
+        "liveness/never-connected",
+    ] {
+        assert!(sim.stderr.contains(needle), "{needle}: {}", sim.describe());
+    }
+    zkcheck(&["sweep", text(&file), "--seeds", "0..3", "--jobs", "1"]).expect(2);
+    zkcheck(&["replay", text(&file), "--seed", "0"]).expect(2);
+}
+
+/// A schedule names the property its replay judges: one the model does not
+/// have is refused with the file, the line and the key, before anything
+/// replays.
+#[test]
+fn a_schedule_with_an_unknown_property_is_refused() {
+    let dir = scratch("schedule-property");
+    let file = dir.join("schedule.toml");
+    let source = std::fs::read_to_string(schedule()).expect("the schedule");
+    let line = source
+        .lines()
+        .position(|l| l.starts_with("property = "))
+        .expect("a property line")
+        + 1;
+    let forged: String = source
+        .lines()
+        .map(|l| match l.starts_with("property = ") {
+            true => "property = \"world_peace\"".to_string(),
+            false => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    std::fs::write(&file, forged).unwrap();
+    let key = format!("{}:{line}: key `property`", text(&file));
+    zkcheck(&["replay", text(&file)]).refused(&[&key, "world_peace", "mutual_exclusion"]);
+    zkcheck(&["sim", text(&file)]).refused(&[&key]);
 }
 
 /// A catalog entry whose model property the model does not have is

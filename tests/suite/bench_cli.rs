@@ -129,3 +129,22 @@ fn bad_flags_exit_2_naming_the_flag() {
         assert!(stderr.contains(flag), "{args:?}: {stderr}");
     }
 }
+
+/// `--clients 2,2,2` would run one row three times (and weigh it three
+/// times in the cost line): refused before anything runs, naming the count.
+#[test]
+fn a_client_count_given_twice_is_refused() {
+    for (list, twice) in [("2,2,2", "2 is given twice"), ("2,5,2", "2 is given twice")] {
+        let started = std::time::Instant::now();
+        let output = zkcheck(&["bench", "--budget-seconds", "5", "--clients", list]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{list}: {stderr}");
+        assert!(stderr.contains("--clients"), "{list}: {stderr}");
+        assert!(stderr.contains(twice), "{list}: {stderr}");
+        assert!(output.stdout.is_empty(), "{list}: a row ran");
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "{list}: rows ran before the refusal"
+        );
+    }
+}

@@ -100,6 +100,34 @@ fn a_sequence_counter_at_its_end_is_recorded_and_replayed() {
     assert_contains(&disagrees.stdout, "DISAGREES with the model");
 }
 
+/// From a counter at its end the fixed lock refuses every create (its
+/// parent is persistent, so the counter never restarts): no client ever
+/// acquires, so "lock ever acquired" has no example and every safety
+/// property holds vacuously. That check could not have failed: an error
+/// (exit 2, saying why), not a violation of a correct lock (exit 1).
+#[test]
+fn a_check_that_could_not_have_failed_is_an_error_not_a_violation() {
+    let dir = scratch(SUITE, "vacuous_counter");
+    let args = ["lock", "--variant", "fixed", "--clients", "2"];
+    check(&dir, &args).expect(0);
+    let at_end = ["--sequence-start", "/locks=2147483647"];
+    let vacuous = check(&dir, &[&args[..], &at_end].concat());
+    vacuous.expect(2);
+    assert_contains(&vacuous.stdout, "lock_acquired");
+    assert_contains(&vacuous.stderr, "could not have failed");
+    assert_contains(&vacuous.stderr, "lock_acquired");
+    assert!(
+        !vacuous.stdout.contains("schedule written"),
+        "{}",
+        vacuous.stdout
+    );
+    // A range of counts says the same.
+    let range = ["lock", "--variant", "fixed", "--clients", "1..2"];
+    let vacuous = check(&dir, &[&range[..], &at_end].concat());
+    vacuous.expect(2);
+    assert_contains(&vacuous.stderr, "could not have failed");
+}
+
 /// A client-count range checks every count from the same initial state
 /// and writes the first counterexample with it.
 #[test]

@@ -18,6 +18,7 @@ mod closed_pipe;
 mod cutoff;
 mod diagnosis;
 mod ensemble;
+mod explore_cli;
 mod heal_window;
 mod herd_figure;
 mod initial_state;

@@ -307,3 +307,64 @@ fn a_failed_offer_does_not_fail_liveness_in_the_simulator() {
         "no seed failed an offer: the test is vacuous"
     );
 }
+
+/// A consumer whose take never returns (it lists an empty queue without a
+/// watch) is the recipe's bug, on every seed: never
+/// `liveness/heal-window-too-short`, "the harness's configuration", which
+/// would tell a user to raise `heal_ms` for it. The consumer takes an item
+/// first and calls `take` again in the same nanosecond; the bounded wait it
+/// then runs is no timer of the harness's (issue 40, item 2).
+#[test]
+fn a_take_that_never_returns_is_not_blamed_on_the_heal_window() {
+    let text = r#"description = "a consumer's take waits on nothing"
+recipe = "expiring_queue"
+variant = "forgets_watch"
+clients = 2
+seeds = "0..20"
+duration_ms = 2000
+heal_ms = 3000
+
+[config]
+path = "/q"
+parents = ["/q"]
+
+[workload]
+producers = 1
+items = 5
+think_ms = [50, 200]
+
+[properties]
+check = ["exactly_once", "liveness"]
+"#;
+    let file = std::path::Path::new("queue-take-never-returns.toml");
+    let scenario = Scenario::parse(file, text, registry().sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let runner = scenario.runner();
+    let mut after_an_item = 0;
+    for seed in 0..20 {
+        let report = runner.run(seed, false);
+        let liveness = report
+            .violations
+            .iter()
+            .find(|v| v.property == Property::Liveness)
+            .unwrap_or_else(|| panic!("seed {seed}: the stuck take is not reported: {report:?}"));
+        let signature = liveness.signature();
+        let shown = liveness.to_string();
+        assert_ne!(
+            signature, "liveness/heal-window-too-short",
+            "seed {seed}: {shown}"
+        );
+        assert!(
+            !shown.contains("the harness's configuration"),
+            "seed {seed}: {shown}"
+        );
+        assert_eq!(signature, "liveness/no-watch", "seed {seed}: {shown}");
+        if report.stats.goals > 0 {
+            after_an_item += 1;
+        }
+    }
+    assert!(
+        after_an_item > 0,
+        "no consumer took an item before it got stuck: the case is not exercised"
+    );
+}

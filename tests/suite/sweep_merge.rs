@@ -300,7 +300,7 @@ fn malformed_shard_files_are_refused_with_file_line_and_key() {
     merge(&[&old], &[]).refused(&[&old, "key `format`"]);
     let version = write(
         "version.json",
-        &good.replace("\"format_version\": 3,", "\"format_version\": 4,"),
+        &good.replace("\"format_version\": 4,", "\"format_version\": 5,"),
     );
     merge(&[&version], &[]).refused(&[&format!(
         "{version}:{}: key `format_version`",
@@ -311,6 +311,50 @@ fn malformed_shard_files_are_refused_with_file_line_and_key() {
     let out = path(&dir, "out.json");
     merge(&[path(&dir, "shard-0.json"), cut], &["--json", &out]).expect(2);
     assert!(!Path::new(&out).exists());
+}
+
+/// A shard another zkcheck wrote is refused, naming the file and
+/// `generated_by`; so is a shard edited after its sweep wrote it, even one
+/// whose counts were all changed to agree (a failing shard made to look
+/// passing): its `digest` no longer matches its content. (The digest is a
+/// checksum, not a signature: a forger who recomputes it is not caught.)
+#[test]
+fn shards_of_another_zkcheck_or_edited_since_are_refused() {
+    let dir = scratch("forged");
+    assert_eq!(sweep_and_shards(&dir, FAILING, "0..20", 2, &[]), 1);
+    let files = shard_files(&dir, &[0, 1]);
+    merge(&files, &[]).expect(1);
+    let write = |name: &str, value: &Value| {
+        let file = path(&dir, name);
+        std::fs::write(&file, serde_json::to_string_pretty(value).unwrap()).unwrap();
+        file
+    };
+    // Both shards from another version: consistent with each other.
+    let older: Vec<String> = files
+        .iter()
+        .enumerate()
+        .map(|(k, file)| {
+            let mut value = read_json(Path::new(file));
+            value["generated_by"] = Value::from("zkcheck 0.0.1");
+            write(&format!("older-{k}.json"), &value)
+        })
+        .collect();
+    merge(&older, &[]).refused(&[&older[0], "key `generated_by`", "zkcheck 0.0.1"]);
+    // Shard 1 made to pass, every count made to agree.
+    let mut value = read_json(Path::new(&files[1]));
+    let runs = value["runs"].clone();
+    value["passed"] = runs;
+    for key in ["failed", "violations", "no_progress", "internal_errors"] {
+        value[key] = Value::from(0);
+    }
+    value["buckets"] = Value::Array(Vec::new());
+    value["first_failures"] = Value::Array(Vec::new());
+    value["failures_by_property"] = Value::Object(Default::default());
+    let forged = write("forged-1.json", &value);
+    merge(&[files[0].clone(), forged.clone()], &[]).refused(&[&forged, "key `digest`"]);
+    // Unchanged, the same file merges.
+    let copied = write("copied-1.json", &read_json(Path::new(&files[1])));
+    merge(&[files[0].clone(), copied], &[]).expect(1);
 }
 
 #[test]

@@ -117,3 +117,60 @@ fn report_states(registry: &Registry) -> usize {
         .check(&zkcheck::models::Setup::new(2), &Default::default())
         .unique_states
 }
+
+/// One named property can be asserted alone: the original lock breaks
+/// mutual exclusion and FIFO, and still keeps `no_leaks` (403 states, the
+/// whole space); asserting a property it breaks fails the test with the
+/// counterexample, one it does not have names the ones it has.
+#[test]
+fn a_model_check_asserts_one_named_property() {
+    let registry = Registry::builtin();
+    let original = || testing::model(&registry, "lock", "original");
+    assert_eq!(original().holds_property("no_leaks"), 403);
+    assert_eq!(original().holds_property("lock_acquired"), 403);
+    let text = panic_text(|| {
+        original().holds_property("mutual_exclusion");
+    });
+    for needle in [
+        "expected mutual_exclusion to hold, but it is violated",
+        "counterexample for mutual_exclusion",
+        "check lock --variant original --clients 2",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    let text = panic_text(|| {
+        original().holds_property("world_peace");
+    });
+    assert!(text.contains("no property \"world_peace\""), "{text}");
+    assert!(text.contains("no_leaks"), "{text}");
+}
+
+/// The same on a sweep: the herd-effect election breaks `herd` on every
+/// seed and never `one_leader`; `.passes()` cannot say that, and
+/// `.holds_property("one_leader")` does.
+#[test]
+fn a_sweep_asserts_one_named_property() {
+    let registry = Registry::builtin();
+    let bug4 = "scenarios/bugs/bug4-herd-effect.toml";
+    testing::scenario(&registry, bug4)
+        .seeds("0..20")
+        .holds_property("one_leader");
+    let text = panic_text(|| {
+        testing::scenario(&registry, bug4)
+            .seeds("0..20")
+            .holds_property("herd")
+    });
+    for needle in [
+        "expected herd to hold on every seed",
+        "VIOLATION of herd",
+        "ZKCHECK_SEED=",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    let text = panic_text(|| {
+        testing::scenario(&registry, bug4)
+            .seeds("0..20")
+            .holds_property("liveness")
+    });
+    assert!(text.contains("does not check liveness"), "{text}");
+}

@@ -5,11 +5,11 @@
 //! its variants. Each [`Variant`] builds the recipe's simulation (what a
 //! scenario file runs) and its model (what `check`, `explore` and schedule
 //! replay run): a hold, queue or barrier recipe gets a generic model from
-//! the same constructor and calls ([`hold`], [`generic`]), and any variant
+//! the same constructor and calls (the private modules `hold` and `generic`), and any variant
 //! can bring a model of its own ([`Variant::model`]). Several variants of
 //! one recipe that differ by a flag register as a table, one row each
 //! ([`VariantTable`]). [`Registry::builtin`] registers the seven
-//! shipped recipes ([`builtin`]) through the same door a user's recipe goes
+//! shipped recipes (module `builtin`) through the same door a user's recipe goes
 //! through ([`Registry::with`]).
 
 mod builtin;
@@ -116,7 +116,7 @@ impl Variant {
     /// A queue: producers offer, consumers take. The simulator runs
     /// producers and consumers; the model checker a generic model of the
     /// same calls (client 0 offers, the others take `--cycles` items each)
-    /// with the queue properties (see [`generic`]).
+    /// with the queue properties (see module `generic`).
     pub fn queue<R>(
         name: &str,
         about: &str,
@@ -162,7 +162,7 @@ impl Variant {
     /// A barrier: members enter together and leave together. The
     /// simulator runs rounds with staggered arrivals; the model checker a
     /// generic model of the same calls (every client a member, entering
-    /// then leaving) with the barrier properties (see [`generic`]).
+    /// then leaving) with the barrier properties (see module `generic`).
     pub fn barrier<R>(
         name: &str,
         about: &str,

@@ -494,6 +494,13 @@ fn random_step_orders_replay_or_fail_without_panicking() {
             schedule.variant = variant.into();
             schedule.clients = clients;
             schedule.servers = 1 + next(2) as usize;
+            // A property the model has (VALID's is a lock's).
+            let setup = Setup::new(clients)
+                .with_cycles(schedule.cycles)
+                .with_servers(schedule.servers)
+                .with_revalidate(schedule.revalidate)
+                .with_faults(schedule.faults.parse().unwrap_or_default());
+            schedule.property = entry.property_names(&setup)[0].into();
             schedule.steps.clear();
             for _ in 0..60 {
                 let spec = &OPS[next(OPS.len() as u64) as usize];

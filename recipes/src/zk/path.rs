@@ -32,7 +32,7 @@ pub enum PathError {
 ///
 /// A path is cloned into every request, event, watch and tree index that
 /// names it, and the model checker clones those for every state: a short
-/// path's text is kept in place, a long one shared ([`PathText`]), so a
+/// path's text is kept in place, a long one shared (`PathText`), so a
 /// clone never allocates. Equality, order and hash are those of the text.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

@@ -1,6 +1,6 @@
 //! Inline SVG pictures for the HTML page: a run's sequence diagram
-//! ([`sequence`]), its ownership timeline ([`timeline`]) and a sweep's
-//! failures per bucket ([`bars`]).
+//! ([`sequence`](mod@sequence)), its ownership timeline ([`timeline`](mod@timeline)) and a sweep's
+//! failures per bucket ([`bars`](mod@bars)).
 //!
 //! Each picture is one `<svg>` element with the `id` the caller gives and
 //! a fixed `class` (`sequence`, `timeline`, `bars`); its parts carry

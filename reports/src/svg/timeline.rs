@@ -1,6 +1,6 @@
 //! A run's ownership timeline: who held what when.
 //!
-//! One row per client; one bar per [`HoldSpan`](crate::schema::HoldSpan)
+//! One row per client; one bar per [`HoldSpan`]
 //! from its start to its end (or to the end of the run, hatched and
 //! labelled `held at end`). After `session_ended_ns` the bar turns to the
 //! `stale` style: the server had ended the session, so the client held

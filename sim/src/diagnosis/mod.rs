@@ -2,14 +2,14 @@
 //! short, stable name a sweep buckets failing seeds by) and explains each
 //! client or node involved.
 //!
-//! - liveness ([`stuck`]): what each stuck client waits for (a watch on
+//! - liveness (`stuck`): what each stuck client waits for (a watch on
 //!   which path, set when, on a node that exists or not; a reply; a timer)
 //!   and why nothing will wake it (the node is gone, its owner believes it
 //!   released, its creator never learned its name, the recipe dropped the
 //!   event, the watch went with an expired session);
-//! - no leaks ([`leaks`]): each node left, its creator, and what became of
+//! - no leaks (`leaks`): each node left, its creator, and what became of
 //!   the step that should have deleted it;
-//! - mutual exclusion, one leader, fencing, FIFO ([`holders`]): both
+//! - mutual exclusion, one leader, fencing, FIFO (`holders`): both
 //!   holders and how each got there.
 //!
 //! A diagnosis is computed from the run's [`History`] (recorded always)

@@ -7,6 +7,10 @@
 //! timer: a client whose hold (or think, or work) time is still running at
 //! the liveness deadline is not stuck; the heal window was too short for
 //! the workload (`heal-window-too-short`, the harness's configuration).
+//! That label names the run only when the harness explains every stuck
+//! client (each other one is queued behind such a client or waits with a
+//! watch for children it may still change): a consumer whose take waits on
+//! nothing is the recipe's, whatever timer another client still runs.
 
 use super::history::{DeleteFate, NodeRecord, Removal, WatchKind, WatchRecord};
 use super::{client_name, root, ClientScene, Diagnosis, Finding, Scene};
@@ -49,6 +53,20 @@ pub(super) const PRIORITY: &[&str] = &[
     "queued-behind-stuck-client",
 ];
 
+/// What a client the harness keeps busy (its workload's own timer still
+/// running at the deadline) can explain in another stuck client: one
+/// queued behind it, or one waiting with a watch for children it may still
+/// change. Any other finding is the recipe's own wait, and the harness
+/// label would hide it.
+const HARNESS_EXPLAINS: &[&str] = &[
+    "heal-window-too-short",
+    "queued-behind-stuck-client",
+    "children-never-change",
+];
+
+/// The labels that blame the harness, not the recipe.
+const HARNESS_LABELS: &[&str] = &["heal-window-too-short"];
+
 pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
     let mut findings: Vec<Finding> = scene
         .clients
@@ -58,7 +76,17 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
         .map(|(client, c)| stuck_client(client, c, violation.at_ns, scene).client(client))
         .collect();
     mark_cycles(&mut findings, scene);
-    let Some(first) = root(&findings, PRIORITY) else {
+    // The harness is named only when it explains every stuck client; else
+    // the recipe's own wait is the run's mechanism.
+    let harness_explains_all = findings
+        .iter()
+        .all(|f| HARNESS_EXPLAINS.contains(&f.mechanism.as_str()));
+    let recipe_first: Vec<&str> = PRIORITY
+        .iter()
+        .copied()
+        .filter(|p| harness_explains_all || !HARNESS_LABELS.contains(p))
+        .collect();
+    let Some(first) = root(&findings, &recipe_first) else {
         return Diagnosis {
             mechanism: "unexplained".to_string(),
             summary: violation.message.clone(),

@@ -7,7 +7,7 @@
 //! - [`search`]: depth-first search over those choices by re-execution,
 //!   with a delay bound (iterative deepening on it), a memo of visited
 //!   states, and execution and time bounds.
-//! - [`file`]: a counterexample as a file (`zkcheck replay` runs it).
+//! - [`file`](mod@file): a counterexample as a file (`zkcheck replay` runs it).
 //! - [`run`]: the explored world of an async recipe, one execution, a
 //!   whole exploration, the replay of a choice file.
 //! - [`pct`]: random sampling of the same choices for larger cases: PCT

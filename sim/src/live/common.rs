@@ -128,7 +128,9 @@ pub fn live_report(
         herd_maxima: oracles.herd_maxima(),
         herd_figures: oracles.herd_figures(),
         workloads_done,
+        unjudged: Vec::new(),
         trace: Default::default(),
         holds: Vec::new(),
     }
+    .set_aside_unexercised()
 }

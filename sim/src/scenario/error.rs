@@ -85,7 +85,7 @@ impl ScenarioError {
 /// Longest user text echoed in a message, in characters.
 const ECHO_CHARS: usize = 60;
 
-/// `text`, cut to [`ECHO_CHARS`] characters with an ellipsis: a message
+/// `text`, cut to `ECHO_CHARS` characters with an ellipsis: a message
 /// never echoes a megabyte key back.
 pub fn clip(text: &str) -> String {
     match text.char_indices().nth(ECHO_CHARS) {

@@ -304,6 +304,9 @@ pub struct Timing {
     /// every attempt (`ReconnectTiming::Fixed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reconnect_delay_ms: Option<MsRange>,
+    /// Left out when written back at its default (a written one is held
+    /// to the heal window, `validate/heal.rs`).
+    #[serde(skip_serializing_if = "is_default_new_session_delay")]
     pub new_session_delay_ms: MsRange,
     /// Refused on one server; left out when written back at its default.
     #[serde(skip_serializing_if = "is_default_apply_lag")]
@@ -313,7 +316,11 @@ pub struct Timing {
     pub settle_ms: u64,
     /// The ensemble's tickTime and syncLimit: leader loss and partitions
     /// are noticed tick_time_ms × sync_limit after they happen.
+    /// Both refused on one server; left out when written back at their
+    /// defaults.
+    #[serde(skip_serializing_if = "is_default_tick_time")]
     pub tick_time_ms: u64,
+    #[serde(skip_serializing_if = "is_default_sync_limit")]
     pub sync_limit: u64,
     /// A moved session waits for the leader's revalidation (see
     /// `WorldConfig::revalidate_moves`; default true); written only when
@@ -328,6 +335,18 @@ fn is_true(value: &bool) -> bool {
 
 fn is_default_apply_lag(lag: &MsRange) -> bool {
     *lag == crate::world::WorldConfig::default().apply_lag_ms
+}
+
+fn is_default_new_session_delay(delay: &MsRange) -> bool {
+    *delay == crate::world::WorldConfig::default().new_session_delay_ms
+}
+
+fn is_default_tick_time(ms: &u64) -> bool {
+    *ms == crate::world::WorldConfig::default().tick_time_ms
+}
+
+fn is_default_sync_limit(ticks: &u64) -> bool {
+    *ticks == crate::world::WorldConfig::default().sync_limit
 }
 
 impl Default for Timing {

@@ -1,6 +1,6 @@
 //! The declared range of every number a scenario file holds, and the caps
 //! on a run's size. A value outside is refused with the range in the
-//! message (see [`super::validate`]); nothing is clamped silently.
+//! message (see `super::validate`); nothing is clamped silently.
 //!
 //! The caps keep every accepted scenario finite and small enough to run:
 //! simulated time in nanoseconds never overflows, a run's calls and faults

@@ -19,6 +19,8 @@ use std::ops::RangeInclusive;
 use std::path::Path as FsPath;
 use zk_recipes::zk::Path;
 
+mod heal;
+
 /// Checks one parsed file; `table` is the same source as plain TOML, to
 /// tell a key that was written from one that took its default.
 pub(super) struct Checker<'a> {
@@ -114,6 +116,7 @@ impl Checker<'_> {
         self.check_workload(&raw, variant.workload)?;
         self.check_timing(&raw)?;
         let faults = self.faults(&raw)?;
+        self.heal_feasible(&raw, variant.workload, &faults)?;
         let properties = match raw.properties.check.is_empty() {
             true => recipe.kind.default_properties().into_iter().collect(),
             false => self.property_names("properties.check", &raw.properties.check)?,
@@ -458,7 +461,6 @@ impl Checker<'_> {
             }
         };
         self.within(key, per_client, range, "")?;
-        self.heal_fits_workload(raw, kind)?;
         let calls = per_client.saturating_mul(clients);
         if calls > limit::MAX_RUN_CALLS {
             return Err(self.error(
@@ -466,30 +468,6 @@ impl Checker<'_> {
                 format!(
                     "{per_client} per client × {clients} clients = {calls} calls in one run, above the cap of {}",
                     limit::MAX_RUN_CALLS
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// A client caught mid-hold (or mid-work) by the heal still holds for
-    /// up to the longest hold, then thinks for up to the longest think time
-    /// before it stops: a heal window shorter than that fails liveness by
-    /// the harness's configuration, whatever the recipe does.
-    fn heal_fits_workload(&self, raw: &ScenarioFile, kind: WorkloadKind) -> Checked<()> {
-        let spec = &raw.workload;
-        let (what, busy) = match kind {
-            WorkloadKind::Hold => ("hold_ms", spec.hold_ms),
-            WorkloadKind::Barrier => ("work_ms", spec.work_ms),
-            WorkloadKind::Queue => return Ok(()),
-        };
-        let needs_ms = busy.max.saturating_add(spec.think_ms.max);
-        if raw.heal_ms < needs_ms {
-            return Err(self.error(
-                "heal_ms",
-                format!(
-                    "the heal window ({} ms) is shorter than the workload needs after the heal: a client may still be in its longest {what} ({} ms) and think ({} ms) before it stops, {needs_ms} ms; raise heal_ms to at least {needs_ms}",
-                    raw.heal_ms, busy.max, spec.think_ms.max
                 ),
             ));
         }
@@ -546,8 +524,9 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// `ensemble`: 1, 3, 5 or 7 servers; `timing.apply_lag_ms` only with
-    /// followers to lag.
+    /// `ensemble`: 1, 3, 5 or 7 servers; `timing.apply_lag_ms`,
+    /// `tick_time_ms`, `sync_limit` and `revalidate_moves` only with
+    /// followers to lag, lose or move to.
     fn ensemble(&self, raw: &ScenarioFile) -> Checked<()> {
         self.within("ensemble", raw.ensemble, limit::ENSEMBLE, " servers")?;
         if raw.ensemble.is_multiple_of(2) {
@@ -559,11 +538,24 @@ impl Checker<'_> {
                 ),
             ));
         }
-        if raw.ensemble == 1 && self.written("timing", "apply_lag_ms") {
-            return Err(self.error(
-                "timing.apply_lag_ms",
-                "one server applies every change at once, so a follower's lag means nothing here: set `ensemble = 3` (or more), or leave `apply_lag_ms` out",
-            ));
+        // What only an ensemble has: on one server it would mean nothing,
+        // and a run would seem to have checked it.
+        let ensemble_only = [
+            ("apply_lag_ms", "one server applies every change at once, so a follower's lag means nothing here"),
+            ("tick_time_ms", "one server has no leader to lose and no follower to cut off, so tickTime (how long noticing that takes) means nothing here"),
+            ("sync_limit", "one server has no leader to lose and no follower to cut off, so syncLimit (how long noticing that takes) means nothing here"),
+            ("revalidate_moves", "one server has no other server for a session to move to, so revalidating a moved session means nothing here"),
+        ];
+        if raw.ensemble == 1 {
+            if let Some((key, why)) = ensemble_only
+                .into_iter()
+                .find(|(key, _)| self.written("timing", key))
+            {
+                return Err(self.error(
+                    &format!("timing.{key}"),
+                    format!("{why}: set `ensemble = 3` (or more), or leave `{key}` out"),
+                ));
+            }
         }
         Ok(())
     }

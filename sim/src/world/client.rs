@@ -59,6 +59,7 @@ impl<R: SimRecipe> Client<R> {
         world.stats.calls += 1;
         trace!(world, Some(client), Call, "{call:?}");
         world.clients[client].last_call = Some((now, call.clone()));
+        world.clients[client].awaiting_answer = true;
         world.observe_hold(client, call.hold(), Seen::Call(call.observe_call()));
         world.clients[client].session.now_ms = now / 1_000_000;
         world.clients[client].session.call(call);
@@ -101,6 +102,7 @@ impl<R: SimRecipe> Client<R> {
             match slot.outcomes.pop_front() {
                 Some(outcome) => {
                     slot.last_outcome = Some((now, format!("{outcome:?}")));
+                    slot.awaiting_answer = false;
                     Poll::Ready(outcome)
                 }
                 None => {
@@ -123,6 +125,7 @@ impl<R: SimRecipe> Client<R> {
                 let slot = &mut world.clients[self.index];
                 if let Some(outcome) = slot.outcomes.pop_front() {
                     slot.last_outcome = Some((now, format!("{outcome:?}")));
+                    slot.awaiting_answer = false;
                     return Poll::Ready(Some(outcome));
                 }
                 slot.app_waker = Some(cx.waker().clone());

@@ -5,11 +5,11 @@
 //!   ([`crate::server::ZkServer`]) behind a thin async shell that also plays
 //!   the network: one event queue, ordered by simulated time, holds the
 //!   messages in flight, the server's ticks (session expiry, container
-//!   reaper) and the scheduled faults ([`shell`]).
+//!   reaper) and the scheduled faults (`shell`).
 //! - Every client is a simulated node (madsim can pause it) running two
 //!   tasks: the connection task, which feeds the Java-client-like session
 //!   layer ([`crate::client::ClientSession`]) with what arrives and puts what
-//!   the recipe emits on the wire ([`connection`]), and the application
+//!   the recipe emits on the wire (`connection`), and the application
 //!   workload, async code that drives the recipe through a [`Client`]
 //!   handle ([`workloads`] has the built-in ones; a user's own async
 //!   workload runs the same way). While a client runs, what reaches it is

@@ -39,6 +39,12 @@ pub struct RunStats {
     /// acquisition, an item taken, a barrier entered).
     #[serde(default)]
     pub goals: u64,
+    /// Attempts at a goal that the recipe itself gave up on a timer
+    /// (`TimedOut`: a timed acquire that waited its time and let go): the
+    /// workload asked for that answer, and the properties judged the
+    /// attempt (its node, its wait, its cleanup).
+    #[serde(default)]
+    pub timed_out: u64,
     /// The goal outcomes the workload would reach if it ran to completion
     /// (`WorldConfig::planned_goals`; 0: unknown).
     #[serde(default)]
@@ -67,6 +73,12 @@ pub struct RunReport {
     #[serde(default)]
     pub herd_figures: HerdFigures,
     pub workloads_done: usize,
+    /// What the oracles reported in a run whose workloads never made a call
+    /// (see [`RunReport::set_aside_unexercised`]): never the recipe's, so
+    /// not violations; the run is reported as one that could not have
+    /// failed, with these named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<Violation>,
     #[serde(skip)]
     pub trace: Trace,
     /// Who held what when (for reports' ownership timelines).
@@ -80,7 +92,10 @@ impl RunStats {
         self.outcomes += 1;
         let failure = match observation {
             Observation::Failed { reason } => reason.clone(),
-            Observation::TimedOut => "TimedOut".to_string(),
+            Observation::TimedOut => {
+                self.timed_out += 1;
+                "TimedOut".to_string()
+            }
             Observation::Acquired { .. } | Observation::Taken { .. } | Observation::Entered => {
                 self.goals += 1;
                 self.progress += 1;
@@ -100,6 +115,20 @@ impl RunReport {
         self.violations.is_empty()
     }
 
+    /// A run whose workloads never made a call never ran the recipe (the
+    /// network answered nothing before the deadline, every client still
+    /// arriving): what the oracles say of it (liveness: every workload
+    /// stuck) is the harness's, not the recipe's. Such violations are set
+    /// aside ([`RunReport::unjudged`]) and the run is one that did no work
+    /// ([`RunReport::no_progress`]): exit 2 with the reason, as the same
+    /// run without a liveness check, never exit 1.
+    pub fn set_aside_unexercised(mut self) -> RunReport {
+        if self.stats.calls == 0 {
+            self.unjudged.append(&mut self.violations);
+        }
+        self
+    }
+
     /// Why this run's pass says (almost) nothing, if so: no progress at all
     /// (see [`RunReport::no_progress`]), or so little that the faults left
     /// the properties almost nothing to judge (see
@@ -109,16 +138,25 @@ impl RunReport {
     }
 
     /// Why the run made too little progress, if it did: with a known plan,
-    /// fewer goal outcomes (acquisitions, items taken, barriers entered)
-    /// than [`MIN_GOAL_PERCENT`] % of what the workload set out to reach.
+    /// fewer decided attempts than [`MIN_GOAL_PERCENT`] % of what the
+    /// workload set out to reach. An attempt is decided when it reached its
+    /// goal (an acquisition, an item taken, a barrier entered) or when the
+    /// recipe gave it up on its own timer (`TimedOut`: a correct timed
+    /// acquire under contention does real work and is judged); an attempt
+    /// the faults failed is not.
     pub fn too_little_progress(&self) -> Option<String> {
         let stats = &self.stats;
         let floor = min_goals(stats.planned_goals);
-        if stats.goals >= floor {
+        let decided = stats.goals.saturating_add(stats.timed_out);
+        if decided >= floor {
             return None;
         }
+        let timed_out = match stats.timed_out {
+            0 => String::new(),
+            n => format!(" and gave up {n} on the recipe's own timer"),
+        };
         Some(format!(
-            "too little progress: the workload reached {} of its {} planned goals (acquisitions, items taken, barriers entered), below the floor of {floor} ({MIN_GOAL_PERCENT}%): the faults stopped nearly all of it",
+            "too little progress: the workload reached {} of its {} planned goals (acquisitions, items taken, barriers entered){timed_out}, below the floor of {floor} ({MIN_GOAL_PERCENT}%): the faults stopped nearly all of it",
             stats.goals, stats.planned_goals
         ))
     }
@@ -154,8 +192,18 @@ impl RunReport {
                 plural(stats.outcomes, "call")
             )
         };
+        let unjudged = match self.unjudged.is_empty() {
+            true => String::new(),
+            false => {
+                let names: Vec<String> = self.unjudged.iter().map(|v| v.signature()).collect();
+                format!(
+                    " ({} reported, not the recipe's: it was never called)",
+                    names.join(", ")
+                )
+            }
+        };
         Some(format!(
-            "no workload made progress: {} applied, {answers}",
+            "no workload made progress: {} applied, {answers}{unjudged}",
             plural(stats.requests, "request")
         ))
     }

@@ -80,7 +80,7 @@ impl<R: SimRecipe> Simulation<R> {
     }
 
     /// Runs one seed in a fresh madsim runtime (call from outside any
-    /// runtime), then frees the world (see [`shut_down`]).
+    /// runtime), then frees the world (see `shut_down`).
     pub fn run(&self, seed: u64) -> RunReport {
         // A run that panicked never reached `shut_down`: what it left on
         // this thread goes before the next one starts.
@@ -276,6 +276,7 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> Clie
         workload_rng,
         last_call: None,
         last_outcome: None,
+        awaiting_answer: false,
         workload_timer: None,
         awaiting: VecDeque::new(),
         held: VecDeque::new(),
@@ -375,10 +376,10 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         None,
         Phase,
         "verdict: {}",
-        if world.oracles.has_violation() {
-            "VIOLATION"
-        } else {
-            "pass"
+        match (world.oracles.has_violation(), world.stats.calls) {
+            (true, 0) => "no call was made: what the oracles report is not judged",
+            (true, _) => "VIOLATION",
+            (false, _) => "pass",
         }
     );
     if let Some(tape) = world.chooser.take() {
@@ -397,9 +398,11 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
             .iter()
             .filter(|slot| slot.workload_done)
             .count(),
+        unjudged: Vec::new(),
         trace: std::mem::take(&mut world.trace),
         holds: std::mem::take(&mut world.history.holds),
     }
+    .set_aside_unexercised()
 }
 
 /// In swarm mode an ensemble scenario lets each seed pick its ensemble as

@@ -155,6 +155,10 @@ pub struct ClientSlot<R: SimRecipe> {
     /// The last outcome the workload took, as text, with its time (what
     /// the client holds, for liveness reports).
     pub last_outcome: Option<(u64, String)>,
+    /// The last call has not been answered yet: no outcome was taken since
+    /// it was made. (Times cannot tell: a workload calls again in the same
+    /// nanosecond it took the previous answer.)
+    pub awaiting_answer: bool,
     /// The workload's own timer (a hold, think or work time, or a bounded
     /// wait for an outcome) while it runs: (started, due), in ns.
     pub workload_timer: Option<(u64, u64)>,
@@ -370,7 +374,8 @@ impl<R: SimRecipe> Shared<R> {
             .clients
             .iter()
             .map(|slot| ClientScene {
-                last_outcome: slot.last_outcome.clone(),
+                // What answered the last call, if anything did yet.
+                last_outcome: slot.last_outcome.clone().filter(|_| !slot.awaiting_answer),
                 workload_timer: slot.workload_timer,
                 ..ClientScene::of(
                     &slot.session,
