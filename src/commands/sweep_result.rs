@@ -271,9 +271,9 @@ pub struct MergedShards {
 /// A sweep's summary as JSON (`sweep --json`, `merge`'s input and output).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepJson {
-    /// Always [`FORMAT`].
+    /// Always `FORMAT`.
     pub format: String,
-    /// [`FORMAT_VERSION`] of the writer.
+    /// `FORMAT_VERSION` of the writer.
     pub format_version: u32,
     /// The zkcheck that ran it (`zkcheck 0.1.0`).
     pub generated_by: String,
