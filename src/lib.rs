@@ -45,6 +45,7 @@ mod commands;
 /// A sweep's result as `sweep --json` writes it and `merge` reads it
 /// (docs/report-schema.md), with its `digest`: for tools that read or
 /// write shard files.
+#[cfg(madsim)]
 pub use commands::sweep_result::SweepJson;
 #[cfg(madsim)]
 pub mod testing;
