@@ -388,3 +388,32 @@ fn a_built_in_property_s_name_is_refused() {
     });
     assert!(panicked, "no seed reconnected while waiting");
 }
+
+#[test]
+fn invariant_is_never_selected_and_node_churn_is_refused_where_it_cannot_judge() {
+    let parse = |text: &str| {
+        Scenario::parse(
+            std::path::Path::new("s.toml"),
+            text,
+            registry().sim_recipes(),
+        )
+        .map(|_| ())
+        .map_err(|error| error.to_string())
+    };
+    let selected = SCENARIO.replace(
+        r#"check = ["node_churn", "one_leader"]"#,
+        r#"check = ["invariant"]"#,
+    );
+    let error = parse(&selected).expect_err("refused");
+    assert!(error.contains("always judged"), "{error}");
+    let semaphore = r#"
+recipe = "semaphore"
+variant = "fixed"
+clients = 3
+[properties]
+check = ["node_churn"]
+"#;
+    let error = parse(semaphore).expect_err("refused");
+    assert!(error.contains("`node_churn` does not apply"), "{error}");
+    assert_eq!(parse(SCENARIO), Ok(()));
+}
