@@ -258,7 +258,7 @@ fn describe_failure(scenario: &Scenario, failure: &Failure, expected: &str) -> S
     for violation in &failure.report.violations {
         text.push_str(&format!(
             "VIOLATION of {}:\n  {violation}",
-            violation.property
+            violation.property_name()
         ));
     }
     text.push_str(&format!("reproduce:\n  {}", failure.reproduce));

@@ -57,6 +57,12 @@ pub(crate) fn observe<R: ModelRecipe>(
             true
         }
         Observation::TimedOut | Observation::Empty | Observation::Failed { .. } => true,
+        // The recipe's own invariant: a violation, and no answer to a call.
+        Observation::Violated { property, detail } => {
+            log.note(|| format!("c{c}: reports `{property}` broken: {detail}"));
+            state.violations.insert(Violations::RECIPE_INVARIANT);
+            false
+        }
     };
     if completes_call && state.clients[c].pending.is_some() {
         let failed = matches!(

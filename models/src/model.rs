@@ -252,9 +252,11 @@ impl<R: ModelRecipe> RecipeModel<R> {
         self.init = self.connect_clients(self.init.clone());
     }
 
-    /// Sets the properties to check (builder style).
+    /// Sets the properties to check (builder style), and the recipe's own
+    /// invariants (`properties::recipe_invariant`) with them.
     pub fn with_properties(mut self, properties: Vec<Property<RecipeModel<R>>>) -> Self {
         self.properties = properties;
+        self.properties.push(crate::properties::recipe_invariant());
         self
     }
 

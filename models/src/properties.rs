@@ -6,7 +6,8 @@
 //! fenced mutual exclusion (tokens strictly increase across exclusive
 //! holders), FIFO (a lock's acquisition order, a queue's per-consumer
 //! delivery order), the herd bound, barrier safety, exactly-once queue
-//! delivery (in any order), no leaked nodes.
+//! delivery (in any order), no leaked nodes, and the recipe's own
+//! invariants (`recipe_invariant`: it never reported one broken).
 //! Liveness: `eventually` the workload completes (stateright checks it on
 //! terminal paths only) and, as an `always` property over the bounded model,
 //! no stuck waiter: no state where a call waits for its outcome and nothing
@@ -46,6 +47,9 @@ pub mod names {
     pub const WORKLOAD_CAN_COMPLETE: &str = "workload_can_complete";
     pub const STALE_HOLDER_OVERLAP: &str = "stale_holder_overlap";
     pub const EXPIRY_REPORTED: &str = "expiry_reported";
+    /// Every recipe's own invariants, as one property: a counterexample's
+    /// replay on the simulator names the invariant the recipe reported.
+    pub const RECIPE_INVARIANT: &str = "recipe_invariant";
 }
 
 /// Live holders are compatible: one exclusive holder alone, or shared
@@ -125,6 +129,18 @@ pub fn lost_items<R: ModelRecipe>(model: &RecipeModel<R>, state: &ModelState<R>)
         })
         .map(|(item, _)| item.clone())
         .collect()
+}
+
+/// The recipe never reported one of its own invariants broken
+/// (`Observation::Violated`). Every model built with
+/// `RecipeModel::with_properties` checks it.
+pub fn recipe_invariant<R: ModelRecipe>() -> Property<RecipeModel<R>> {
+    Property::always(
+        names::RECIPE_INVARIANT,
+        |_: &RecipeModel<R>, state: &ModelState<R>| {
+            !state.violations.contains(Violations::RECIPE_INVARIANT)
+        },
+    )
 }
 
 /// Once the workload is done and everything delivered, only the setup nodes

@@ -902,6 +902,7 @@ impl<'m, R: ModelRecipe> Replay<'m, R> {
                 message,
                 events: Vec::new(),
                 diagnosis: None,
+                invariant: None,
             });
             self.diagnose_new();
             return;

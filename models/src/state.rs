@@ -104,6 +104,9 @@ impl Violations {
     pub const UNKNOWN_ITEM: Violations = Violations(1 << 6);
     /// A consumer took a producer's items out of the order they were offered.
     pub const QUEUE_ORDER: Violations = Violations(1 << 7);
+    /// A recipe reported that its own invariant broke
+    /// (`Observation::Violated`; which one, the replay on the simulator says).
+    pub const RECIPE_INVARIANT: Violations = Violations(1 << 8);
 
     pub fn insert(&mut self, other: Violations) {
         self.0 |= other.0;

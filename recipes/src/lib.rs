@@ -19,7 +19,10 @@ pub mod queue;
 pub mod semaphore;
 pub mod shared_lock;
 
-pub use observe::{Hold, HoldId, Observation, Observe};
+pub use observe::{
+    check_property_name, Hold, HoldId, Observation, Observe, PropertyNameError,
+    RESERVED_PROPERTY_NAMES,
+};
 pub use recipe::{
     ClientLibrary, FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerCommand, TimerId,
     Watcher, WatcherId,

@@ -3,6 +3,11 @@
 //! model checker's properties are written once for all recipes of a kind.
 //!
 //! A recipe's `Outcome` type implements [`Observe`] next to its definition.
+//!
+//! A recipe (or an async recipe's application) states its own invariants
+//! through [`Observation::Violated`]: an outcome observed as one is judged
+//! as a violation of the property it names ([`check_property_name`] says
+//! which names are valid).
 
 use crate::recipe::FencingToken;
 use serde::{Deserialize, Serialize};
@@ -42,6 +47,81 @@ pub enum Observation {
     Left,
     /// The recipe gave up on a call (an error escaped to the application).
     Failed { reason: String },
+    /// The recipe found its own invariant `property` broken (`detail`: how,
+    /// free text): judged as a violation of the user-named property
+    /// `property`, which must pass [`check_property_name`]. It answers no
+    /// call: a workload waiting for an outcome goes on waiting.
+    Violated { property: String, detail: String },
+}
+
+/// Names no recipe may give its own invariant: the built-in properties of
+/// the simulator's oracles and of the model checker, and `invariant` (what
+/// a violation whose name was refused is reported as).
+pub const RESERVED_PROPERTY_NAMES: &[&str] = &[
+    "mutual_exclusion",
+    "fenced_mutual_exclusion",
+    "fifo",
+    "herd",
+    "liveness",
+    "no_leaks",
+    "exactly_once",
+    "barrier",
+    "one_leader",
+    "node_churn",
+    "invariant",
+    "recipe_invariant",
+    "no_stuck_waiter",
+    "lock_acquired",
+    "leader_elected",
+    "item_consumed",
+    "barrier_passed",
+    "workload_can_complete",
+    "stale_holder_overlap",
+    "expiry_reported",
+];
+
+/// The longest name a recipe may give its own invariant, in bytes.
+pub const MAX_PROPERTY_NAME_BYTES: usize = 48;
+
+/// Why a name cannot name a recipe's own invariant.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PropertyNameError {
+    #[error("an invariant's name cannot be empty")]
+    Empty,
+    #[error("invariant name `{0}` is longer than {MAX_PROPERTY_NAME_BYTES} bytes")]
+    TooLong(String),
+    #[error(
+        "invariant name `{0}` is not an identifier: a letter, then letters, digits, `_` or `-`"
+    )]
+    NotIdentifier(String),
+    #[error(
+        "invariant name `{0}` is a built-in property's name: name your own invariant otherwise"
+    )]
+    Reserved(String),
+}
+
+/// Checks that `name` can name a recipe's own invariant: a short identifier
+/// (an ASCII letter, then letters, digits, `_` or `-`; at most
+/// [`MAX_PROPERTY_NAME_BYTES`]) that is no built-in property's name (compared
+/// ignoring case, `-` as `_`), so a sweep's bucket `name/...` is the user's.
+pub fn check_property_name(name: &str) -> Result<(), PropertyNameError> {
+    let shown = || name.escape_debug().to_string();
+    if name.is_empty() {
+        return Err(PropertyNameError::Empty);
+    }
+    if name.len() > MAX_PROPERTY_NAME_BYTES {
+        return Err(PropertyNameError::TooLong(shown()));
+    }
+    let mut chars = name.chars();
+    let first_is_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    if !first_is_letter || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err(PropertyNameError::NotIdentifier(shown()));
+    }
+    let folded = name.to_ascii_lowercase().replace('-', "_");
+    if RESERVED_PROPERTY_NAMES.contains(&folded.as_str()) {
+        return Err(PropertyNameError::Reserved(name.to_string()));
+    }
+    Ok(())
 }
 
 /// Which of a client's holds an observation is about: a client may hold
@@ -69,5 +149,47 @@ pub trait Observe {
     /// The hold the observation is about.
     fn hold(&self) -> HoldId {
         HoldId::FIRST
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_identifier_names_an_invariant() {
+        assert_eq!(check_property_name("single_leader_node"), Ok(()));
+        assert_eq!(check_property_name("latch-token-1"), Ok(()));
+    }
+
+    #[test]
+    fn bad_names_are_refused() {
+        assert_eq!(check_property_name(""), Err(PropertyNameError::Empty));
+        let long = "a".repeat(MAX_PROPERTY_NAME_BYTES + 1);
+        assert!(matches!(
+            check_property_name(&long),
+            Err(PropertyNameError::TooLong(_))
+        ));
+        for bad in ["1abc", "_x", "a/b", "a b", "é"] {
+            assert!(
+                matches!(
+                    check_property_name(bad),
+                    Err(PropertyNameError::NotIdentifier(_))
+                ),
+                "{bad}"
+            );
+        }
+        for reserved in [
+            "one_leader",
+            "Mutual_Exclusion",
+            "no-leaks",
+            "node_churn",
+            "invariant",
+        ] {
+            assert_eq!(
+                check_property_name(reserved),
+                Err(PropertyNameError::Reserved(reserved.to_string()))
+            );
+        }
     }
 }

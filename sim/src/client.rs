@@ -242,6 +242,49 @@ impl std::hash::Hash for UnsentFailures {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
+/// What the session layer counted of the recipe's creates of ephemeral
+/// nodes (the nodes recipes hold and wait by; their persistent
+/// directories do not count), for the node-churn property. A record for
+/// that property only, not state: two tallies always compare equal and
+/// hash alike, so the model's state space does not see them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CreateTally {
+    /// Creates answered with the node's name: a node was created.
+    pub created: u64,
+    /// Creates failed with ConnectionLoss: applied or not, the recipe
+    /// cannot know, and may rightly create again.
+    pub in_doubt: u64,
+}
+
+impl CreateTally {
+    /// Counts the answer to `request` if it is a create of an ephemeral node.
+    fn count(&mut self, request: &Request, result: &ZkResult) {
+        let Request::Create { mode, .. } = request else {
+            return;
+        };
+        if !mode.is_ephemeral() {
+            return;
+        }
+        match result {
+            Ok(_) => self.created += 1,
+            Err(ZkError::ConnectionLoss) => self.in_doubt += 1,
+            Err(_) => {}
+        }
+    }
+}
+
+impl PartialEq for CreateTally {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for CreateTally {}
+
+impl std::hash::Hash for CreateTally {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// A recipe machine plus its client-side session state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientSession<R: Recipe> {
@@ -262,6 +305,8 @@ pub struct ClientSession<R: Recipe> {
     pub outcomes: Vec<R::Outcome>,
     /// Requests failed before they were sent (for diagnoses; not state).
     pub unsent_failures: UnsentFailures,
+    /// The recipe's creates, counted for node churn (not state).
+    pub creates: CreateTally,
 }
 
 impl<R: Recipe> ClientSession<R> {
@@ -279,6 +324,7 @@ impl<R: Recipe> ClientSession<R> {
             timers: BTreeMap::new(),
             outcomes: Vec::new(),
             unsent_failures: UnsentFailures::default(),
+            creates: CreateTally::default(),
         }
     }
 
@@ -316,6 +362,7 @@ impl<R: Recipe> ClientSession<R> {
             .pop_front()
             .expect("a reply needs a request in flight");
         self.last_zxid = self.last_zxid.max(zxid);
+        self.creates.count(&request, &result);
         self.watches.register(&request, &result, watcher);
         self.deliver(Input::Reply { tag, result });
     }
@@ -388,11 +435,10 @@ impl<R: Recipe> ClientSession<R> {
     }
 
     fn fail_connection_loss(&mut self, lost: VecDeque<Queued>) {
-        for (tag, _, _) in lost {
-            self.deliver(Input::Reply {
-                tag,
-                result: Err(ZkError::ConnectionLoss),
-            });
+        for (tag, request, _) in lost {
+            let result = Err(ZkError::ConnectionLoss);
+            self.creates.count(&request, &result);
+            self.deliver(Input::Reply { tag, result });
         }
     }
 

@@ -24,7 +24,7 @@ use super::check::CheckArgs;
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
 use super::cutoff::Clients;
 use super::Harness;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -318,6 +318,21 @@ fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, el
         };
         let _ = writeln!(out, "  {name}: {verdict}");
     }
+    let found: Vec<&Found> = samples.found.iter().map(|s| &s.found).collect();
+    print_own_invariants(&mut out, scenario, &found);
+}
+
+/// The recipe's own invariants a search found broken (they are no
+/// scenario property: the application named them, `ctx.violation`).
+fn print_own_invariants(out: &mut impl Write, scenario: &Scenario, found: &[&Found]) {
+    let checked = |name: &str| scenario.properties.iter().any(|p| p.name() == name);
+    for found in found.iter().filter(|f| !checked(&f.property)) {
+        let _ = writeln!(
+            out,
+            "  {}: VIOLATED (the recipe's own invariant; {} choice points, {} delay(s))",
+            found.property, found.points, found.delays
+        );
+    }
 }
 
 fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
@@ -373,6 +388,8 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
         };
         let _ = writeln!(out, "  {name}: {verdict}");
     }
+    let found: Vec<&Found> = summary.found.iter().collect();
+    print_own_invariants(&mut out, scenario, &found);
 }
 
 /// Knuth's estimate of the whole tree's executions (no delay bound, no

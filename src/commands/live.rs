@@ -147,7 +147,10 @@ pub fn run(harness: &Harness, args: LiveArgs) -> ExitCode {
         println!("pass: {}", names.join(", "));
     } else {
         for violation in &report.violations {
-            println!("VIOLATION of {} (seed {seed}, live):", violation.property);
+            println!(
+                "VIOLATION of {} (seed {seed}, live):",
+                violation.property_name()
+            );
             print!("  {violation}");
             if violation.diagnosis.is_none() {
                 println!("  (no diagnosis live: simulate the seed for one, below)");

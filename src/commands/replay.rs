@@ -100,7 +100,8 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
         let _ = write!(
             out,
             "VIOLATION of {} (seed {}):\n  {violation}",
-            violation.property, seed
+            violation.property_name(),
+            seed
         );
     }
     let _ = writeln!(
@@ -139,7 +140,11 @@ fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode 
         return ExitCode::SUCCESS;
     }
     for violation in &report.violations {
-        let _ = write!(out, "VIOLATION of {}:\n  {violation}", violation.property);
+        let _ = write!(
+            out,
+            "VIOLATION of {}:\n  {violation}",
+            violation.property_name()
+        );
     }
     let path = super::common::quote(&args.scenario.display().to_string());
     let _ = writeln!(out, "replay: {} replay {path}", harness.program);

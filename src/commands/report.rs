@@ -250,7 +250,7 @@ pub fn internal_error_record(
 
 pub fn violation_record(violation: &Violation) -> schema::Violation {
     schema::Violation {
-        property: violation.property.name().to_string(),
+        property: violation.property_name().to_string(),
         signature: violation.signature(),
         at_ns: violation.at_ns,
         message: violation.message.clone(),

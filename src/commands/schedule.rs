@@ -158,7 +158,7 @@ fn print_report(path: &Path, report: &ReplayReport, initial: &InitialState, trac
         println!("{}", lasso_line(lasso));
     }
     for violation in &report.violations {
-        print!("VIOLATION of {}:\n  {violation}", violation.property);
+        print!("VIOLATION of {}:\n  {violation}", violation.property_name());
     }
     let verdict = match (report.expect.as_str(), report.oracle) {
         ("violation", None) => format!(

@@ -185,7 +185,8 @@ pub fn print_violations(harness: &Harness, scenario: &Scenario, report: &RunRepo
     for violation in &report.violations {
         println!(
             "VIOLATION of {} (seed {}):",
-            violation.property, report.seed
+            violation.property_name(),
+            report.seed
         );
         print!("  {violation}");
     }

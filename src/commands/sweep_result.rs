@@ -398,7 +398,9 @@ pub fn describe(failure: &Failure) {
     for violation in &failure.violations {
         println!(
             "VIOLATION of {} (seed {}): {}",
-            violation.property, failure.seed, violation.message
+            violation.property_name(),
+            failure.seed,
+            violation.message
         );
     }
     if failure.nondeterministic {

@@ -23,6 +23,7 @@ mod heal_window;
 mod herd_figure;
 mod initial_state;
 mod memory_budget;
+mod own_invariants;
 mod queue_failed_offers;
 mod queue_properties;
 mod reports;

@@ -150,6 +150,16 @@ pub mod observe {
         }
     }
 
+    /// The recipe's own invariant `property` broke (`detail`: how): judged
+    /// as a violation of the property so named (see
+    /// `zk_recipes::check_property_name` for the names allowed).
+    pub fn violated(property: &str, detail: impl Display) -> Observation {
+        Observation::Violated {
+            property: property.to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
     pub fn acquire() -> CallObservation {
         CallObservation::Acquire
     }

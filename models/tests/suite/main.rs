@@ -12,6 +12,7 @@ mod known_bugs;
 mod lasso;
 mod memory;
 mod model;
+mod node_churn;
 mod reduction;
 mod registry;
 mod replay;

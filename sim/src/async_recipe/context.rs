@@ -7,7 +7,9 @@
 //! code returns the lock, `releasing` when the application stops relying
 //! on it (before it deletes its node, as a holder's tenure ends when it
 //! calls release), `lost` when it learns it lost it. The oracles judge
-//! those beliefs against each other and against the server.
+//! those beliefs against each other and against the server. What only the
+//! application can judge, its own invariants, it reports broken with
+//! `violation(name, detail)`.
 
 use crate::faults::MsRange;
 use crate::oracles::CallObservation;
@@ -289,6 +291,29 @@ impl Context {
     /// The application passed the barrier's exit.
     pub fn left(&self) {
         self.world.saw(self.hold, Observation::Left);
+    }
+
+    /// The application's own invariant `name` broke (`detail`: how, in its
+    /// words): the run fails with a violation of the property `name`,
+    /// printed as `VIOLATION of name` and bucketed by a sweep as
+    /// `name/reported`. Not about a hold: reporting it answers nothing.
+    ///
+    /// # Panics
+    ///
+    /// If `name` cannot name an invariant (see
+    /// [`zk_recipes::check_property_name`]: empty, not a short identifier,
+    /// or a built-in property's name): a programmer error, like a bad index.
+    pub fn violation(&self, name: &str, detail: impl Into<String>) {
+        if let Err(refused) = zk_recipes::check_property_name(name) {
+            panic!("ctx.violation: {refused}");
+        }
+        self.world.saw(
+            self.hold,
+            Observation::Violated {
+                property: name.to_string(),
+                detail: detail.into(),
+            },
+        );
     }
 
     /// The recipe gave up on a call (an error reached the application).

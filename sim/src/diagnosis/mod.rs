@@ -82,6 +82,10 @@ pub const MECHANISMS: &[&str] = &[
     "item-lost",
     "out-of-order",
     "passed-early",
+    // node churn; a recipe's own invariant (reported, or under a refused name)
+    "create-churn",
+    "reported",
+    "refused-name",
     "unexplained",
     // the diagnosis is not sure of any mechanism
     "undiagnosed",
@@ -273,6 +277,21 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
             "passed-early",
             "a member passed the barrier before enough members had entered",
         ),
+        Property::NodeChurn => plain(
+            violation,
+            "create-churn",
+            "a client created more nodes than its attempts and its faults explain: it deletes and re-creates its node for no fault's reason",
+        ),
+        Property::Invariant if violation.invariant.is_some() => plain(
+            violation,
+            "reported",
+            "the recipe reported that its own invariant broke",
+        ),
+        Property::Invariant => plain(
+            violation,
+            "refused-name",
+            "the recipe reported an invariant under a name that cannot name one",
+        ),
     }
 }
 
@@ -316,7 +335,7 @@ fn queue(violation: &Violation) -> Diagnosis {
 }
 
 /// The signature a sweep buckets a violation by: `property/mechanism`.
-pub fn signature(property: Property, diagnosis: Option<&Diagnosis>) -> String {
+pub fn signature(property: &str, diagnosis: Option<&Diagnosis>) -> String {
     match diagnosis {
         Some(diagnosis) => format!("{property}/{}", diagnosis.mechanism),
         None => format!("{property}/undiagnosed"),

@@ -130,7 +130,7 @@ pub fn violated(report: &RunReport) -> Vec<String> {
     report
         .violations
         .iter()
-        .map(|v| v.property.to_string())
+        .map(|v| v.property_name().to_string())
         .collect()
 }
 

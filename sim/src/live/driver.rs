@@ -450,6 +450,12 @@ impl<R: SimRecipe> Supervisor<R> {
             Ok(tree) => {
                 let at = now.saturating_sub(run.t0);
                 run.oracles.finish(at, &tree, &self.initial);
+                let tallies: Vec<_> = run
+                    .clients
+                    .iter()
+                    .map(|slot| slot.session.creates)
+                    .collect();
+                run.oracles.judge_churn(at, &tallies);
             }
             Err(failure) => {
                 run.failure.get_or_insert(failure);

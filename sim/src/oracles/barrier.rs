@@ -88,6 +88,7 @@ impl BarrierCheck {
             ),
             events: vec![format!("{} c{client}: {what} round {round}", fmt_time(at))],
             diagnosis: None,
+            invariant: None,
         })
     }
 }

@@ -131,6 +131,7 @@ impl ExclusionCheck {
             ),
             events,
             diagnosis: None,
+            invariant: None,
         })
     }
 }
@@ -195,6 +196,7 @@ impl FencedCheck {
                 format!("{} c{client}: acquired with token {token}", fmt_time(at)),
             ],
             diagnosis: None,
+            invariant: None,
         })
     }
 
@@ -221,6 +223,7 @@ impl FencedCheck {
                 ),
             ],
             diagnosis: None,
+            invariant: None,
         })
     }
 }

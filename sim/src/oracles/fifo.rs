@@ -86,6 +86,7 @@ impl FifoCheck {
             ),
             events,
             diagnosis: None,
+            invariant: None,
         })
     }
 }

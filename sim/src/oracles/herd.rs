@@ -189,6 +189,7 @@ impl HerdCheck {
             ),
             events,
             diagnosis: None,
+            invariant: None,
         })
     }
 }

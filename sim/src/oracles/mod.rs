@@ -8,7 +8,11 @@
 //! judged at the end (no leaked nodes, exactly-once delivery) run in
 //! [`Oracles::finish`]; liveness is judged by the world (it knows when the
 //! heal phase ends) and reported through [`Oracles::report`]. The herd
-//! check also measures every run, checked or not ([`HerdFigures`]).
+//! check also measures every run, checked or not ([`HerdFigures`]). Node
+//! churn is judged at the end from the session layer's counts of creates
+//! ([`Oracles::judge_churn`]). A recipe's own invariants
+//! ([`Observation::Violated`]) are always judged: each is a violation of
+//! [`Property::Invariant`] named by the user ([`Violation::invariant`]).
 //!
 //! Oracles see every recipe alike: outcomes through [`zk_recipes::Observe`],
 //! application calls through [`ObserveCall`] (implemented for the recipes'
@@ -16,6 +20,7 @@
 
 mod barrier;
 mod calls;
+mod churn;
 mod exclusion;
 mod fifo;
 mod herd;
@@ -25,12 +30,14 @@ mod property;
 mod queue;
 
 pub use calls::{CallObservation, ObserveCall};
+pub use churn::NODE_CHURN_MARGIN;
 pub use herd::HerdFigures;
 pub use leaks::leaked_nodes;
 pub use property::{Property, PropertyError};
 pub use queue::is_queue_order;
 
 use barrier::BarrierCheck;
+use churn::ChurnCheck;
 use exclusion::{ExclusionCheck, FencedCheck};
 use fifo::FifoCheck;
 use herd::HerdCheck;
@@ -39,7 +46,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
 use zk_recipes::zk::{Path, SessionId};
-use zk_recipes::{HoldId, Observation};
+use zk_recipes::{check_property_name, HoldId, Observation};
 
 use crate::diagnosis::Diagnosis;
 use crate::server::ZkServer;
@@ -93,12 +100,48 @@ pub struct Violation {
     /// Why it happened (attached by the driver that found it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// The user's name of a recipe's own invariant (`property` is then
+    /// [`Property::Invariant`]): what the violation is printed and bucketed
+    /// under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<String>,
 }
 
 impl Violation {
-    /// `property/mechanism`, the bucket a sweep counts this violation in.
+    /// `property/mechanism`, the bucket a sweep counts this violation in
+    /// (a recipe's own invariant: its name, `name/reported`).
     pub fn signature(&self) -> String {
-        crate::diagnosis::signature(self.property, self.diagnosis.as_ref())
+        crate::diagnosis::signature(self.property_name(), self.diagnosis.as_ref())
+    }
+
+    /// The name the violation is printed under: the property's, or the
+    /// user's name of a recipe's own invariant.
+    pub fn property_name(&self) -> &str {
+        self.invariant
+            .as_deref()
+            .unwrap_or_else(|| self.property.name())
+    }
+
+    /// A recipe's own invariant `name` broken, as `client` reported it at
+    /// `at` (`detail`: the recipe's words). A name [`check_property_name`]
+    /// refuses is reported as [`Property::Invariant`] itself, saying why.
+    pub fn invariant(at: SimNanos, client: ClientIndex, name: &str, detail: &str) -> Violation {
+        let (invariant, message) = match check_property_name(name) {
+            Ok(()) => (Some(name.to_string()), detail.to_string()),
+            Err(refused) => (None, format!("{refused} (the recipe reported: {detail})")),
+        };
+        Violation {
+            property: Property::Invariant,
+            at_ns: at,
+            events: vec![format!(
+                "c{client}: reported `{}` broken: {}",
+                name.escape_debug(),
+                detail.escape_debug()
+            )],
+            message,
+            diagnosis: None,
+            invariant,
+        }
     }
 }
 
@@ -107,7 +150,7 @@ impl fmt::Display for Violation {
         writeln!(
             f,
             "property {} violated at {}: {}",
-            self.property,
+            self.property_name(),
             fmt_time(self.at_ns),
             self.message
         )?;
@@ -136,6 +179,7 @@ pub fn liveness_violation(at_ns: SimNanos, heal_ms: u64, stuck: Vec<String>) -> 
         ),
         events: stuck,
         diagnosis: None,
+        invariant: None,
     })
 }
 
@@ -187,6 +231,7 @@ pub struct Oracles {
     herd: HerdCheck,
     queue: QueueCheck,
     barrier: BarrierCheck,
+    churn: ChurnCheck,
     violations: Vec<Violation>,
 }
 
@@ -210,6 +255,7 @@ impl Oracles {
             },
             queue: QueueCheck::new(clients, &config.properties),
             barrier: BarrierCheck::new(clients, config.barrier_size),
+            churn: ChurnCheck::new(clients),
             config,
             violations: Vec::new(),
         }
@@ -258,18 +304,25 @@ impl Oracles {
         if self.enabled(Property::Barrier) {
             found.extend(self.barrier.seen(at, client, seen));
         }
+        if self.enabled(Property::NodeChurn) {
+            self.churn.seen(client, seen);
+        }
+        // Always judged: the recipe says its own invariant broke.
+        if let Seen::Outcome(Observation::Violated { property, detail }) = seen {
+            found.push(Violation::invariant(at, client, property, detail));
+        }
         for violation in found {
             self.report(violation);
         }
     }
 
     /// Records a violation found elsewhere (liveness, a panic); only the
-    /// first violation of each property is kept.
+    /// first violation of each property (each invariant name) is kept.
     pub fn report(&mut self, violation: Violation) {
         if !self
             .violations
             .iter()
-            .any(|v| v.property == violation.property)
+            .any(|v| v.property == violation.property && v.invariant == violation.invariant)
         {
             self.violations.push(violation);
         }
@@ -287,6 +340,7 @@ impl Oracles {
                     message: format!("{} node(s) left behind after the workload", leaked.len()),
                     events: leaked,
                     diagnosis: None,
+                    invariant: None,
                 });
             }
         }
@@ -297,6 +351,16 @@ impl Oracles {
         }
         if self.enabled(Property::Herd) {
             if let Some(violation) = self.herd.close(at) {
+                self.report(violation);
+            }
+        }
+    }
+
+    /// End-of-run node churn: `tallies` are the creates each client's
+    /// session layer counted (by client index).
+    pub fn judge_churn(&mut self, at: SimNanos, tallies: &[crate::client::CreateTally]) {
+        if self.enabled(Property::NodeChurn) {
+            if let Some(violation) = self.churn.judge(at, tallies) {
                 self.report(violation);
             }
         }
@@ -329,5 +393,56 @@ impl Oracles {
     /// is checked).
     pub fn herd_figures(&self) -> HerdFigures {
         self.herd.figures()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(oracles: &mut Oracles, property: &str) {
+        let server = ZkServer::new(crate::server::ServerConfig::default());
+        let view = View {
+            server: &server,
+            sessions: &[None],
+        };
+        let seen = Seen::Outcome(Observation::Violated {
+            property: property.to_string(),
+            detail: "the detail".to_string(),
+        });
+        oracles.seen(5, 0, &seen, &view);
+    }
+
+    #[test]
+    fn a_recipe_s_own_invariant_is_judged_under_its_name_whatever_is_checked() {
+        let mut oracles = Oracles::new(OracleConfig::default(), 1);
+        report(&mut oracles, "token_unique");
+        report(&mut oracles, "token_unique");
+        report(&mut oracles, "node_kept");
+        let names: Vec<&str> = oracles
+            .violations()
+            .iter()
+            .map(|v| v.property_name())
+            .collect();
+        assert_eq!(names, ["token_unique", "node_kept"]);
+        let first = &oracles.violations()[0];
+        assert_eq!(first.property, Property::Invariant);
+        assert_eq!(first.message, "the detail");
+        assert_eq!(first.signature(), "token_unique/undiagnosed");
+    }
+
+    #[test]
+    fn an_invariant_under_a_built_in_name_is_refused_saying_why() {
+        let mut oracles = Oracles::new(OracleConfig::default(), 1);
+        report(&mut oracles, "one_leader");
+        let violation = &oracles.violations()[0];
+        assert_eq!(violation.invariant, None);
+        assert_eq!(violation.property_name(), "invariant");
+        assert!(
+            violation
+                .message
+                .contains("`one_leader` is a built-in property's name"),
+            "{violation}"
+        );
     }
 }

@@ -31,10 +31,25 @@ pub enum Property {
     Barrier,
     /// Never two leaders at once (mutual exclusion for elections).
     OneLeader,
+    /// No client creates nodes beyond what its calls and its faults explain:
+    /// each acquisition attempt may create one node, and so may each create
+    /// whose fate a connection loss left in doubt and each session expiry
+    /// (its ephemerals are gone); more than [`NODE_CHURN_MARGIN`] creates
+    /// beyond that allowance is churn (a recipe that deletes and re-creates
+    /// its node on every reconnect, or whenever it does not see itself first).
+    ///
+    /// [`NODE_CHURN_MARGIN`]: super::NODE_CHURN_MARGIN
+    NodeChurn,
+    /// A recipe's own invariant, named by the recipe or its application
+    /// ([`zk_recipes::Observation::Violated`], `ctx.violation`): always
+    /// judged, never selected. A violation carries the user's name
+    /// ([`super::Violation::invariant`]) and is printed and bucketed under
+    /// it; `invariant` itself names only a report whose name was refused.
+    Invariant,
 }
 
 impl Property {
-    pub const ALL: [Property; 9] = [
+    pub const ALL: [Property; 11] = [
         Property::MutualExclusion,
         Property::FencedMutualExclusion,
         Property::Fifo,
@@ -44,6 +59,8 @@ impl Property {
         Property::ExactlyOnce,
         Property::Barrier,
         Property::OneLeader,
+        Property::NodeChurn,
+        Property::Invariant,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +74,8 @@ impl Property {
             Property::ExactlyOnce => "exactly_once",
             Property::Barrier => "barrier",
             Property::OneLeader => "one_leader",
+            Property::NodeChurn => "node_churn",
+            Property::Invariant => "invariant",
         }
     }
 }
@@ -92,6 +111,16 @@ mod tests {
         for (index, property) in Property::ALL.into_iter().enumerate() {
             assert_eq!(property as usize, index);
             assert_eq!(property.name().parse::<Property>(), Ok(property));
+        }
+    }
+
+    #[test]
+    fn no_recipe_may_name_its_invariant_as_a_built_in_property() {
+        for property in Property::ALL {
+            assert!(
+                zk_recipes::RESERVED_PROPERTY_NAMES.contains(&property.name()),
+                "{property}"
+            );
         }
     }
 }

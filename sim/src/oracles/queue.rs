@@ -117,6 +117,7 @@ impl QueueCheck {
                     show(item)
                 )],
                 diagnosis: None,
+                invariant: None,
             });
         };
         if let Some((first, when)) = offer.taken {
@@ -135,6 +136,7 @@ impl QueueCheck {
                     format!("{} c{consumer}: took {:?} again", fmt_time(at), show(item)),
                 ],
                 diagnosis: None,
+                invariant: None,
             });
         }
         offer.taken = Some((consumer, at));
@@ -156,6 +158,7 @@ impl QueueCheck {
             ),
             events: vec![format!("{} c{consumer}: took {:?}", fmt_time(at), show(item))],
             diagnosis: None,
+            invariant: None,
         })
     }
 
@@ -186,6 +189,7 @@ impl QueueCheck {
             message: format!("{} acknowledged item(s) never delivered", lost.len()),
             events: lost,
             diagnosis: None,
+            invariant: None,
         })
     }
 }

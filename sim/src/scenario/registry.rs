@@ -66,7 +66,18 @@ impl RecipeKind {
     pub fn applicable_properties(self) -> &'static [Property] {
         use Property::*;
         match self {
-            RecipeKind::ExclusiveLock | RecipeKind::SharedLock | RecipeKind::Semaphore => &[
+            // `node_churn` allows one node per acquisition attempt: a
+            // semaphore's acquisition creates two (its lock's and its lease).
+            RecipeKind::ExclusiveLock | RecipeKind::SharedLock => &[
+                MutualExclusion,
+                FencedMutualExclusion,
+                Fifo,
+                Herd,
+                Liveness,
+                NoLeaks,
+                NodeChurn,
+            ],
+            RecipeKind::Semaphore => &[
                 MutualExclusion,
                 FencedMutualExclusion,
                 Fifo,
@@ -81,6 +92,7 @@ impl RecipeKind {
                 Herd,
                 Liveness,
                 NoLeaks,
+                NodeChurn,
             ],
             // `fifo` on a queue: each consumer takes a producer's items in
             // offer order (on a lock or an election: acquisition order).

@@ -732,9 +732,13 @@ impl Checker<'_> {
     fn property_names(&self, key: &str, names: &[String]) -> Checked<BTreeSet<Property>> {
         names
             .iter()
-            .map(|name| {
-                name.parse::<Property>()
-                    .map_err(|e| self.error(key, e.to_string()))
+            .map(|name| match name.parse::<Property>() {
+                Ok(Property::Invariant) => Err(self.error(
+                    key,
+                    "`invariant` is not selected: a recipe's own invariants (`ctx.violation`, `Observation::Violated`) are always judged",
+                )),
+                Ok(property) => Ok(property),
+                Err(e) => Err(self.error(key, e.to_string())),
             })
             .collect()
     }

@@ -363,10 +363,13 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         oracles,
         ensemble,
         initial_paths,
+        clients,
         ..
     } = world;
     if !cut_short {
         oracles.finish(now, ensemble.committed(), initial_paths);
+        let tallies: Vec<_> = clients.iter().map(|slot| slot.session.creates).collect();
+        oracles.judge_churn(now, &tallies);
         world.diagnose_new();
     }
     world.stats.sim_time_ns = world.now_ns();
