@@ -274,7 +274,7 @@ fn a_choice_string_replays_byte_for_byte_in_a_second_process() {
 /// does: `curator_lock` original creates its own persistent parents, and
 /// leaks them, only when they do not exist before the run.)
 /// About 30 s (21 of them the stateful checker on the semaphore original):
-/// `scripts/ci-check` runs it, `cargo test --test async_check -- --ignored`.
+/// `scripts/ci-check` runs it, `cargo test --release --workspace --test async_check -- --ignored`.
 #[test]
 #[ignore = "about 30 s: scripts/ci-check runs it"]
 fn the_explorer_and_the_stateful_checker_agree_on_the_builtin_hold_recipes() {
@@ -466,7 +466,7 @@ fn a_workload_that_achieves_nothing_has_no_verdict() {
 /// (capped; a seed that found nothing within the cap counts as more), and
 /// the signatures (property/mechanism) of PCT d=3's first failing runs.
 /// Prints the table BENCHMARKS.md shows:
-/// `cargo test --release --test async_check -- --ignored --nocapture runs_to_first_failure`.
+/// `cargo test --release --workspace --test async_check -- --ignored --nocapture runs_to_first_failure`.
 #[test]
 #[ignore = "minutes: prints the table of BENCHMARKS.md"]
 fn runs_to_first_failure() {

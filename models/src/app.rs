@@ -59,6 +59,12 @@ pub(crate) fn observe<R: ModelRecipe>(
         Observation::TimedOut | Observation::Empty | Observation::Failed { .. } => true,
         // The recipe's own invariant: a violation, and no answer to a call.
         Observation::Violated { property, detail } => {
+            assert!(
+                <R::Outcome as Observe>::INVARIANTS.contains(&property.as_str()),
+                "the recipe reported its invariant `{property}` broken, but its outcome type's \
+                 `Observe::INVARIANTS` does not name it: list it there so that the model checker \
+                 checks `recipe_invariant`"
+            );
             log.note(|| format!("c{c}: reports `{property}` broken: {detail}"));
             state.violations.insert(Violations::RECIPE_INVARIANT);
             false

@@ -253,10 +253,13 @@ impl<R: ModelRecipe> RecipeModel<R> {
     }
 
     /// Sets the properties to check (builder style), and the recipe's own
-    /// invariants (`properties::recipe_invariant`) with them.
+    /// invariants (`properties::recipe_invariant`) with them if its outcome
+    /// type declares some (`Observe::INVARIANTS`).
     pub fn with_properties(mut self, properties: Vec<Property<RecipeModel<R>>>) -> Self {
         self.properties = properties;
-        self.properties.push(crate::properties::recipe_invariant());
+        if !<R::Outcome as Observe>::INVARIANTS.is_empty() {
+            self.properties.push(crate::properties::recipe_invariant());
+        }
         self
     }
 

@@ -137,6 +137,14 @@ impl HoldId {
 
 /// Implemented by every recipe's `Outcome` type.
 pub trait Observe {
+    /// The names of the recipe's own invariants this outcome type can report
+    /// broken ([`Observation::Violated`]). The stateful checker checks its
+    /// `recipe_invariant` property only for an outcome type that names some:
+    /// an always-property that cannot fail would keep a search that already
+    /// has every other verdict from ending early. Reporting a name not listed
+    /// here is a programmer error (the checker panics saying so).
+    const INVARIANTS: &'static [&'static str] = &[];
+
     fn observe(&self) -> Observation;
 
     /// The observation, or None for an outcome the oracles do not judge

@@ -4,7 +4,7 @@
 //! NodeExists and breaks mutual exclusion; the fixed one waits on the
 //! holder's node and holds. Same seed, same trace; the trace shows the
 //! application's requests; `live` and `check` refuse what they cannot do.
-//! (The live run of an async recipe itself: tests/live_async.rs.)
+//! (The live run of an async recipe itself: tests/suite/live_async.rs.)
 
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]

@@ -1,9 +1,8 @@
 //! zkcheck's integration tests in one test binary (one build and one link instead of one per file):
-//! each module is one former test file, named as before: `cargo test --release --test suite bad_input::`.
-//! Binaries of their own: those with their own `main` (lasso_cli, internal_error_cli), the real-server
-//! ones (live_cli, live_async), world_freed (its counting global allocator sees the whole process)
-//! and those CI or README name (async_check, diagnosis_precision,
-//! scenario_fuzz, progress_floor, sim_scenarios, ensemble_faults_fuzz).
+//! each module is one former test file, named as before: `cargo test --release --workspace --test suite bad_input::`.
+//! Binaries of their own: those with their own `main` (lasso_cli, internal_error_cli),
+//! world_freed (its counting global allocator sees the whole process) and async_check (the async
+//! example's code names `zookeeper_client`, the simulated crate there, the real one here).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -17,19 +16,26 @@ mod client_session_policies;
 mod closed_pipe;
 mod cutoff;
 mod diagnosis;
+mod diagnosis_precision;
 mod ensemble;
+mod ensemble_faults_fuzz;
 mod explore_cli;
 mod heal_window;
 mod herd_figure;
 mod initial_state;
+mod live_async;
+mod live_cli;
 mod memory_budget;
 mod own_invariants;
+mod progress_floor;
 mod queue_failed_offers;
 mod queue_properties;
 mod reports;
+mod scenario_fuzz;
 mod scenario_input;
 mod sim_determinism;
 mod sim_end_checks;
+mod sim_scenarios;
 mod sweep_merge;
 mod testing_api;
 mod untrusted_input;

@@ -197,8 +197,23 @@ pub mod observe {
 /// variant of the outcome enum (a variant's name alone, or with a tuple or
 /// a struct pattern); the arms' right-hand sides see the helpers of
 /// [`observe`](crate::registry::shapes::observe) and bind by reference.
+/// A recipe that reports its own invariants broken (`violated(name, why)`)
+/// names them first, `invariants: ["name", ...];`, as `Observe::INVARIANTS`.
 #[macro_export]
 macro_rules! observe_outcomes {
+    ($type:ident { invariants: [$($invariant:expr),* $(,)?]; $( $variant:ident $( ( $($tuple:tt)* ) )? $( { $($fields:tt)* } )? => $observation:expr ),* $(,)? }) => {
+        impl $crate::registry::shapes::__Observe for $type {
+            const INVARIANTS: &'static [&'static str] = &[$($invariant),*];
+
+            fn observe(&self) -> $crate::registry::shapes::__Observation {
+                #[allow(unused_imports)]
+                use $crate::registry::shapes::observe::*;
+                match self {
+                    $( $type::$variant $( ( $($tuple)* ) )? $( { $($fields)* } )? => $observation, )*
+                }
+            }
+        }
+    };
     ($type:ident { $( $variant:ident $( ( $($tuple:tt)* ) )? $( { $($fields:tt)* } )? => $observation:expr ),* $(,)? }) => {
         impl $crate::registry::shapes::__Observe for $type {
             fn observe(&self) -> $crate::registry::shapes::__Observation {

@@ -82,6 +82,8 @@ pub enum LatchOutcome {
 }
 
 impl Observe for LatchOutcome {
+    const INVARIANTS: &'static [&'static str] = &[INVARIANT];
+
     fn observe(&self) -> Observation {
         match self {
             LatchOutcome::Elected { token } => Observation::Acquired {

@@ -197,6 +197,36 @@ zk_models::observe_outcomes!(Outcome {
     Took(item) => taken(item),
 });
 
+/// An outcome enum that reports its own invariant: the macro declares it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Checked {
+    Held,
+    Broke(String),
+}
+
+zk_models::observe_outcomes!(Checked {
+    invariants: ["node_kept"];
+    Held => acquired(1),
+    Broke(why) => violated("node_kept", why),
+});
+
+#[test]
+fn the_macro_declares_the_invariants_it_is_given() {
+    assert_eq!(<Checked as Observe>::INVARIANTS, ["node_kept"]);
+    assert!(<Outcome as Observe>::INVARIANTS.is_empty());
+    assert_eq!(
+        Checked::Broke("reset".into()).observe(),
+        Observation::Violated {
+            property: "node_kept".into(),
+            detail: "reset".into()
+        }
+    );
+    assert!(matches!(
+        Checked::Held.observe(),
+        Observation::Acquired { .. }
+    ));
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Call {
     Lock,

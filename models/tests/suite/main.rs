@@ -1,12 +1,12 @@
 //! zk-models' integration tests in one test binary (one build and one link instead of one per file):
-//! each module is one former test file, named as before: `cargo test --release -p zk-models --test suite lasso::`.
-//! `fixed_variants.rs` stays a binary of its own (CI and README name it).
+//! each module is one former test file, named as before: `cargo test --release --workspace --test suite lasso::`.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod diagnosis;
 mod ensemble;
+mod fixed_variants;
 mod generic_kinds;
 mod known_bugs;
 mod lasso;

@@ -1,5 +1,5 @@
 //! zk-reports' integration tests in one test binary (one build and one link instead of one per file):
-//! each module is one former test file, named as before: `cargo test --release -p zk-reports --test suite markdown::`.
+//! each module is one former test file, named as before: `cargo test --release --workspace --test suite markdown::`.
 
 #[path = "../common/mod.rs"]
 mod common;

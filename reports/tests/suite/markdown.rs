@@ -4,7 +4,7 @@
 //! After an intended change to the output, regenerate the files with
 //!
 //! ```sh
-//! UPDATE_SNAPSHOTS=1 cargo test --release -p zk-reports --test suite markdown::
+//! UPDATE_SNAPSHOTS=1 cargo test --release --workspace --test suite markdown::
 //! ```
 //!
 //! and review the diff (`git diff reports/tests/snapshots`) before

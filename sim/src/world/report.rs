@@ -214,7 +214,7 @@ impl RunReport {
 /// The lowest share a passing seed of a shipped scenario reached is 7%
 /// (`lock-fixed-swarm`, 10,000 seeds; 8% on its ensemble; every other
 /// shipped scenario 14% or more over 1,000 seeds; measured with
-/// `tests/progress_floor.rs`), so the floor sits well below the swarms.
+/// `tests/suite/progress_floor.rs`), so the floor sits well below the swarms.
 pub const MIN_GOAL_PERCENT: u64 = 3;
 
 /// The goal outcomes a run with `planned` goals must reach (at least 1 of

@@ -1,5 +1,5 @@
 //! zk-sim's integration tests in one test binary (one build and one link instead of one per file):
-//! each module is one former test file, named as before: `cargo test --release -p zk-sim --test suite ensemble::`.
+//! each module is one former test file, named as before: `cargo test --release --workspace --test suite ensemble::`.
 
 #[path = "../common/mod.rs"]
 #[allow(dead_code)]

@@ -25,7 +25,7 @@ use zookeeper_client as zkc;
 
 /// The command that runs these tests.
 pub const HOW_TO_RUN: &str = "scripts/zk-server start --ensemble 3; \
-     cargo test -p zk-live --test ensemble -- --ignored; scripts/zk-server stop --ensemble 3";
+     cargo test --release --workspace --test real_server -- --ignored ensemble::; scripts/zk-server stop --ensemble 3";
 
 /// Where `scripts/zk-server start --ensemble 3` puts the members by default.
 pub const DEFAULT_ENSEMBLE_ADDRS: &str = "127.0.0.1:2191,127.0.0.1:2192,127.0.0.1:2193";

@@ -7,16 +7,14 @@
 //! Hand-written cases cover each rule of the server; a property test adds
 //! random sequences and shrinks a failure to a minimal sequence.
 //!
-//! Run: `scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored`
+//! Run: `scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::`
 //! (`ZK_ADDR` overrides 127.0.0.1:2181; `CONFORMANCE_CASES` and
 //! `CONFORMANCE_SEED` change the property test's case count and sequences).
 //! Without a server the tests are ignored, and with `--ignored` they fail
 //! saying so: they never pass without having run.
 
-mod conformance_support;
-
-use conformance_support::script::*;
-use conformance_support::{random, Failure, Harness};
+use crate::conformance_support::script::*;
+use crate::conformance_support::{random, Failure, Harness};
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use zk_recipes::zk::CreateMode::{self, *};
@@ -26,7 +24,7 @@ use zk_recipes::zk::ANY_VERSION as ANY;
 const TTL_LONG: CreateMode = PersistentWithTtl { ttl_ms: 3_600_000 };
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn sequential_names_count_every_child_create_per_parent() {
     let script = Script::new("sequential", 2)
         .on(0, persistent("~/a"))
@@ -74,7 +72,7 @@ fn sequential_names_count_every_child_create_per_parent() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn cversion_counts_child_creates_and_deletes() {
     let script = Script::new("cversion", 1)
         .on(0, persistent("~/p"))
@@ -101,7 +99,7 @@ fn cversion_counts_child_creates_and_deletes() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn every_error_code() {
     let script = Script::new("errors", 2)
         .on(0, persistent("~/missing/child"))
@@ -157,7 +155,7 @@ fn every_error_code() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn data_and_exists_watches_fire_once_on_their_triggers() {
     let script = Script::new("data-watch", 3)
         .on(0, persistent("~/n"))
@@ -204,7 +202,7 @@ fn data_and_exists_watches_fire_once_on_their_triggers() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn child_watches_fire_on_child_changes_and_deletion() {
     let script = Script::new("child-watch", 3)
         .on(0, persistent("~/p"))
@@ -239,7 +237,7 @@ fn child_watches_fire_on_child_changes_and_deletion() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn closing_a_session_deletes_its_ephemerals_and_fires_their_watches() {
     let script = Script::new("close", 3)
         .on(0, persistent("~/p"))
@@ -269,7 +267,7 @@ fn closing_a_session_deletes_its_ephemerals_and_fires_their_watches() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn versions_are_checked_and_counted() {
     let script = Script::new("versions", 2)
         .on(0, create("~/v", b"start", Persistent))
@@ -303,7 +301,7 @@ fn versions_are_checked_and_counted() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn multi_is_all_or_nothing_and_names_the_failing_op() {
     let script = Script::new("multi", 2)
         .on(0, persistent("~/m"))
@@ -382,7 +380,7 @@ fn multi_is_all_or_nothing_and_names_the_failing_op() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn containers_are_reaped_after_their_last_child_goes() {
     let script = Script::new("container", 3)
         .on(0, create("~/used", b"", Container))
@@ -440,7 +438,7 @@ fn containers_are_reaped_after_their_last_child_goes() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn ttl_nodes_expire_only_without_children() {
     let script = Script::new("ttl", 2)
         .on(0, create("~/t", b"", PersistentWithTtl { ttl_ms: 600 }))
@@ -476,7 +474,7 @@ fn ttl_nodes_expire_only_without_children() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn ttl_counts_from_the_last_data_change() {
     let script = Script::new("ttl-renew", 1)
         .on(0, create("~/t", b"", PersistentWithTtl { ttl_ms: 1000 }))
@@ -494,7 +492,7 @@ fn ttl_counts_from_the_last_data_change() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn get_children2_stat_and_sync() {
     let script = Script::new("children2", 2)
         .on(0, create("~/d", b"123", Persistent))
@@ -520,7 +518,7 @@ fn get_children2_stat_and_sync() {
 /// prints the minimal sequence proptest shrank it to, with both servers'
 /// outcomes.
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn random_sequences_agree() {
     let harness = Harness::new();
     let cases = env_number("CONFORMANCE_CASES").unwrap_or(256) as u32;

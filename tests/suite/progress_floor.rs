@@ -5,7 +5,7 @@
 //! Two parts: a scenario whose fault rates stop nearly all progress is
 //! refused by `sim` and `sweep` (exit 2, naming the seeds), and (heavy,
 //! `#[ignore]`d, run with
-//! `cargo test --release --test progress_floor -- --ignored --nocapture`)
+//! `cargo test --release --workspace --test suite -- --ignored --nocapture progress_floor::`)
 //! every shipped scenario that must pass keeps above the floor on 1,000
 //! seeds, printing the lowest share of its plan any seed reached
 //! (`ZKCHECK_FLOOR_SEEDS=N` for another count, `ZKCHECK_FLOOR_ONLY=TEXT` for

@@ -80,17 +80,15 @@
 //! Every wait polls what a server or a client reports, with a deadline.
 //!
 //! Run: `scripts/zk-server start --ensemble 3`, then
-//! `cargo test -p zk-live --test ensemble -- --ignored` (the tests take the
+//! `cargo test --release --workspace --test real_server -- --ignored ensemble::` (the tests take the
 //! ensemble one at a time; `ZK_ENSEMBLE_ADDRS` overrides
 //! 127.0.0.1:2191,127.0.0.1:2192,127.0.0.1:2193), then
 //! `scripts/zk-server stop --ensemble 3`. Without `--ignored` the tests are
 //! ignored; with it and no ensemble they fail saying so.
 
-mod ensemble_support;
-
-use ensemble_support::link_proxy::LinkProxy;
-use ensemble_support::member_faults::*;
-use ensemble_support::*;
+use crate::ensemble_support::link_proxy::LinkProxy;
+use crate::ensemble_support::member_faults::*;
+use crate::ensemble_support::*;
 use std::time::Duration;
 use tokio::time::Instant;
 use zk_live::admin;
@@ -111,7 +109,7 @@ const LEADER_SILENCE: Duration = Duration::from_millis(2_000);
 const SHORT: Duration = Duration::from_millis(4_000);
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_moves_between_servers_with_its_ephemerals_and_watches() {
     let ensemble = Ensemble::whole();
     let [a, b, c] = [0, 1, 2];
@@ -199,7 +197,7 @@ fn a_session_moves_between_servers_with_its_ephemerals_and_watches() {
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_resumed_elsewhere_by_id_and_password_keeps_its_ephemerals_until_closed() {
     let ensemble = Ensemble::whole();
     let (addr_a, addr_b, addr_c) = (&ensemble.addrs[0], &ensemble.addrs[1], &ensemble.addrs[2]);
@@ -268,7 +266,7 @@ fn a_session_resumed_elsewhere_by_id_and_password_keeps_its_ephemerals_until_clo
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn sync_then_read_through_another_server_sees_the_write() {
     let ensemble = Ensemble::whole();
     runtime().block_on(async {
@@ -308,7 +306,7 @@ fn sync_then_read_through_another_server_sees_the_write() {
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_whose_server_stopped_expires_and_another_server_sees_its_ephemerals_go() {
     let ensemble = Ensemble::whole();
     // A follower, so that stopping it leaves the leader (which expires
@@ -374,7 +372,7 @@ fn a_session_whose_server_stopped_expires_and_another_server_sees_its_ephemerals
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_client_that_saw_a_newer_zxid_is_refused_by_a_server_behind_it_until_it_caught_up() {
     let ensemble = Ensemble::whole();
     let [x, z] = [0, 2];
@@ -427,7 +425,7 @@ fn a_client_that_saw_a_newer_zxid_is_refused_by_a_server_behind_it_until_it_caug
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn when_the_leader_stops_the_followers_drop_every_client_which_reconnects_with_its_ephemerals() {
     let ensemble = Ensemble::whole();
     let leader = ensemble.leader();
@@ -531,7 +529,7 @@ fn when_the_leader_stops_the_followers_drop_every_client_which_reconnects_with_i
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_cut_off_before_the_leader_stops_gets_a_fresh_timeout_from_the_new_leader() {
     let ensemble = Ensemble::whole();
     let leader = ensemble.leader();
@@ -603,7 +601,7 @@ fn a_session_cut_off_before_the_leader_stops_gets_a_fresh_timeout_from_the_new_l
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_follower_cut_off_from_the_leader_serves_stale_reads_until_it_notices_then_drops_its_clients() {
     let ensemble = Ensemble::whole();
     let leader = ensemble.leader();
@@ -707,7 +705,7 @@ fn a_follower_cut_off_from_the_leader_serves_stale_reads_until_it_notices_then_d
 }
 
 #[test]
-#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test -p zk-live --test ensemble -- --ignored"]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_moving_to_a_lagging_follower_first_reads_what_the_leader_had_when_it_moved() {
     let ensemble = Ensemble::whole();
     let leader = ensemble.leader();

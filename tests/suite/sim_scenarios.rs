@@ -204,7 +204,7 @@ fn a_failing_seed_shrinks_to_a_smaller_scenario_that_still_fails() {
 
 /// The long check of the issue: every fixed variant holds on 10,000 seeds
 /// of its contention scenario and of every bug scenario (`cargo test
-/// --release -p zk-sim --test sim_scenarios -- --ignored`, a few minutes).
+/// --release --workspace --test suite -- --ignored sim_scenarios::`, a few minutes).
 #[test]
 #[ignore]
 fn fixed_variants_hold_on_10000_seeds() {

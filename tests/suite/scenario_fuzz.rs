@@ -6,7 +6,7 @@
 //! back from its own TOML and, when small, runs one seed without a panic.
 //!
 //! Deterministic in CI (fixed case count and RNG, no persistence); run it
-//! longer with `PROPTEST_CASES=20000 cargo test --release -p zk-sim --test scenario_fuzz`.
+//! longer with `PROPTEST_CASES=20000 cargo test --release --workspace --test suite scenario_fuzz::`.
 
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]

@@ -4,7 +4,7 @@
 //! address nothing answers at, so the server is never contacted).
 //!
 //! The `#[ignore]`d tests need a real ZooKeeper 3.8 at `ZK_ADDR` (default
-//! 127.0.0.1:2181): `scripts/zk-server start; cargo test --test live_cli -- --ignored`.
+//! 127.0.0.1:2181): `scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::`.
 //! They check that a fixed lock holds, that the original lock's ordering
 //! bug shows live, that an existing root is refused untouched, and that
 //! every run leaves the server as it found it; that SIGTERM and SIGHUP
@@ -276,7 +276,7 @@ fn quiet_scenario(name: &str, variant: &str, check: &str) -> std::path::PathBuf 
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn the_fixed_lock_holds_live_with_real_faults_and_leaves_nothing() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -302,7 +302,7 @@ fn the_fixed_lock_holds_live_with_real_faults_and_leaves_nothing() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn the_original_lock_breaks_fifo_live_and_says_how_to_rerun() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -334,7 +334,7 @@ fn the_original_lock_breaks_fifo_live_and_says_how_to_rerun() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn an_existing_root_is_refused_and_left_untouched() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -446,7 +446,7 @@ fn send_signal(child: &Child, signal: &str) {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn sigterm_and_sighup_clean_up_like_ctrl_c() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -471,7 +471,7 @@ fn sigterm_and_sighup_clean_up_like_ctrl_c() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn a_root_a_killed_run_left_is_named_with_a_command_that_removes_it() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -538,7 +538,7 @@ fn a_root_a_killed_run_left_is_named_with_a_command_that_removes_it() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn a_live_runs_root_is_never_removed_as_stale() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -558,7 +558,7 @@ fn a_live_runs_root_is_never_removed_as_stale() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn a_run_under_a_low_soft_open_file_limit_raises_it_and_passes() {
     let _server = server_to_myself();
     let addr = zk_addr();
@@ -660,7 +660,7 @@ fn assert_gave_up_and_reopened(report: &zk_sim::world::RunReport, client: usize,
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --test live_cli -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
 fn clients_give_up_on_their_sessions_after_long_outages_and_the_fixed_lock_holds() {
     let _server = server_to_myself();
     let addr = zk_addr();

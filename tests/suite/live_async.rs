@@ -9,7 +9,7 @@
 //! uses `workload` as is, see examples/async-latch).
 //!
 //! Needs a real ZooKeeper 3.8 at `ZK_ADDR` (default 127.0.0.1:2181):
-//! `scripts/zk-server start; cargo test --test live_async -- --ignored`.
+//! `scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_async::`.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -13,7 +13,7 @@
 //! cut off (ephemerals deleted, other sessions notified, the client told
 //! Expired when it gets through).
 //!
-//! Run: `scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored`
+//! Run: `scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::`
 //! (`ZK_ADDR` overrides 127.0.0.1:2181). Without a server the tests are
 //! ignored, and with `--ignored` they fail saying so.
 //!
@@ -21,21 +21,17 @@
 //! armed watcher; `zookeeper-client` does not, so only the default
 //! watcher's view of state changes is compared.
 
-#[allow(dead_code)]
-mod conformance_support;
-mod faults_support;
-
-use conformance_support::script::*;
-use faults_support::script::FaultScript;
-use faults_support::script::Link::{Direct, Proxied};
-use faults_support::FaultHarness;
+use crate::conformance_support::script::*;
+use crate::faults_support::script::FaultScript;
+use crate::faults_support::script::Link::{Direct, Proxied};
+use crate::faults_support::FaultHarness;
 use zk_recipes::zk::CreateMode::*;
 use zk_recipes::zk::KeeperState::{Disconnected, Expired, SyncConnected};
 use zk_recipes::zk::ZkError::{ConnectionLoss, SessionExpired};
 use zk_recipes::zk::ANY_VERSION as ANY;
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn reconnect_fires_the_watches_whose_node_changed_and_keeps_the_others_armed() {
     let script = FaultScript::new("reconnect", &[Direct, Proxied])
         .on(0, persistent("~/a")) // data watch; changed while cut off
@@ -104,7 +100,7 @@ fn reconnect_fires_the_watches_whose_node_changed_and_keeps_the_others_armed() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn a_healed_partition_keeps_the_session_its_ephemerals_and_its_watches() {
     let script = FaultScript::new("partition", &[Direct, Proxied])
         .on(0, persistent("~/a"))
@@ -131,7 +127,7 @@ fn a_healed_partition_keeps_the_session_its_ephemerals_and_its_watches() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn a_request_lost_in_flight_fails_with_connection_loss_and_is_not_applied() {
     let script = FaultScript::new("request-lost", &[Direct, Proxied])
         .on(0, persistent("~/p"))
@@ -154,7 +150,7 @@ fn a_request_lost_in_flight_fails_with_connection_loss_and_is_not_applied() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn a_reply_lost_after_the_server_applied_it_fails_with_connection_loss_yet_applied() {
     let script = FaultScript::new("reply-lost", &[Direct, Proxied])
         .on(0, persistent("~/q"))
@@ -200,7 +196,7 @@ fn a_reply_lost_after_the_server_applied_it_fails_with_connection_loss_yet_appli
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn expiry_while_partitioned_deletes_the_ephemerals_and_the_client_learns_it_on_healing() {
     let script = FaultScript::new("expiry", &[Direct, Proxied])
         .proxied_timeout_ms(6_000)
@@ -227,7 +223,7 @@ fn expiry_while_partitioned_deletes_the_ephemerals_and_the_client_learns_it_on_h
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::"]
 fn expiry_after_a_lost_reply_takes_the_node_that_reply_would_have_named() {
     let script = FaultScript::new("expiry-lost-reply", &[Direct, Proxied, Proxied])
         .proxied_timeout_ms(6_000)

@@ -7,7 +7,7 @@
 //! about a minute each (lock, shared lock, election: DFS) to many minutes
 //! (Curator lock, semaphore, queue, barrier) without client symmetry and
 //! ranks: they are `#[ignore]`d (the test command stays a few minutes), run
-//! them with `cargo test --release -p zk-models --test fixed_variants -- --ignored`.
+//! them with `cargo test --release --workspace --test suite -- --ignored fixed_variants::`.
 //! CI exhausts all seven with `--symmetry --ranks` on the release binary
 //! (`scripts/ci-check`; figures in BENCHMARKS.md).
 //!
@@ -17,7 +17,7 @@
 //! (292 k states reduced); the other four run unreduced, so both paths stay
 //! covered.
 
-mod common;
+use crate::common;
 
 use common::{assert_all_hold, check, check_exhaustively, check_with};
 use zk_models::run::{CheckReport, Verdict};

@@ -19,7 +19,7 @@ use zk_recipes::zk::Path;
 
 /// The command that runs the suite.
 pub const HOW_TO_RUN: &str =
-    "scripts/zk-server start; cargo test -p zk-live --test conformance -- --ignored";
+    "scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::";
 
 /// Both servers of one test, and a tokio runtime for the live side.
 pub struct Harness {

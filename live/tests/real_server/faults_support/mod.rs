@@ -21,7 +21,7 @@ use zk_recipes::zk::Path;
 
 /// The command that runs the fault tests.
 pub const HOW_TO_RUN: &str =
-    "scripts/zk-server start; cargo test -p zk-live --test faults -- --ignored";
+    "scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored faults::";
 
 /// A tokio runtime for the live side and the server's address.
 pub struct FaultHarness {

@@ -4,7 +4,7 @@
 //! session notifies the watchers of its ephemerals.
 //!
 //! They need a server: `scripts/zk-server start`, then
-//! `cargo test -p zk-live --test session -- --ignored`.
+//! `cargo test --release --workspace --test real_server -- --ignored session::`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 use zk_live::{zk_addr_from_env, LiveSession};
@@ -54,7 +54,7 @@ fn create(path: Path, mode: CreateMode) -> Request {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test session -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored session::"]
 fn sequential_names_are_rebuilt() {
     runtime().block_on(async {
         let mut session = connect().await;
@@ -87,7 +87,7 @@ fn sequential_names_are_rebuilt() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test session -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored session::"]
 fn failed_multi_reports_its_index_and_applies_nothing() {
     runtime().block_on(async {
         let mut session = connect().await;
@@ -157,7 +157,7 @@ fn failed_multi_reports_its_index_and_applies_nothing() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test session -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored session::"]
 fn one_notification_is_one_event_however_many_watches_it_fires() {
     runtime().block_on(async {
         let mut watcher = connect().await;
@@ -229,7 +229,7 @@ fn one_notification_is_one_event_however_many_watches_it_fires() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test session -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored session::"]
 fn closing_a_session_deletes_its_ephemerals_and_notifies() {
     runtime().block_on(async {
         let mut owner = connect().await;

@@ -4,8 +4,8 @@
 //! `down_ms`, the session sniffed from the handshake, and that session
 //! expired behind the client's back (`zk_live::takeover`).
 //!
-//! Run: `scripts/zk-server start; cargo test -p zk-live --test proxy_faults
-//! -- --ignored` (`ZK_ADDR` overrides 127.0.0.1:2181).
+//! Run: `scripts/zk-server start; cargo test --release --workspace --test
+//! real_server -- --ignored proxy_faults::` (`ZK_ADDR` overrides 127.0.0.1:2181).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -119,7 +119,7 @@ async fn lose_a_create(test: &str, loss: RequestLoss) -> bool {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test proxy_faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored proxy_faults::"]
 fn a_request_lost_before_apply_is_not_applied() {
     runtime().block_on(async {
         let loss = RequestLoss::BeforeApply { down_ms: DOWN_MS };
@@ -128,7 +128,7 @@ fn a_request_lost_before_apply_is_not_applied() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test proxy_faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored proxy_faults::"]
 fn a_reply_lost_after_apply_leaves_the_node() {
     runtime().block_on(async {
         let loss = RequestLoss::AfterApply { down_ms: DOWN_MS };
@@ -137,7 +137,7 @@ fn a_reply_lost_after_apply_leaves_the_node() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test proxy_faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored proxy_faults::"]
 fn a_drop_for_down_ms_loses_the_connection_and_heals() {
     runtime().block_on(async {
         let proxy = FaultProxy::start(&zk_addr_from_env()).await.unwrap();
@@ -154,7 +154,7 @@ fn a_drop_for_down_ms_loses_the_connection_and_heals() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test proxy_faults -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored proxy_faults::"]
 fn a_session_taken_over_expires_for_its_client() {
     runtime().block_on(async {
         let server = zk_addr_from_env();

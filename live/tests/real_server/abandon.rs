@@ -6,7 +6,7 @@
 //! outage ends.
 //!
 //! They need a server: `scripts/zk-server start`, then
-//! `cargo test -p zk-live --test abandon -- --ignored` (each test takes
+//! `cargo test --release --workspace --test real_server -- --ignored abandon::` (each test takes
 //! about the session timeout, 2 s, plus the server's expiry tick).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -125,7 +125,7 @@ async fn survives_then_expires(
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test abandon -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored abandon::"]
 fn an_abandoned_sessions_node_stays_until_the_servers_timeout() {
     runtime().block_on(async {
         let mut observer = observer().await;
@@ -147,7 +147,7 @@ fn an_abandoned_sessions_node_stays_until_the_servers_timeout() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test abandon -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored abandon::"]
 fn closing_a_detached_session_ends_it_at_once() {
     runtime().block_on(async {
         let mut observer = observer().await;
@@ -171,7 +171,7 @@ fn closing_a_detached_session_ends_it_at_once() {
 }
 
 #[test]
-#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test -p zk-live --test abandon -- --ignored"]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored abandon::"]
 fn a_session_abandoned_during_an_outage_is_not_revived_when_it_ends() {
     runtime().block_on(async {
         let mut observer = observer().await;

@@ -10,7 +10,7 @@
 //! Deterministic in CI (fixed case count and RNG, no persistence; 1,000
 //! cases in under a second, since a run of this size costs well under a
 //! millisecond); run it longer with
-//! `PROPTEST_CASES=100000 cargo test --release --test ensemble_faults_fuzz`.
+//! `PROPTEST_CASES=100000 cargo test --release --workspace --test suite ensemble_faults_fuzz::`.
 //! The case count matters: with the leaderless-expiry fix taken out
 //! (`Ensemble::close_session` committing while electing), 48 cases found
 //! nothing and the first 400 found the panic (a leader change at 1 ms,

@@ -10,13 +10,13 @@
 //! mechanism (correct labels / labels given) must be at least 95%. The
 //! default test runs a few hundred seeds; the full measurement (the
 //! catalog's whole seed ranges) is `#[ignore]`d:
-//! `cargo test --release --test diagnosis_precision -- --ignored --nocapture`
+//! `cargo test --release --workspace --test suite -- --ignored --nocapture diagnosis_precision::`
 //! prints the table BENCHMARKS.md shows.
 
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
-#[path = "diagnosis_precision/fixtures.rs"]
+#[path = "../diagnosis_precision/fixtures.rs"]
 mod fixtures;
 
 use fixtures::{Bugs, FixtureLock, Release};
@@ -358,7 +358,7 @@ fn the_reported_mislabels_are_gone() {
 /// The full measurement BENCHMARKS.md shows: every catalog entry's whole
 /// seed range, 300 seeds per fixture.
 #[test]
-#[ignore = "a measurement (about a minute in release): cargo test --release --test diagnosis_precision -- --ignored --nocapture"]
+#[ignore = "a measurement (about a minute in release): cargo test --release --workspace --test suite -- --ignored --nocapture diagnosis_precision::"]
 fn full_measurement() {
     let mut set = catalog(|name| {
         let scenario = load(&format!("scenarios/bugs/{name}.toml"));
