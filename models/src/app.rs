@@ -298,17 +298,3 @@ pub(crate) fn skip_gated_steps<R: ModelRecipe>(
         state.clients[c].make_mut().next_step = next as u8;
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sequence_suffix_reads_the_last_ten_digits() {
-        assert_eq!(sequence_suffix("x-257-0000000004"), Some(4));
-        assert_eq!(sequence_suffix("lock-0000000012"), Some(12));
-        assert_eq!(sequence_suffix("0000000000"), Some(0));
-        assert_eq!(sequence_suffix("lock"), None);
-        assert_eq!(sequence_suffix("lock-00000000x1"), None);
-    }
-}

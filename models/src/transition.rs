@@ -691,21 +691,3 @@ fn deletes(request: &Request) -> bool {
         _ => false,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fault_kinds_match_actions() {
-        assert_eq!(
-            Action::Expire {
-                client: 0,
-                order: 0
-            }
-            .fault(),
-            Some(crate::faults::FaultKind::Expiry)
-        );
-        assert!(Action::Deliver(0).is_progress());
-    }
-}
