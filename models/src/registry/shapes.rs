@@ -214,16 +214,8 @@ macro_rules! observe_outcomes {
             }
         }
     };
-    ($type:ident { $( $variant:ident $( ( $($tuple:tt)* ) )? $( { $($fields:tt)* } )? => $observation:expr ),* $(,)? }) => {
-        impl $crate::registry::shapes::__Observe for $type {
-            fn observe(&self) -> $crate::registry::shapes::__Observation {
-                #[allow(unused_imports)]
-                use $crate::registry::shapes::observe::*;
-                match self {
-                    $( $type::$variant $( ( $($tuple)* ) )? $( { $($fields)* } )? => $observation, )*
-                }
-            }
-        }
+    ($type:ident { $($arms:tt)* }) => {
+        $crate::observe_outcomes!($type { invariants: []; $($arms)* });
     };
 }
 
