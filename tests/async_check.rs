@@ -22,6 +22,9 @@ extern crate zkcheck_zookeeper_client as zookeeper_client;
 mod example;
 #[path = "../examples/async-latch/src/latch.rs"]
 mod latch;
+// A 2-lease semaphore checked on its scenario's own world.
+#[path = "async_check/semaphore.rs"]
+mod semaphore;
 
 use std::sync::OnceLock;
 use zk_sim::explore::file::ChoiceFile;
@@ -109,7 +112,7 @@ fn registry() -> &'static Registry {
             Variant::asynchronous(name, "a lock", RecipeKind::ExclusiveLock, run)
         };
         let idle = workload(|_client, _ctx| async {});
-        Registry::builtin().with(
+        Registry::builtin().with(semaphore::entry()).with(
             RecipeEntry::new("xlock", RecipeKind::ExclusiveLock, "/xlock")
                 .variant(variant("buggy", true))
                 .variant(variant("fixed", false))
@@ -131,12 +134,7 @@ fn latch_registry() -> &'static Registry {
 }
 
 fn world(variant: &str) -> World {
-    World {
-        recipe: "xlock".into(),
-        variant: variant.into(),
-        clients: 2,
-        cycles: 1,
-    }
+    World::new("xlock", variant, 2, 1)
 }
 
 fn one_loss() -> FaultAllowance {
@@ -161,15 +159,11 @@ fn explored(variant: &str) -> Summary {
 fn counterexample() -> ChoiceFile {
     let summary = explored("buggy");
     let found = summary.found.first().expect("a counterexample");
-    ChoiceFile {
-        recipe: "xlock".into(),
-        variant: "buggy".into(),
-        clients: 2,
-        cycles: 1,
-        faults: one_loss(),
-        property: Some(found.property.clone()),
-        choices: found.choices.clone(),
-    }
+    world("buggy").choice_file(
+        one_loss(),
+        Some(found.property.clone()),
+        found.choices.clone(),
+    )
 }
 
 /// The trace of a choice file's run, one line per event.
@@ -243,9 +237,15 @@ fn a_choice_string_replays_byte_for_byte_in_a_second_process() {
     let file = counterexample();
     let here = trace_of(&file);
     assert_eq!(here, trace_of(&file), "the same process, twice");
-    let dir = std::env::temp_dir().join(format!("zkcheck-choices-{}", std::process::id()));
+    assert_eq!(here, trace_in_a_second_process(&file, "buggy"));
+}
+
+/// The trace of `file`'s run as a second process of this test binary
+/// prints it (`name`: the file's, in a temp dir of its own).
+fn trace_in_a_second_process(file: &ChoiceFile, name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("zkcheck-choices-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let path = dir.join("buggy.toml");
+    let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, file.to_toml()).expect("written");
     let child = std::process::Command::new(std::env::current_exe().expect("this test binary"))
         .args([
@@ -258,12 +258,12 @@ fn a_choice_string_replays_byte_for_byte_in_a_second_process() {
         .expect("the second process runs");
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&child.stdout);
-    let there = stdout
+    stdout
         .split("TRACE-BEGIN\n")
         .nth(1)
         .and_then(|rest| rest.split("\nTRACE-END").next())
-        .unwrap_or_else(|| panic!("no trace from the child: {stdout}"));
-    assert_eq!(here, there);
+        .unwrap_or_else(|| panic!("no trace from the child: {stdout}"))
+        .to_string()
 }
 
 /// Cross-validation (issue 29 item 4): the explorer and the stateful
@@ -290,14 +290,9 @@ fn the_explorer_and_the_stateful_checker_agree_on_the_builtin_hold_recipes() {
     ];
     for recipe in recipes {
         for variant in ["original", "fixed"] {
-            let scenario = World {
-                recipe: recipe.into(),
-                variant: variant.into(),
-                clients: 2,
-                cycles: 1,
-            }
-            .scenario(registry.sim_recipes())
-            .unwrap_or_else(|error| panic!("{recipe} {variant}: {error}"));
+            let scenario = World::new(recipe, variant, 2, 1)
+                .scenario(registry.sim_recipes())
+                .unwrap_or_else(|error| panic!("{recipe} {variant}: {error}"));
             let bounds = Bounds {
                 faults: one_loss(),
                 max_executions: Some(100_000),
@@ -350,6 +345,7 @@ fn sampled(
         runs,
         seed,
         faults: one_loss(),
+        durations: world.durations,
         stop_at_first,
         timeout: None,
     };
@@ -357,12 +353,7 @@ fn sampled(
 }
 
 fn latch(variant: &str, clients: usize) -> World {
-    World {
-        recipe: "latch".into(),
-        variant: variant.into(),
-        clients,
-        cycles: 1,
-    }
+    World::new("latch", variant, clients, 1)
 }
 
 const PCT_SEED: u64 = 29;
@@ -385,15 +376,11 @@ fn pct_finds_the_example_latchs_bug_at_a_pinned_run() {
     assert_eq!(first.run, 9);
     assert_eq!(first.found.property, "liveness", "{samples:?}");
     // Its choices replay the violation, as `zkcheck replay` runs them.
-    let file = ChoiceFile {
-        recipe: "latch".into(),
-        variant: "buggy".into(),
-        clients: 2,
-        cycles: 1,
-        faults: one_loss(),
-        property: Some(first.found.property.clone()),
-        choices: first.found.choices.clone(),
-    };
+    let file = latch("buggy", 2).choice_file(
+        one_loss(),
+        Some(first.found.property.clone()),
+        first.found.choices.clone(),
+    );
     let (tape, report) = replay(latch_registry().sim_recipes(), &file).expect("a run");
     assert_eq!(tape.misfit, None);
     assert!(
@@ -498,12 +485,7 @@ fn runs_to_first_failure() {
             for (_, strategy) in strategies {
                 let mut firsts: Vec<u64> = (0..SEEDS)
                     .map(|seed| {
-                        let world = World {
-                            recipe: recipe.into(),
-                            variant: variant.into(),
-                            clients,
-                            cycles: 1,
-                        };
+                        let world = World::new(recipe, variant, clients, 1);
                         let samples = sampled(registry, world.clone(), strategy, CAP, seed, true);
                         steps = samples.steps;
                         if strategy == (Strategy::Pct { depth: 3 }) {
@@ -535,15 +517,11 @@ fn runs_to_first_failure() {
 /// replayed from its choices.
 fn signature(registry: &Registry, world: &World, samples: &Samples) -> Option<String> {
     let first = samples.found.first()?;
-    let file = ChoiceFile {
-        recipe: world.recipe.clone(),
-        variant: world.variant.clone(),
-        clients: world.clients,
-        cycles: world.cycles,
-        faults: one_loss(),
-        property: Some(first.found.property.clone()),
-        choices: first.found.choices.clone(),
-    };
+    let file = world.choice_file(
+        one_loss(),
+        Some(first.found.property.clone()),
+        first.found.choices.clone(),
+    );
     let (_, report) = replay(registry.sim_recipes(), &file).expect("a run");
     let violation = report.violations.first()?;
     let mechanism = violation

@@ -217,7 +217,7 @@ fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCo
 fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> ModelArgs {
     ModelArgs {
         recipe: scenario.recipe.name.clone(),
-        variant: variant.to_string(),
+        variant: Some(variant.to_string()),
         clients: super::cutoff::Clients::One(model.clients),
         cycles: 1,
         faults: model.faults.clone(),

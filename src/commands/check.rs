@@ -60,11 +60,16 @@ pub enum StrategyArg {
 #[derive(Clone, Debug, clap::Args)]
 pub struct ModelArgs {
     /// The recipe (built-in: lock, curator_lock, semaphore, shared_lock,
-    /// election, queue, barrier; and any recipe registered by the binary).
+    /// election, queue, barrier; and any recipe registered by the binary);
+    /// `check` also takes a scenario file (`*.toml`): its own world,
+    /// explored by re-execution.
+    #[arg(value_name = "RECIPE|SCENARIO.toml")]
     pub recipe: String,
-    /// The variant: original, fixed (queue: also tutorial_original; barrier: also original_shared_host).
-    #[arg(long, default_value = "fixed")]
-    pub variant: String,
+    /// The variant: original, fixed (queue: also tutorial_original;
+    /// barrier: also original_shared_host) [default: fixed; on a scenario
+    /// file, the file's].
+    #[arg(long)]
+    pub variant: Option<String>,
     /// Number of clients; `check` also takes a range LO..HI (both ends
     /// included): one check per count, and where adding a client stopped
     /// changing the verdicts and diagnoses.
@@ -175,6 +180,11 @@ pub struct CheckArgs {
     /// Async recipes with --strategy pct: the runs drawn [default: 1000].
     #[arg(long, value_name = "N")]
     pub runs: Option<std::num::NonZeroU32>,
+    /// Explored worlds (async recipes, scenario files): the points of each
+    /// duration's range tried: 1 its minimum, 2 both ends, 3 the ends and
+    /// the middle, up to 5 [default: 2].
+    #[arg(long, value_name = "N")]
+    pub duration_points: Option<u8>,
 }
 
 /// The server state the clients start from (`check` only).
@@ -211,6 +221,11 @@ fn flag_error(flag: &'static str, message: impl ToString) -> InputError {
 }
 
 impl ModelArgs {
+    /// `--variant`, or its default (`fixed`).
+    pub fn variant(&self) -> &str {
+        self.variant.as_deref().unwrap_or("fixed")
+    }
+
     /// `--lag`, or its default.
     pub fn lag(&self) -> usize {
         self.lag.unwrap_or(DEFAULT_LAG)
@@ -220,7 +235,7 @@ impl ModelArgs {
     pub fn resolve(&self, harness: &Harness) -> Result<(ModelVariant, Setup), InputError> {
         let model = harness
             .registry
-            .model(&self.recipe, &self.variant)
+            .model(&self.recipe, self.variant())
             .map_err(|error| match error {
                 RegistryError::UnknownRecipe { .. } => flag_error("RECIPE", error),
                 _ => flag_error("--variant", error),
@@ -479,18 +494,29 @@ impl CheckArgs {
 
 pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
     #[cfg(madsim)]
-    if super::check_async::is_async(harness, &args.model.recipe, &args.model.variant) {
+    if super::check_async::is_scenario_file(&args.model.recipe)
+        || super::check_async::is_async(harness, &args.model.recipe, args.model.variant())
+    {
         return super::check_async::run(harness, &args);
+    }
+    #[cfg(not(madsim))]
+    if args.model.recipe.ends_with(".toml") {
+        return super::common::bad_input(format!(
+            "{}: `check` explores a scenario file's world in the simulating build (cargo's --cfg madsim, .cargo/config.toml)",
+            args.model.recipe
+        ));
     }
     let async_only = [
         ("--max-delays", args.max_delays.is_some()),
         ("--max-executions", args.max_executions.is_some()),
         ("--runs", args.runs.is_some()),
+        ("--duration-points", args.duration_points.is_some()),
     ];
     if let Some((flag, _)) = async_only.iter().find(|(_, given)| *given) {
         return super::common::bad_input(format!(
             "{flag}: bounds the exploration of an async recipe (in the simulating build); {} {} is explored as states",
-            args.model.recipe, args.model.variant
+            args.model.recipe,
+            args.model.variant()
         ));
     }
     if let Clients::Range { first, last } = args.model.clients {

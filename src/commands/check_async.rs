@@ -21,6 +21,7 @@
 //! hold.
 
 use super::check::CheckArgs;
+use super::check_world::{dimensions, render};
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
 use super::cutoff::Clients;
 use super::Harness;
@@ -30,9 +31,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use zk_sim::explore::file::{choice_string, ChoiceFile};
 use zk_sim::explore::pct::{sample, Samples, Sampling, Strategy};
-use zk_sim::explore::run::{explore, replay, World};
+use zk_sim::explore::run::{explore, replay, World, WorldSource};
 use zk_sim::explore::search::{Bounds, Found, Stop, Summary, Vacuity};
-use zk_sim::explore::FaultAllowance;
+use zk_sim::explore::{DurationPoints, FaultAllowance};
 use zk_sim::scenario::{Scenario, ScenarioError};
 use zk_sim::world::RunReport;
 
@@ -99,17 +100,34 @@ pub fn is_async(harness: &Harness, recipe: &str, variant: &str) -> bool {
     )
 }
 
-/// What `check` on an async recipe runs with.
-struct Explored {
-    scenario: Scenario,
-    clients: usize,
-    cycles: u32,
-    bounds: Bounds,
+/// True if `check`'s argument names a scenario file rather than a recipe
+/// (a recipe's name has neither a `.toml` end nor a `/`).
+pub fn is_scenario_file(argument: &str) -> bool {
+    argument.ends_with(".toml") || argument.contains('/')
+}
+
+/// The scenario file `check` was given: where, as written, and its text
+/// (a counterexample's choice file carries it).
+pub struct Given {
+    pub path: PathBuf,
+    pub scenario: Scenario,
+    pub text: String,
+}
+
+/// What `check` on an explored world runs with.
+pub struct Explored {
+    pub world: World,
+    /// The scenario file the world is narrowed from; None: the recipe's
+    /// defaults.
+    pub given: Option<Given>,
+    /// The world's scenario, as the explorer runs it.
+    pub scenario: Scenario,
+    pub bounds: Bounds,
     strategy: AsyncStrategy,
 }
 
 /// The flags, checked: the explored world and the search's bounds.
-fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
+fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, ExitCode> {
     let model = &args.model;
     let refused = [
         ("--symmetry", model.symmetry),
@@ -129,10 +147,41 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
         ("--sequence-start", !args.initial.sequence_starts.is_empty()),
     ];
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        return Err(format!(
-            "{flag}: not available on an async recipe, which `check` explores by re-execution (docs/async-recipe.md)"
-        ));
+        return Err(bad_input(format!(
+            "{flag}: not available on an explored world (an async recipe or a scenario file), which `check` explores by re-execution (docs/async-recipe.md)"
+        )));
     }
+    let given = match is_scenario_file(&model.recipe) {
+        true => Some(given_scenario(harness, Path::new(&model.recipe))?),
+        false => None,
+    };
+    flags(harness, args, given).map_err(bad_input)
+}
+
+/// Reads the scenario file `check` was given (errors name the file, the
+/// line and the key).
+fn given_scenario(harness: &Harness, path: &Path) -> Result<Given, ExitCode> {
+    let text = super::common::read_input(path)?;
+    if super::schedule::is_schedule_text(&text) || zk_sim::explore::file::is_choice_text(&text) {
+        return Err(bad_input(format!(
+            "{}: not a scenario file: `check` explores a scenario's world; replay this file with `{} replay {}`",
+            path.display(),
+            harness.program,
+            quote(&path.display().to_string())
+        )));
+    }
+    let scenario =
+        Scenario::parse(path, &text, harness.registry.sim_recipes()).map_err(bad_input)?;
+    Ok(Given {
+        path: path.to_path_buf(),
+        scenario,
+        text,
+    })
+}
+
+/// The flags' bounds on the world and the search, checked.
+fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Explored, String> {
+    let model = &args.model;
     let strategy = strategy_of(args)?;
     if strategy != AsyncStrategy::Dfs
         && (args.max_delays.is_some() || args.max_executions.is_some())
@@ -146,36 +195,62 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
         Clients::One(n) if (1..=MAX_CLIENTS).contains(&n) => n,
         _ => {
             return Err(format!(
-                "--clients: an async recipe is explored at one client count in 1..={MAX_CLIENTS}"
+                "--clients: an explored world has one client count in 1..={MAX_CLIENTS}"
             ))
         }
     };
     let cycles = u32::try_from(model.cycles)
         .ok()
         .filter(|c| (1..=3).contains(c))
-        .ok_or("--cycles: an async recipe is explored with 1..=3 cycles")?;
+        .ok_or("--cycles: an explored world has 1..=3 cycles")?;
     let faults = FaultAllowance::parse(&model.faults).map_err(|e| format!("--faults: {e}"))?;
+    let durations = match args.duration_points {
+        None => DurationPoints::default(),
+        Some(n) if (1..=DurationPoints::MAX).contains(&u32::from(n)) => DurationPoints(n.into()),
+        Some(_) => {
+            return Err(format!(
+                "--duration-points: the points of a duration's range tried, 1..={}",
+                DurationPoints::MAX
+            ))
+        }
+    };
     if args.timeout == Some(0) {
         return Err("--timeout: must be at least 1 second".into());
     }
+    let (recipe, variant) = match &given {
+        Some(given) => (
+            given.scenario.recipe.name.clone(),
+            model
+                .variant
+                .clone()
+                .unwrap_or(given.scenario.raw.variant.clone()),
+        ),
+        None => (model.recipe.clone(), model.variant().to_string()),
+    };
     let world = World {
-        recipe: model.recipe.clone(),
-        variant: model.variant.clone(),
+        recipe,
+        variant,
         clients,
         cycles,
+        source: match &given {
+            Some(given) => WorldSource::Scenario(given.text.clone()),
+            None => WorldSource::Recipe,
+        },
+        durations,
     };
     let scenario = world.scenario(harness.registry.sim_recipes())?;
     let bounds = Bounds {
         faults,
+        durations,
         max_delays: args.max_delays.map(u32::from),
         max_executions: args.max_executions.map(|n| u64::from(n.get())),
         timeout: args.timeout.map(Duration::from_secs),
         no_memo: false,
     };
     Ok(Explored {
+        world,
+        given,
         scenario,
-        clients,
-        cycles,
         bounds,
         strategy,
     })
@@ -185,7 +260,7 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, String> {
 pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
     let explored = match resolve(harness, args) {
         Ok(explored) => explored,
-        Err(message) => return bad_input(message),
+        Err(code) => return code,
     };
     if let AsyncStrategy::Pct { depth, runs, seed } = explored.strategy {
         let sampling = Sampling {
@@ -193,6 +268,7 @@ pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
             runs,
             seed,
             faults: explored.bounds.faults,
+            durations: explored.bounds.durations,
             stop_at_first: false,
             timeout: explored.bounds.timeout,
         };
@@ -242,7 +318,7 @@ fn run_pct(
     let started = Instant::now();
     let samples = match sample(
         explored.scenario.runner().as_ref(),
-        explored.clients,
+        explored.world.clients,
         sampling,
     ) {
         Ok(samples) => samples,
@@ -273,16 +349,10 @@ fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, el
         Strategy::Pct { depth } => depth,
         Strategy::Uniform => 0,
     };
-    let _ = writeln!(
-        out,
-        "{} {} (async) with {} client(s), {} cycle(s), faults {}: PCT, depth {depth}, seed {}",
-        scenario.recipe.name,
-        scenario.raw.variant,
-        explored.clients,
-        explored.cycles,
-        sampling.faults,
-        sampling.seed
-    );
+    let how = format!("PCT, depth {depth}, seed {}", sampling.seed);
+    let _ = writeln!(out, "{}", headline(explored, &how));
+    let order = format!("sampled by PCT (depth {depth}); durations and faults drawn");
+    let _ = write!(out, "{}", render(&dimensions(explored, &order)));
     let first = match samples.first_failure {
         Some(run) => format!("first failing run: {run}"),
         None => "no failing run".to_string(),
@@ -335,22 +405,44 @@ fn print_own_invariants(out: &mut impl Write, scenario: &Scenario, found: &[&Fou
     }
 }
 
+/// The first line of a summary: what world, and how it was searched.
+fn headline(explored: &Explored, how: &str) -> String {
+    let scenario = &explored.scenario;
+    let world = match &explored.given {
+        Some(given) => format!("{}: ", given.path.display()),
+        None => String::new(),
+    };
+    let kind = match scenario.variant().is_async() {
+        true => "async",
+        false => "sans-IO",
+    };
+    format!(
+        "{world}{} {} ({kind}) with {} client(s), {} cycle(s), faults {}: {how}",
+        scenario.recipe.name,
+        scenario.raw.variant,
+        explored.world.clients,
+        explored.world.cycles,
+        explored.bounds.faults
+    )
+}
+
 fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
     let scenario = &explored.scenario;
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "{} {} (async) with {} client(s), {} cycle(s), faults {}: explored by re-execution",
-        scenario.recipe.name,
-        scenario.raw.variant,
-        explored.clients,
-        explored.cycles,
-        explored.bounds.faults
-    );
+    let _ = writeln!(out, "{}", headline(explored, "explored by re-execution"));
     let bound = match explored.bounds.max_delays {
         Some(max) => format!("{} (--max-delays {max})", summary.delay_bound),
         None => summary.delay_bound.to_string(),
     };
+    let order = match summary.exhaustive {
+        true => {
+            format!("every order (the search deepened to {bound} delay(s) and no bound cut it)")
+        }
+        false => format!(
+            "orders with at most {bound} delay(s) (choices other than the first request that came)"
+        ),
+    };
+    let _ = write!(out, "{}", render(&dimensions(explored, &order)));
     let _ = writeln!(
         out,
         "executions: {} run, {} of them pruned at a visited state{}; delay bound reached: {bound}; {:.1} s",
@@ -368,7 +460,7 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
         );
     }
     let how = match (summary.exhaustive, summary.stop) {
-        (true, _) => "exhaustive: every choice within the fault budget was explored".to_string(),
+        (true, _) => "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)".to_string(),
         (false, Some(Stop::Executions)) => {
             "not exhaustive: stopped by --max-executions".to_string()
         }
@@ -415,15 +507,11 @@ fn write_counterexamples(
 ) -> Result<(), ()> {
     let mut failed = false;
     for found in found {
-        let file = ChoiceFile {
-            recipe: args.model.recipe.clone(),
-            variant: args.model.variant.clone(),
-            clients: explored.clients,
-            cycles: explored.cycles,
-            faults: explored.bounds.faults,
-            property: Some(found.property.clone()),
-            choices: found.choices.clone(),
-        };
+        let file = explored.world.choice_file(
+            explored.bounds.faults,
+            Some(found.property.clone()),
+            found.choices.clone(),
+        );
         println!(
             "\ncounterexample for {}: choices {}",
             found.property,
@@ -465,7 +553,7 @@ fn write_file(dir: &Path, file: &ChoiceFile) -> Result<PathBuf, super::check::Wr
 /// error.
 pub fn replay_report(harness: &Harness, path: &Path, text: &str) -> Result<RunReport, ExitCode> {
     let file = ChoiceFile::parse(path, text).map_err(bad_input)?;
-    if !is_async(harness, &file.recipe, &file.variant) {
+    if file.scenario.is_none() && !is_async(harness, &file.recipe, &file.variant) {
         return Err(bad_input(format!(
             "{}: {} {} is not an async recipe of this binary: a choice file replays an async recipe's exploration",
             path.display(),
@@ -481,7 +569,7 @@ pub fn replay_report(harness: &Harness, path: &Path, text: &str) -> Result<RunRe
         }
     };
     if let Some(index) = tape.misfit {
-        let message = format!("choice {index} has no such alternative in this world (the file's recipe, variant, clients, cycles or faults differ from the check that wrote it)");
+        let message = format!("choice {index} has no such alternative in this world (the file's recipe, variant, clients, cycles, faults, duration points or scenario differ from the check that wrote it)");
         return Err(bad_input(ScenarioError::at_key(
             path, text, "choices", message,
         )));

@@ -239,7 +239,8 @@ fn header(args: &CheckArgs, first: usize, last: usize) -> String {
     let model = &args.model;
     let mut out = format!(
         "empirical cutoff of {}/{}: {first}..{last} clients",
-        model.recipe, model.variant
+        model.recipe,
+        model.variant()
     );
     if model.cycles != 1 {
         out += &format!(" x {} cycles", model.cycles);

@@ -41,7 +41,8 @@ pub fn run(harness: &Harness, args: ExploreArgs) -> ExitCode {
     };
     println!(
         "Explorer for {}/{} at http://{address}/ (Ctrl-C to stop)",
-        args.model.recipe, args.model.variant
+        args.model.recipe,
+        args.model.variant()
     );
     // The probe is closed by now: the Explorer binds the same port again
     // (another process could take it in between; the Explorer then fails

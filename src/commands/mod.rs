@@ -15,6 +15,8 @@ pub mod check;
 #[cfg(madsim)]
 pub mod check_async;
 pub mod check_report;
+#[cfg(madsim)]
+pub mod check_world;
 pub mod common;
 pub mod cutoff;
 pub mod explore;

@@ -327,12 +327,7 @@ fn a_sweep_prints_and_buckets_the_invariant_under_its_name() {
 
 #[test]
 fn the_async_explorer_finds_ctx_violation() {
-    let world = World {
-        recipe: "async_reset_latch".into(),
-        variant: "reset_reports".into(),
-        clients: 2,
-        cycles: 1,
-    };
+    let world = World::new("async_reset_latch", "reset_reports", 2, 1);
     let scenario = world
         .scenario(registry().sim_recipes())
         .unwrap_or_else(|error| panic!("{error}"));
@@ -351,15 +346,11 @@ fn the_async_explorer_finds_ctx_violation() {
         .find(|found| found.property == INVARIANT)
         .unwrap_or_else(|| panic!("{summary:?}"));
     // Its choices replay the violation.
-    let file = zk_sim::explore::file::ChoiceFile {
-        recipe: world.recipe.clone(),
-        variant: world.variant.clone(),
-        clients: 2,
-        cycles: 1,
-        faults: bounds.faults,
-        property: Some(found.property.clone()),
-        choices: found.choices.clone(),
-    };
+    let file = world.choice_file(
+        bounds.faults,
+        Some(found.property.clone()),
+        found.choices.clone(),
+    );
     let (_, report) = replay(registry().sim_recipes(), &file).expect("a run");
     assert!(
         signatures(&report).contains(&format!("{INVARIANT}/reported")),

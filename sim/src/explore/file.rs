@@ -1,21 +1,29 @@
-//! A counterexample of an explored async recipe as a file: the recipe,
-//! variant, client count, cycles and fault budget that make the world,
-//! and the choice string that picks one run of it. `zkcheck check` writes
+//! A counterexample of an explored world as a file: the recipe, variant,
+//! client count, cycles, fault budget and duration points that make the
+//! world (with the scenario file's text, when `check` explored a
+//! scenario's own world), and the choice string that picks one run of it.
+//! `zkcheck check` writes
 //! it; `zkcheck replay FILE` runs it with the full trace. Checked on
 //! reading: errors name the file, the line and the key (exit 2).
 //!
 //! ```toml
-//! # zkcheck check: a counterexample of an async recipe, as its choices
+//! # zkcheck check: a counterexample of an explored world, as its choices
 //! recipe = "latch"
 //! variant = "buggy"
 //! clients = 2
 //! cycles = 1
 //! faults = "connection-loss=1"
+//! duration_points = 2             # the points of a duration's range (default 2)
 //! property = "liveness"            # what it breaks (informative)
 //! choices = "0.1.0.2"              # one number per choice point; absent ones are 0
+//! # optional: the scenario file whose world was explored, as it was
+//! scenario = '''
+//! recipe = "latch"
+//! ...
+//! '''
 //! ```
 
-use super::tape::FaultAllowance;
+use super::tape::{DurationPoints, FaultAllowance};
 use crate::scenario::ScenarioError;
 use std::path::Path;
 
@@ -28,8 +36,16 @@ pub const MAX_CYCLES: u32 = 100;
 pub const MAX_CHOICES: usize = 100_000;
 
 /// The keys a choice file takes.
-const KEYS: [&str; 7] = [
-    "recipe", "variant", "clients", "cycles", "faults", "property", "choices",
+const KEYS: [&str; 9] = [
+    "recipe",
+    "variant",
+    "clients",
+    "cycles",
+    "faults",
+    "duration_points",
+    "property",
+    "choices",
+    "scenario",
 ];
 
 /// A checked choice file.
@@ -40,9 +56,13 @@ pub struct ChoiceFile {
     pub clients: usize,
     pub cycles: u32,
     pub faults: FaultAllowance,
+    pub durations: DurationPoints,
     /// The property the run breaks, if the file says.
     pub property: Option<String>,
     pub choices: Vec<u32>,
+    /// The scenario file whose world was explored (its text); None: the
+    /// recipe's defaults.
+    pub scenario: Option<String>,
 }
 
 /// True if `text` is a choice file (its top level has `choices`; neither
@@ -164,6 +184,12 @@ impl ChoiceFile {
             )),
             None => Err(error(key, "missing".to_string())),
         };
+        let durations = match table.get("duration_points") {
+            None => DurationPoints::default(),
+            Some(_) => DurationPoints(
+                number("duration_points", 1..=i64::from(DurationPoints::MAX))? as u32,
+            ),
+        };
         let faults = FaultAllowance::parse(&text("faults")?.unwrap_or_else(|| "none".into()))
             .map_err(|message| error("faults", message))?;
         let choices = parse_choice_string(&required("choices")?)
@@ -174,26 +200,45 @@ impl ChoiceFile {
             clients: number("clients", 1..=MAX_CLIENTS as i64)? as usize,
             cycles: number("cycles", 1..=i64::from(MAX_CYCLES))? as u32,
             faults,
+            durations,
             property: text("property")?,
             choices,
+            scenario: text("scenario")?,
         })
     }
 
     /// The file as TOML.
     pub fn to_toml(&self) -> String {
         let quote = |text: &str| toml::Value::String(text.to_string()).to_string();
-        let mut out =
-            String::from("# zkcheck check: a counterexample of an async recipe, as its choices\n");
+        let mut out = String::from(
+            "# zkcheck check: a counterexample of an explored world, as its choices\n",
+        );
         out += &format!("recipe = {}\n", quote(&self.recipe));
         out += &format!("variant = {}\n", quote(&self.variant));
         out += &format!("clients = {}\n", self.clients);
         out += &format!("cycles = {}\n", self.cycles);
         out += &format!("faults = {}\n", quote(&self.faults.to_string()));
+        out += &format!("duration_points = {}\n", self.durations.0);
         if let Some(property) = &self.property {
             out += &format!("property = {}\n", quote(property));
         }
         out += &format!("choices = {}\n", quote(&choice_string(&self.choices)));
+        if let Some(scenario) = &self.scenario {
+            out += "# the scenario file whose world was explored, as it was\n";
+            out += &format!("scenario = {}\n", multiline(scenario));
+        }
         out
+    }
+}
+
+/// `text` as a TOML string: a multi-line literal when it can be one (it
+/// reads as the file it was), else a quoted string.
+fn multiline(text: &str) -> String {
+    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let literal = !text.contains("'''") && !text.ends_with('\'') && !text.chars().any(control);
+    match literal {
+        true => format!("'''\n{text}'''"),
+        false => toml::Value::String(text.to_string()).to_string(),
     }
 }
 
@@ -211,9 +256,30 @@ mod tests {
                 connection_loss: 1,
                 expiry: 0,
             },
+            durations: DurationPoints(3),
             property: Some("liveness".into()),
             choices: vec![0, 1, 0, 2],
+            scenario: None,
         }
+    }
+
+    #[test]
+    fn a_scenario_reads_back_as_written() {
+        let scenario = "recipe = \"latch\"\n[workload]\nhold_ms = [1, 20]\n";
+        let file = ChoiceFile {
+            scenario: Some(scenario.into()),
+            ..sample()
+        };
+        let text = file.to_toml();
+        assert!(text.contains("'''\nrecipe = \"latch\""), "readable: {text}");
+        let read = ChoiceFile::parse(Path::new("c.toml"), &text).expect("a valid file");
+        assert_eq!(read, file);
+        let odd = ChoiceFile {
+            scenario: Some("a = '''x'''\n".into()),
+            ..sample()
+        };
+        let read = ChoiceFile::parse(Path::new("c.toml"), &odd.to_toml()).expect("valid");
+        assert_eq!(read, odd);
     }
 
     #[test]
@@ -234,7 +300,12 @@ mod tests {
         assert_eq!(error.key, "choices");
         let text = sample().to_toml() + "seed = 3\n";
         let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
-        assert_eq!((error.line, error.key.as_str()), (9, "seed"));
+        assert_eq!((error.line, error.key.as_str()), (10, "seed"));
+        let text = sample()
+            .to_toml()
+            .replace("duration_points = 3", "duration_points = 9");
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!((error.line, error.key.as_str()), (7, "duration_points"));
         let text = sample().to_toml().replace("connection-loss=1", "reorder=1");
         let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
         assert_eq!(error.key, "faults");

@@ -10,7 +10,9 @@
 //! pick the waiting client with the highest priority goes, and at the
 //! `i`-th change point that client's priority drops to `i`, below every
 //! initial one. Faults under the budget strike requests at random fault
-//! choice points (uniform over those of the default run). A PCT run needs
+//! choice points (uniform over those of the default run). A workload's
+//! durations and picks take a uniformly drawn alternative (from the run's
+//! plan, so every re-execution of a run draws the same). A PCT run needs
 //! the waiting clients' names at each pick, which the tape does not get:
 //! it is built by re-execution, each run of a traced world fixing the
 //! first pick that differs from PCT's (the prefix replays identically).
@@ -21,7 +23,7 @@
 
 use super::run::{execute, vacuity, violated};
 use super::search::{Found, SearchError, Stop, Vacuity};
-use super::tape::{ChoiceKind, ChoicePoint, FaultAllowance, FaultChoice, Tape};
+use super::tape::{ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Tape};
 use crate::scenario::Runner;
 use crate::world::{RunReport, TraceKind};
 use std::time::{Duration, Instant};
@@ -70,6 +72,8 @@ pub struct Sampling {
     pub runs: u64,
     pub seed: u64,
     pub faults: FaultAllowance,
+    /// The points of a duration's range the runs choose among.
+    pub durations: DurationPoints,
     /// Stop at the first failing run (measuring runs to first failure).
     pub stop_at_first: bool,
     pub timeout: Option<Duration>,
@@ -121,8 +125,8 @@ pub fn sample(
     sampling: &Sampling,
 ) -> Result<Samples, SearchError> {
     let started = Instant::now();
-    let (default, _) =
-        execute(runner, Tape::new(Vec::new(), sampling.faults), false).map_err(SearchError::Run)?;
+    let tape = |script| Tape::new(script, sampling.faults).with_durations(sampling.durations);
+    let (default, _) = execute(runner, tape(Vec::new()), false).map_err(SearchError::Run)?;
     let count = |kind| default.log.iter().filter(|p| p.kind == kind).count();
     let mut samples = Samples {
         executions: 1,
@@ -140,9 +144,9 @@ pub fn sample(
         let (tape, report, executions) = match sampling.strategy {
             Strategy::Pct { depth } => {
                 let plan = Plan::draw(&mut rng, clients, depth, &samples, sampling.faults);
-                pct_run(runner, &plan, sampling.faults)?
+                pct_run(runner, &plan, &tape)?
             }
-            Strategy::Uniform => uniform_run(runner, rng.next_u64(), sampling.faults)?,
+            Strategy::Uniform => uniform_run(runner, tape(Vec::new()).drawing(rng.next_u64()))?,
         };
         samples.runs += 1;
         samples.executions += executions;
@@ -193,13 +197,8 @@ fn record(samples: &mut Samples, run: u64, tape: &Tape, report: &RunReport) -> b
     failed
 }
 
-/// One uniformly drawn run.
-fn uniform_run(
-    runner: &dyn Runner,
-    seed: u64,
-    faults: FaultAllowance,
-) -> Result<(Tape, RunReport, u64), SearchError> {
-    let tape = Tape::new(Vec::new(), faults).drawing(seed);
+/// One uniformly drawn run (`tape`: a drawing one).
+fn uniform_run(runner: &dyn Runner, tape: Tape) -> Result<(Tape, RunReport, u64), SearchError> {
     let (tape, report) = execute(runner, tape, false).map_err(SearchError::Run)?;
     Ok((tape, report, 1))
 }
@@ -214,6 +213,8 @@ pub struct Plan {
     pub changes: Vec<usize>,
     /// The fault choice points (0-based) a fault strikes, and which.
     pub faults: Vec<(usize, FaultChoice)>,
+    /// Seeds the alternatives of the run's durations and picks.
+    pub draws: u64,
 }
 
 impl Plan {
@@ -255,6 +256,7 @@ impl Plan {
             priorities,
             changes,
             faults,
+            draws: rng.next_u64(),
         }
     }
 }
@@ -265,6 +267,8 @@ struct Decider<'a> {
     priorities: Vec<u32>,
     step: usize,
     fault_point: usize,
+    /// Durations and picks decided so far.
+    drawn: u64,
 }
 
 impl<'a> Decider<'a> {
@@ -274,6 +278,7 @@ impl<'a> Decider<'a> {
             priorities: plan.priorities.clone(),
             step: 0,
             fault_point: 0,
+            drawn: 0,
         }
     }
 
@@ -283,7 +288,16 @@ impl<'a> Decider<'a> {
         match point.kind {
             ChoiceKind::Order => self.pick(waiting),
             ChoiceKind::Fault => self.fault(point.alternatives),
+            ChoiceKind::Duration | ChoiceKind::Pick => self.draw(point.alternatives),
         }
+    }
+
+    /// A duration's or a pick's alternative: uniform, the same for the
+    /// same point of every re-execution of the run.
+    fn draw(&mut self, alternatives: u32) -> u32 {
+        let mut rng = SplitMix::new(self.plan.draws ^ self.drawn.wrapping_mul(0x9E37_79B9));
+        self.drawn += 1;
+        rng.below(alternatives)
     }
 
     fn pick(&mut self, waiting: &[usize]) -> u32 {
@@ -341,13 +355,13 @@ impl<'a> Decider<'a> {
 fn pct_run(
     runner: &dyn Runner,
     plan: &Plan,
-    faults: FaultAllowance,
+    tape_of: &dyn Fn(Vec<u32>) -> Tape,
 ) -> Result<(Tape, RunReport, u64), SearchError> {
     let mut script: Vec<u32> = Vec::new();
     let mut executions = 0;
     loop {
         let (tape, report) =
-            execute(runner, Tape::new(script.clone(), faults), true).map_err(SearchError::Run)?;
+            execute(runner, tape_of(script.clone()), true).map_err(SearchError::Run)?;
         executions += 1;
         let waiting = waiting_lists(&report)?;
         let Some((index, choice)) = disagreement(plan, &tape.log, &waiting)? else {
@@ -383,7 +397,7 @@ fn disagreement(
     for (index, point) in log.iter().enumerate() {
         let here: &[usize] = match point.kind {
             ChoiceKind::Order => waits.next().map_or(&[], Vec::as_slice),
-            ChoiceKind::Fault => &[],
+            ChoiceKind::Fault | ChoiceKind::Duration | ChoiceKind::Pick => &[],
         };
         let choice = decider.decide(point, here);
         if choice != point.taken {
@@ -450,6 +464,7 @@ mod tests {
             priorities: vec![3, 4, 2],
             changes: vec![1],
             faults: Vec::new(),
+            draws: 0,
         };
         let mut decider = Decider::new(&plan);
         let order = point(ChoiceKind::Order, 3, 0);
@@ -465,6 +480,7 @@ mod tests {
             priorities: vec![2, 3],
             changes: Vec::new(),
             faults: vec![(1, FaultChoice::LoseAfterApply), (2, FaultChoice::Expire)],
+            draws: 0,
         };
         let mut decider = Decider::new(&plan);
         let fault = |alternatives| point(ChoiceKind::Fault, alternatives, 0);

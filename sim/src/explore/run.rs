@@ -1,17 +1,26 @@
-//! The explored world of an async recipe and its executions: the scenario
-//! an exploration runs (the recipe's defaults with the client count and
-//! cycles asked for; an async recipe's directory and its ancestors created
-//! before the run, a sans-IO recipe's only when it declares that it needs
-//! them, as its model and a scenario without `parents` do; a fixed latency
-//! of 1 ms each way, hold times of 1 ms, no think time), one execution
-//! following a tape, a whole search, and the replay of a choice file. The
-//! madsim seed is fixed ([`SEED`]): a run is a function of its choice
-//! string. The world drives sans-IO recipes the same way, so they can be
-//! explored too (cross-validation).
+//! The explored world and its executions: the scenario an exploration
+//! runs, one execution following a tape, a whole search, and the replay
+//! of a choice file. The madsim seed is fixed ([`SEED`]): a run is a
+//! function of its choice string. The world drives sans-IO recipes the
+//! same way, so they can be explored too (cross-validation).
+//!
+//! Two worlds ([`WorldSource`]):
+//! - a recipe's defaults (`check RECIPE`): the client count and cycles
+//!   asked for, an async recipe's directory and its ancestors created
+//!   before the run (a sans-IO recipe's only when it declares that it
+//!   needs them, as its model and a scenario without `parents` do), a
+//!   fixed latency of 1 ms each way, hold times of 1 ms, no think time;
+//! - a scenario file's own world (`check SCENARIO.toml`), narrowed only
+//!   where the explorer enumerates instead of drawing ([`narrowed`]): the
+//!   client count and cycles asked for, a fixed latency of 1 ms each way
+//!   (the server's order of requests is enumerated instead), one server,
+//!   and no drawn faults (the tape strikes them within the fault budget).
+//!   Its durations stay the scenario's ranges; the tape picks among their
+//!   points ([`DurationPoints`]).
 
 use super::file::ChoiceFile;
 use super::search::{search, Bounds, Execution, SearchError, Summary};
-use super::tape::{self, Tape};
+use super::tape::{self, DurationPoints, Tape};
 use crate::scenario::{Runner, Scenario, SimRecipes, WorkloadKind};
 use crate::world::RunReport;
 use std::path::Path;
@@ -19,17 +28,42 @@ use std::path::Path;
 /// The madsim seed of every explored run.
 pub const SEED: u64 = 0;
 
+/// Where an explored world comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorldSource {
+    /// The recipe's defaults, with fixed timings.
+    Recipe,
+    /// A scenario file's text (its own world, narrowed).
+    Scenario(String),
+}
+
 /// What world an exploration runs: a recipe's variant at a client count
-/// and a number of cycles (hold workloads).
+/// and a number of cycles (hold workloads), from its defaults or a
+/// scenario, and the points of each duration's range its tapes try.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct World {
     pub recipe: String,
     pub variant: String,
     pub clients: usize,
     pub cycles: u32,
+    pub source: WorldSource,
+    pub durations: DurationPoints,
 }
 
 impl World {
+    /// A recipe's defaults at `clients` and `cycles`, durations at both
+    /// ends of their ranges.
+    pub fn new(recipe: &str, variant: &str, clients: usize, cycles: u32) -> World {
+        World {
+            recipe: recipe.to_string(),
+            variant: variant.to_string(),
+            clients,
+            cycles,
+            source: WorldSource::Recipe,
+            durations: DurationPoints::default(),
+        }
+    }
+
     /// The world a choice file names.
     pub fn of(file: &ChoiceFile) -> World {
         World {
@@ -37,14 +71,54 @@ impl World {
             variant: file.variant.clone(),
             clients: file.clients,
             cycles: file.cycles,
+            source: match &file.scenario {
+                Some(text) => WorldSource::Scenario(text.clone()),
+                None => WorldSource::Recipe,
+            },
+            durations: file.durations,
         }
     }
 
-    /// The world's scenario, checked against `recipes`. An async recipe's
-    /// directory exists before the run; a sans-IO recipe starts from what
-    /// it declares (`needs_existing_path`), as its model does: a recipe
-    /// that creates its own persistent parents can leak them.
+    /// A choice file of one run of this world: `choices` under `faults`.
+    pub fn choice_file(
+        &self,
+        faults: super::FaultAllowance,
+        property: Option<String>,
+        choices: Vec<u32>,
+    ) -> ChoiceFile {
+        ChoiceFile {
+            recipe: self.recipe.clone(),
+            variant: self.variant.clone(),
+            clients: self.clients,
+            cycles: self.cycles,
+            faults,
+            durations: self.durations,
+            property,
+            choices,
+            scenario: match &self.source {
+                WorldSource::Scenario(text) => Some(text.clone()),
+                WorldSource::Recipe => None,
+            },
+        }
+    }
+
+    /// The world's scenario, checked against `recipes`.
     pub fn scenario(&self, recipes: &SimRecipes) -> Result<Scenario, String> {
+        match &self.source {
+            WorldSource::Recipe => self.recipe_defaults(recipes),
+            WorldSource::Scenario(text) => {
+                let label = Path::new("(the explored scenario)");
+                let scenario = Scenario::parse(label, text, recipes).map_err(|e| e.message)?;
+                narrowed(&scenario, text, self, recipes)
+            }
+        }
+    }
+
+    /// The recipe's defaults. An async recipe's directory exists before
+    /// the run; a sans-IO recipe starts from what it declares
+    /// (`needs_existing_path`), as its model does: a recipe that creates
+    /// its own persistent parents can leak them.
+    fn recipe_defaults(&self, recipes: &SimRecipes) -> Result<Scenario, String> {
         let spec = recipes.find(&self.recipe)?;
         let variant = spec
             .variant(&self.variant)
@@ -64,7 +138,8 @@ impl World {
                 .collect();
             text += &format!("[config]\nparents = [{}]\n", parents.join(", "));
         }
-        text += "[timing]\nlatency = { min_us = 1000, max_us = 1000 }\n";
+        text +=
+            &format!("[timing]\nlatency = {{ min_us = {LATENCY_US}, max_us = {LATENCY_US} }}\n");
         if kind == WorkloadKind::Hold {
             text += &format!(
                 "[workload]\ncycles = {}\nhold_ms = [1, 1]\nthink_ms = [0, 0]\n",
@@ -74,6 +149,54 @@ impl World {
         Scenario::parse(Path::new("(explored world)"), &text, recipes)
             .map_err(|error| error.message)
     }
+}
+
+/// The latency of every message of an explored world, each way.
+pub const LATENCY_US: u64 = 1000;
+
+/// A scenario's world as the explorer runs it: `world`'s variant, clients
+/// and cycles (a hold workload's), a fixed latency, one server, no drawn
+/// faults; everything else as the scenario says (`text` is its file,
+/// checked again after the edit).
+fn narrowed(
+    scenario: &Scenario,
+    text: &str,
+    world: &World,
+    recipes: &SimRecipes,
+) -> Result<Scenario, String> {
+    let mut table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    let integer = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    table.insert("variant".into(), toml::Value::String(world.variant.clone()));
+    table.insert("clients".into(), integer(world.clients as u64));
+    table.insert("ensemble".into(), integer(1));
+    table.remove("faults");
+    let timing = table
+        .entry("timing")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let Some(timing) = timing.as_table_mut() {
+        let mut latency = toml::Table::new();
+        latency.insert("min_us".into(), integer(LATENCY_US));
+        latency.insert("max_us".into(), integer(LATENCY_US));
+        timing.insert("latency".into(), toml::Value::Table(latency));
+    }
+    if scenario.variant().workload == WorkloadKind::Hold {
+        let workload = table
+            .entry("workload")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let Some(workload) = workload.as_table_mut() {
+            workload.insert("cycles".into(), integer(u64::from(world.cycles)));
+        }
+    }
+    let edited = toml::to_string(&table).map_err(|e| format!("{e}"))?;
+    let mut explored = Scenario::parse(&scenario.file, &edited, recipes).map_err(|error| {
+        format!(
+            "the explored world of {}: {}",
+            scenario.file.display(),
+            error.message
+        )
+    })?;
+    explored.file = scenario.file.clone();
+    Ok(explored)
 }
 
 /// `path` and its ancestors below the root, top-down (`/a/b`: `/a`, `/a/b`).
@@ -144,6 +267,6 @@ pub fn vacuity(report: &RunReport) -> Option<String> {
 /// choices do not fit this world) and its report.
 pub fn replay(recipes: &SimRecipes, file: &ChoiceFile) -> Result<(Tape, RunReport), String> {
     let scenario = World::of(file).scenario(recipes)?;
-    let tape = Tape::new(file.choices.clone(), file.faults);
+    let tape = Tape::new(file.choices.clone(), file.faults).with_durations(file.durations);
     execute(scenario.runner().as_ref(), tape, true)
 }

@@ -12,6 +12,7 @@
 //!   counterexamples found have the fewest delays; the shortest of those
 //!   (fewest choice points) is kept per property;
 //! - the fault budget (the tape offers faults while it lasts);
+//! - the points of a duration's range tried ([`DurationPoints`]);
 //! - most executions and a timeout (the search is then not exhaustive).
 //!
 //! Pruning: a run that reaches a state the search visited before (same
@@ -23,7 +24,7 @@
 //! apart; it is not a pass. A search whose every complete execution is
 //! vacuous has no verdict ([`Summary::all_vacuous`]).
 
-use super::tape::{FaultAllowance, Memo, Tape};
+use super::tape::{DurationPoints, FaultAllowance, Memo, Tape};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Default)]
 pub struct Bounds {
     pub faults: FaultAllowance,
+    /// The points of a duration's range the search tries.
+    pub durations: DurationPoints,
     /// Most delays (None: raised until the search is exhaustive).
     pub max_delays: Option<u32>,
     pub max_executions: Option<u64>,
@@ -196,7 +199,7 @@ fn iteration(
             summary.stop = Some(stop);
             break Ok(cut);
         }
-        let mut tape = Tape::new(prefix.clone(), bounds.faults);
+        let mut tape = Tape::new(prefix.clone(), bounds.faults).with_durations(bounds.durations);
         if !bounds.no_memo {
             tape = tape.with_memo(std::mem::take(&mut memo), Some(limit));
         }

@@ -4,7 +4,9 @@
 //! A run of an explored world is a function of its choice string: at every
 //! choice point (which client's request the server applies next, when
 //! several wait; which fault, if any, strikes a request while the fault
-//! budget lasts) the world asks the tape. The tape answers from its script
+//! budget lasts; how long a workload's hold, think, work or arrival lasts,
+//! among its range's [`DurationPoints`]; which of its acquire calls a
+//! client makes) the world asks the tape. The tape answers from its script
 //! while it lasts and with the default (0) after it, and logs every point
 //! with its number of alternatives, so the explorer can backtrack. A
 //! drawing tape ([`Tape::drawing`]) answers past its script with a uniform
@@ -28,6 +30,42 @@ pub enum ChoiceKind {
     /// What happens to the request about to be applied (see
     /// [`FaultChoice`]).
     Fault,
+    /// How long a workload's duration lasts: one of its range's points
+    /// (see [`DurationPoints`]; 0 is the range's minimum).
+    Duration,
+    /// Which of several alternatives a workload picks (the acquire call
+    /// of a recipe with more than one).
+    Pick,
+}
+
+/// How many points of a duration's range an explored world tries: the
+/// range's ends and evenly spaced points between them (`1`: the minimum
+/// only; `2`: both ends; `3`: the ends and the middle), never more than
+/// the range has milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DurationPoints(pub u32);
+
+impl DurationPoints {
+    /// The most points a duration may take (each doubles the search per
+    /// draw at 2, so a handful is already a lot).
+    pub const MAX: u32 = 5;
+
+    /// The values a draw in `min..=max` chooses among, smallest first.
+    pub fn values(self, min: u64, max: u64) -> Vec<u64> {
+        let span = max.saturating_sub(min);
+        let count = u64::from(self.0.max(1)).min(span + 1);
+        if count == 1 {
+            return vec![min];
+        }
+        (0..count).map(|i| min + span * i / (count - 1)).collect()
+    }
+}
+
+impl Default for DurationPoints {
+    /// Both ends of every range.
+    fn default() -> DurationPoints {
+        DurationPoints(2)
+    }
 }
 
 /// One choice point of a run: its kind, how many alternatives it had, and
@@ -93,17 +131,26 @@ pub struct Tape {
     /// Past the script: draw uniformly from this generator instead of
     /// taking the default.
     draw: Option<super::pct::SplitMix>,
+    /// The points of a duration's range the world tries.
+    durations: DurationPoints,
 }
 
 impl Tape {
     /// A tape that follows `script` (then takes defaults) with `faults` to
-    /// spend; no pruning.
+    /// spend, durations at both ends of their ranges; no pruning.
     pub fn new(script: Vec<u32>, faults: FaultAllowance) -> Tape {
         Tape {
             script,
             left: faults,
+            durations: DurationPoints::default(),
             ..Tape::default()
         }
+    }
+
+    /// Tries `points` of each duration's range instead of both ends.
+    pub fn with_durations(mut self, points: DurationPoints) -> Tape {
+        self.durations = points;
+        self
     }
 
     /// Prunes at states in `memo` (seen with at least as many delays left
@@ -162,6 +209,24 @@ impl Tape {
     pub fn order(&mut self, waiting: usize) -> usize {
         match u32::try_from(waiting) {
             Ok(n) if n > 1 => self.choose(ChoiceKind::Order, n) as usize,
+            _ => 0,
+        }
+    }
+
+    /// How long a duration drawn in `min..=max` ms lasts: one of the
+    /// range's points (no choice point when it has one).
+    pub fn duration_ms(&mut self, min: u64, max: u64) -> u64 {
+        let values = self.durations.values(min, max);
+        match u32::try_from(values.len()) {
+            Ok(n) if n > 1 => values[self.choose(ChoiceKind::Duration, n) as usize],
+            _ => values[0],
+        }
+    }
+
+    /// Which of `alternatives` a workload picks (no choice point for one).
+    pub fn pick(&mut self, alternatives: usize) -> usize {
+        match u32::try_from(alternatives) {
+            Ok(n) if n > 1 => self.choose(ChoiceKind::Pick, n) as usize,
             _ => 0,
         }
     }
@@ -288,6 +353,29 @@ mod tests {
         assert_ne!(taken, draws(6));
         assert!(taken.iter().all(|&t| t < 3));
         assert!(taken[1..].iter().any(|&t| t != 0), "not only defaults");
+    }
+
+    #[test]
+    fn a_duration_takes_its_ranges_points() {
+        assert_eq!(DurationPoints(2).values(1, 20), vec![1, 20]);
+        assert_eq!(DurationPoints(3).values(0, 10), vec![0, 5, 10]);
+        assert_eq!(DurationPoints(1).values(4, 9), vec![4]);
+        assert_eq!(
+            DurationPoints(5).values(3, 4),
+            vec![3, 4],
+            "no more than the range has"
+        );
+        let mut tape = Tape::new(vec![1, 0], FaultAllowance::default());
+        assert_eq!(tape.duration_ms(1, 20), 20);
+        assert_eq!(tape.duration_ms(7, 7), 7, "one value is no choice");
+        assert_eq!(tape.duration_ms(1, 20), 1);
+        assert_eq!(tape.log.len(), 2);
+        assert_eq!(tape.log[0].kind, ChoiceKind::Duration);
+        assert!(!tape.log[0].is_delay(), "a duration is no delay");
+        let mut picking = Tape::new(vec![2], FaultAllowance::default());
+        assert_eq!(picking.pick(3), 2);
+        assert_eq!(picking.pick(1), 0);
+        assert_eq!(picking.log[0].kind, ChoiceKind::Pick);
     }
 
     #[test]

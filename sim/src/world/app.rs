@@ -37,6 +37,11 @@ pub trait App: Clone + Send + Sync + 'static {
     fn stopping(&self) -> bool;
     /// A seeded draw in the range, for think and hold times.
     fn draw_ms(&self, range: MsRange) -> u64;
+    /// Which of `alternatives` (at least 1) the workload picks: a seeded
+    /// draw, or the choice tape's in an explored run.
+    fn pick(&self, alternatives: usize) -> usize {
+        self.draw_ms(MsRange::new(0, alternatives as u64 - 1)) as usize
+    }
     /// Writes to the shared fenced resource; whether it accepted the token.
     fn write_resource(&self, token: FencingToken) -> bool;
     /// State shared by the workloads of this run (one value per type).

@@ -176,10 +176,44 @@ impl<R: SimRecipe> Client<R> {
         self.world().phase != Phase::Faults
     }
 
-    /// A seeded draw in the range, for think and hold times.
+    /// A seeded draw in the range, for think and hold times; in an
+    /// explored run, one of the range's points the choice tape picks.
     pub fn draw_ms(&self, range: MsRange) -> u64 {
         let mut world = self.world();
+        if let Some(tape) = world.chooser.as_mut() {
+            let (min, max) = (range.min, range.max.max(range.min));
+            let chosen = tape.duration_ms(min, max);
+            if min < max {
+                trace!(
+                    world,
+                    Some(self.index),
+                    Timer,
+                    "choice: {chosen} ms of [{min}, {max}]"
+                );
+            }
+            return chosen;
+        }
         range.draw(&mut world.clients[self.index].workload_rng)
+    }
+
+    /// Which of `alternatives` the workload picks: a seeded draw, or the
+    /// choice tape's in an explored run.
+    pub fn pick(&self, alternatives: usize) -> usize {
+        let mut world = self.world();
+        if let Some(tape) = world.chooser.as_mut() {
+            let chosen = tape.pick(alternatives);
+            if alternatives > 1 {
+                trace!(
+                    world,
+                    Some(self.index),
+                    Call,
+                    "choice: call {chosen} of {alternatives}"
+                );
+            }
+            return chosen;
+        }
+        let range = MsRange::new(0, alternatives as u64 - 1);
+        range.draw(&mut world.clients[self.index].workload_rng) as usize
     }
 
     /// Writes to the shared resource with a fencing token; the resource
@@ -281,6 +315,10 @@ impl<R: SimRecipe> super::app::App for Client<R> {
 
     fn draw_ms(&self, range: MsRange) -> u64 {
         Client::draw_ms(self, range)
+    }
+
+    fn pick(&self, alternatives: usize) -> usize {
+        Client::pick(self, alternatives)
     }
 
     fn write_resource(&self, token: FencingToken) -> bool {

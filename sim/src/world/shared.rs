@@ -502,7 +502,8 @@ impl<R: SimRecipe> Shared<R> {
     /// Explored runs: what the memo knows a state by, with time left out:
     /// the phase, the committed tree (every node's path, data, kind and
     /// zxids; no times), the live sessions, and per client its history of
-    /// inputs, what it sent, what waits at the server for it, and its
+    /// inputs, what it sent, what waits at the server for it, its
+    /// workload's timer left to run (a drawn hold or think time), and its
     /// connection's state. A client's code is a function of its inputs, so
     /// two runs that agree on all of it go on alike.
     pub fn state_key(&self) -> u64 {
@@ -523,8 +524,12 @@ impl<R: SimRecipe> Shared<R> {
         for session in server.live_sessions() {
             session.0.hash(&mut hasher);
         }
+        let now = self.now_ns();
         for slot in &self.clients {
             slot.inputs.hash(&mut hasher);
+            // A workload's timer left to run (a drawn hold or think time).
+            let timer_left = slot.workload_timer.map(|(_, due)| due.saturating_sub(now));
+            timer_left.hash(&mut hasher);
             (slot.requests_received, slot.awaiting.len()).hash(&mut hasher);
             for (_, request) in &slot.held {
                 format!("{request:?}").hash(&mut hasher);

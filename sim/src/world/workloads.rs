@@ -72,7 +72,7 @@ pub async fn hold_cycles<A: App>(client: A, spec: WorkloadSpec, calls: HoldCalls
         if client.stopping() {
             break;
         }
-        let pick = client.draw_ms(MsRange::new(0, acquire_calls.len() as u64 - 1)) as usize;
+        let pick = client.pick(acquire_calls.len());
         client.call(acquire_calls[pick].clone());
         let held = loop {
             match observe(&client.next_outcome().await) {

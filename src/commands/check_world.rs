@@ -1,0 +1,265 @@
+//! What an explored world enumerated, bounded and fixed, as `check` on
+//! an async recipe or a scenario file prints it: one line per dimension
+//! of the world, so a verdict says exactly what it covers. A dimension the
+//! scenario draws and the explorer does not vary is named with what the
+//! scenario would have drawn.
+
+use super::check_async::Explored;
+use zk_sim::explore::run::LATENCY_US;
+use zk_sim::faults::MsRange;
+use zk_sim::scenario::WorkloadKind;
+
+/// How the explorer treated one dimension of the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Every alternative tried (within the search's bounds).
+    Enumerated,
+    /// Tried at the values named.
+    Bounded,
+    /// One value, not varied.
+    Fixed,
+    /// Left out of the world.
+    NotExplored,
+}
+
+impl How {
+    fn label(self) -> &'static str {
+        match self {
+            How::Enumerated => "enumerated",
+            How::Bounded => "bounded",
+            How::Fixed => "fixed",
+            How::NotExplored => "not explored",
+        }
+    }
+}
+
+/// One dimension: how it was explored, and what that was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dimension {
+    pub how: How,
+    pub text: String,
+}
+
+/// How the server's order was searched: `order` says it (a delay bound,
+/// or PCT's sampling).
+pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
+    let mut out = Vec::new();
+    let mut push = |how, text: String| out.push(Dimension { how, text });
+    let world = &explored.world;
+    let given = explored.given.as_ref().map(|given| &given.scenario.raw);
+    let had = |ours: u64, theirs: Option<u64>, flag: &str| match theirs {
+        Some(theirs) if theirs != ours => format!(" ({flag}; the scenario has {theirs})"),
+        _ => String::new(),
+    };
+    let kind = explored.scenario.variant().workload;
+    let mut size = format!(
+        "clients: {}{}",
+        world.clients,
+        had(
+            world.clients as u64,
+            given.map(|raw| raw.clients as u64),
+            "--clients"
+        )
+    );
+    if kind == WorkloadKind::Hold {
+        let theirs = given.map(|raw| u64::from(raw.workload.cycles));
+        size += &format!(
+            "; cycles: {}{}",
+            world.cycles,
+            had(u64::from(world.cycles), theirs, "--cycles")
+        );
+    }
+    push(How::Bounded, size);
+    push(
+        How::Enumerated,
+        format!("the server's order of the requests waiting for it: {order}"),
+    );
+    let faults = explored.bounds.faults;
+    let text = explored.given.as_ref().map(|given| given.text.as_str());
+    let at_request = text
+        .map(|text| drawn_faults(text, Drawn::AtRequest))
+        .filter(|faults| !faults.is_empty())
+        .map(|faults| format!("; the scenario draws {faults}"))
+        .unwrap_or_default();
+    push(
+        How::Enumerated,
+        match faults == Default::default() {
+            true => format!("faults at a request: none (--faults none{at_request})"),
+            false => format!(
+                "faults at a request: {faults} (at most), at every request: lost before or after it applies, or the session expiring instead{at_request}"
+            ),
+        },
+    );
+    durations(explored, kind, &mut push);
+    let latency = &explored
+        .given
+        .as_ref()
+        .map(|g| &g.scenario.raw.timing.latency);
+    let drawn = match latency {
+        Some(latency) => format!(
+            " (the scenario draws {}-{} µs{})",
+            latency.min_us,
+            latency.max_us,
+            match latency.spike_probability > 0.0 {
+                true => ", with spikes",
+                false => "",
+            }
+        ),
+        None => String::new(),
+    };
+    push(
+        How::Fixed,
+        format!(
+            "latency: {} ms each way{drawn}; the order it would make is enumerated above",
+            LATENCY_US / 1000
+        ),
+    );
+    let servers = given.map_or(1, |raw| raw.ensemble);
+    push(
+        How::Fixed,
+        match servers {
+            1 => "servers: 1".to_string(),
+            n => format!("servers: 1 (the scenario has {n}: its ensemble faults, lags and moves are not explored)"),
+        },
+    );
+    let scenario_faults = text
+        .map(|text| drawn_faults(text, Drawn::BetweenRequests))
+        .filter(|faults| !faults.is_empty())
+        .map(|faults| format!("; the scenario draws {faults}"))
+        .unwrap_or_default();
+    push(
+        How::NotExplored,
+        format!("faults between requests (disconnects, silent connections, pauses, timed and client-side expiries, watch faults){scenario_faults}"),
+    );
+    push(
+        How::Fixed,
+        "getChildren order, session ids, reconnect and new-session delays, and the runtime's choice among a client's ready tasks: as madsim seed 0 draws them".to_string(),
+    );
+    out
+}
+
+/// The durations the workload draws, and how the tape took them.
+fn durations(explored: &Explored, kind: WorkloadKind, push: &mut impl FnMut(How, String)) {
+    let spec = &explored.scenario.raw.workload;
+    let ranges: Vec<(&str, MsRange)> = match kind {
+        WorkloadKind::Hold => vec![("hold_ms", spec.hold_ms), ("think_ms", spec.think_ms)],
+        WorkloadKind::Queue => vec![("think_ms", spec.think_ms)],
+        WorkloadKind::Barrier => vec![
+            ("arrive_ms", spec.arrive_ms),
+            ("work_ms", spec.work_ms),
+            ("think_ms", spec.think_ms),
+        ],
+    };
+    let points = explored.world.durations;
+    for (name, range) in ranges {
+        let values = points.values(range.min, range.max.max(range.min));
+        let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+        match values.len() {
+            1 if range.max <= range.min => push(How::Fixed, format!("{name}: {} ms", range.min)),
+            1 => push(
+                How::Fixed,
+                format!(
+                    "{name}: {} ms, the minimum of [{}, {}] (--duration-points 1)",
+                    range.min, range.min, range.max
+                ),
+            ),
+            _ => push(
+                How::Bounded,
+                format!(
+                    "{name} [{}, {}]: each draw one of {} ms (--duration-points {})",
+                    range.min,
+                    range.max,
+                    listed.join(", "),
+                    points.0
+                ),
+            ),
+        }
+    }
+    if explored.scenario.variant().is_async() {
+        push(
+            How::Bounded,
+            format!(
+                "durations the recipe draws itself (ctx.draw_ms): {} point(s) of each range",
+                points.0
+            ),
+        );
+    }
+}
+
+/// Which of a scenario's drawn faults.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Drawn {
+    /// Those that strike a request (`loss_before_apply`, `loss_after_apply`).
+    AtRequest,
+    /// The others.
+    BetweenRequests,
+}
+
+/// The faults of `which` a scenario file draws, as written (its
+/// `[faults.rates]` keys with a rate above 0; between requests also its
+/// scheduled faults and swarm mode); empty if none.
+fn drawn_faults(text: &str, which: Drawn) -> String {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return String::new();
+    };
+    let Some(faults) = table.get("faults").and_then(toml::Value::as_table) else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some(rates) = faults.get("rates").and_then(toml::Value::as_table) {
+        for (key, value) in rates {
+            let positive = match value {
+                toml::Value::Float(rate) => *rate > 0.0,
+                toml::Value::Integer(rate) => *rate > 0,
+                _ => false,
+            };
+            let at_request = key.starts_with("loss_");
+            if positive && !key.ends_with("_ms") && at_request == (which == Drawn::AtRequest) {
+                parts.push(format!("{key} = {value}"));
+            }
+        }
+    }
+    if which == Drawn::AtRequest {
+        return parts.join(", ");
+    }
+    if let Some(schedule) = faults.get("schedule").and_then(toml::Value::as_array) {
+        if !schedule.is_empty() {
+            parts.push(format!("{} scheduled fault(s)", schedule.len()));
+        }
+    }
+    if faults.get("swarm").and_then(toml::Value::as_bool) == Some(true) {
+        parts.push("swarm mode".to_string());
+    }
+    parts.join(", ")
+}
+
+/// The dimensions as the summary prints them.
+pub fn render(dimensions: &[Dimension]) -> String {
+    let mut out = String::from("explored world:\n");
+    for dimension in dimensions {
+        out += &format!("  {:<13}{}\n", dimension.how.label(), dimension.text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenarios_drawn_faults_are_named_as_written() {
+        let text = "recipe = \"lock\"\n[faults]\nswarm = true\n[faults.rates]\nloss_before_apply = 0.02\nexpiries_per_s = 0.0\ndisconnects_per_s = 0.5\npause_ms = [1, 2]\n[[faults.schedule]]\nat_ms = 5\n";
+        assert_eq!(
+            drawn_faults(text, Drawn::BetweenRequests),
+            "disconnects_per_s = 0.5, 1 scheduled fault(s), swarm mode"
+        );
+        assert_eq!(
+            drawn_faults(text, Drawn::AtRequest),
+            "loss_before_apply = 0.02"
+        );
+        assert_eq!(
+            drawn_faults("recipe = \"lock\"\n", Drawn::BetweenRequests),
+            ""
+        );
+    }
+}
