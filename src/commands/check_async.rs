@@ -233,7 +233,10 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
         clients,
         cycles,
         source: match &given {
-            Some(given) => WorldSource::Scenario(given.text.clone()),
+            Some(given) => WorldSource::Scenario {
+                name: given.path.clone(),
+                text: given.text.clone(),
+            },
             None => WorldSource::Recipe,
         },
         durations,

@@ -114,7 +114,10 @@ pub fn entry() -> RecipeEntry {
 /// The scenario's own world at 3 clients, 1 cycle.
 pub fn world(variant: &str, durations: DurationPoints) -> World {
     World {
-        source: WorldSource::Scenario(SCENARIO.to_string()),
+        source: WorldSource::Scenario {
+            name: "xsem.toml".into(),
+            text: SCENARIO.to_string(),
+        },
         durations,
         ..World::new("xsem", variant, 3, 1)
     }

@@ -31,6 +31,7 @@ mod progress_floor;
 mod queue_failed_offers;
 mod queue_properties;
 mod reports;
+mod scenario_check;
 mod scenario_fuzz;
 mod scenario_input;
 mod sim_determinism;

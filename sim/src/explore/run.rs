@@ -23,7 +23,7 @@ use super::search::{search, Bounds, Execution, SearchError, Summary};
 use super::tape::{self, DurationPoints, Tape};
 use crate::scenario::{Runner, Scenario, SimRecipes, WorkloadKind};
 use crate::world::RunReport;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The madsim seed of every explored run.
 pub const SEED: u64 = 0;
@@ -33,8 +33,9 @@ pub const SEED: u64 = 0;
 pub enum WorldSource {
     /// The recipe's defaults, with fixed timings.
     Recipe,
-    /// A scenario file's text (its own world, narrowed).
-    Scenario(String),
+    /// A scenario file's text (its own world, narrowed), and what names
+    /// it in errors (its path, or the choice file that carries it).
+    Scenario { name: PathBuf, text: String },
 }
 
 /// What world an exploration runs: a recipe's variant at a client count
@@ -72,7 +73,10 @@ impl World {
             clients: file.clients,
             cycles: file.cycles,
             source: match &file.scenario {
-                Some(text) => WorldSource::Scenario(text.clone()),
+                Some(text) => WorldSource::Scenario {
+                    name: PathBuf::from("(the choice file's scenario)"),
+                    text: text.clone(),
+                },
                 None => WorldSource::Recipe,
             },
             durations: file.durations,
@@ -96,7 +100,7 @@ impl World {
             property,
             choices,
             scenario: match &self.source {
-                WorldSource::Scenario(text) => Some(text.clone()),
+                WorldSource::Scenario { text, .. } => Some(text.clone()),
                 WorldSource::Recipe => None,
             },
         }
@@ -106,9 +110,8 @@ impl World {
     pub fn scenario(&self, recipes: &SimRecipes) -> Result<Scenario, String> {
         match &self.source {
             WorldSource::Recipe => self.recipe_defaults(recipes),
-            WorldSource::Scenario(text) => {
-                let label = Path::new("(the explored scenario)");
-                let scenario = Scenario::parse(label, text, recipes).map_err(|e| e.message)?;
+            WorldSource::Scenario { name, text } => {
+                let scenario = Scenario::parse(name, text, recipes).map_err(|e| e.to_string())?;
                 narrowed(&scenario, text, self, recipes)
             }
         }

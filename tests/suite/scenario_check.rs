@@ -1,0 +1,152 @@
+//! `zkcheck check SCENARIO.toml` (issue 39): a scenario's own world
+//! explored by re-execution, for a sans-IO recipe here (the async ones:
+//! tests/async_check/semaphore.rs). The summary names how every dimension
+//! was explored and what the scenario would have drawn; an exhaustive pass
+//! exits 0, a violation 1 with a choice file that a second process
+//! replays (it carries the scenario's text, so it replays after the file
+//! is gone); bad input exits 2 naming the file, line and key or the flag.
+
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("zkcheck runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A fresh directory of this test's own.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "zkcheck-scenario-check-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
+
+#[test]
+fn the_fixed_semaphore_holds_on_its_scenarios_world_and_says_what_that_was() {
+    let out = temp_dir("fixed");
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "scenarios/semaphore-fixed.toml",
+        "--clients",
+        "2",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    for line in [
+        "scenarios/semaphore-fixed.toml: semaphore fixed (sans-IO) with 2 client(s), 1 cycle(s), faults none",
+        "  bounded      clients: 2 (--clients; the scenario has 5); cycles: 1 (--cycles; the scenario has 20)",
+        "  enumerated   faults at a request: none (--faults none; the scenario draws loss_after_apply = 0.02, loss_before_apply = 0.02)",
+        "  bounded      hold_ms [1, 20]: each draw one of 1, 20 ms (--duration-points 2)",
+        "  fixed        servers: 1",
+        "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)",
+        "  liveness: holds",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    assert!(
+        stdout.contains("  not explored faults between requests")
+            && stdout.contains("disconnects_per_s = 0.05"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_violation_writes_a_choice_file_that_replays_without_the_scenario_file() {
+    let dir = temp_dir("violation");
+    let scenario = dir.join("semaphore.toml");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/semaphore-original.toml"),
+    )
+    .expect("the scenario");
+    std::fs::write(&scenario, text).expect("written");
+    let out = dir.join("out");
+    let (code, stdout, stderr) = run(&[
+        "check",
+        scenario.to_str().expect("UTF-8"),
+        "--clients",
+        "3",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("no_leaks: VIOLATED"), "{stdout}");
+    let choices = out.join("semaphore-original-no_leaks-choices.toml");
+    let written = std::fs::read_to_string(&choices).expect("the choice file");
+    assert!(written.contains("scenario = '''\n"), "{written}");
+    std::fs::remove_file(&scenario).expect("removed");
+    let replay = |_| run(&["replay", choices.to_str().expect("UTF-8")]);
+    let (first, second) = (replay(1), replay(2));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(first.0, Some(1), "{}\n{}", first.1, first.2);
+    assert!(first.1.contains("VIOLATION of no_leaks"), "{}", first.1);
+    assert_eq!(first.1, second.1, "two processes, one trace");
+}
+
+#[test]
+fn a_world_where_a_property_cannot_fail_is_refused() {
+    // 2 clients never contend for 2 leases: mutual exclusion could not fail.
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "scenarios/semaphore-original.toml",
+        "--clients",
+        "2",
+    ]);
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the explored world of scenarios/semaphore-original.toml"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`mutual_exclusion` cannot fail here"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_line_and_key_or_the_flag() {
+    let dir = temp_dir("bad");
+    let scenario = dir.join("bad.toml");
+    std::fs::write(
+        &scenario,
+        "recipe = \"lock\"\nvariant = \"fixed\"\nclients = 2\nseeds = \"0..1\"\nduration_ms = 1000\nheal_ms = 1000\nexpect = \"pass\"\n[workload]\ncycles = 1\nhold_ms = [5, 1, 2]\n",
+    )
+    .expect("written");
+    let path = scenario.to_str().expect("UTF-8").to_string();
+    let (code, _, stderr) = run(&["check", &path]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{path}:10")), "{stderr}");
+    assert!(stderr.contains("workload.hold_ms"), "{stderr}");
+    let (code, _, stderr) = run(&[
+        "check",
+        "scenarios/lock-fixed.toml",
+        "--duration-points",
+        "9",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--duration-points"), "{stderr}");
+    let (code, _, stderr) = run(&["check", "lock", "--duration-points", "2"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--duration-points"), "{stderr}");
+    let missing = dir.join("missing.toml");
+    let (code, _, stderr) = run(&["check", missing.to_str().expect("UTF-8")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("missing.toml"), "{stderr}");
+}
