@@ -84,9 +84,9 @@ pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
     push(
         How::Enumerated,
         match faults == Default::default() {
-            true => format!("faults at a request: none (--faults none{at_request})"),
+            true => format!("faults: none (--faults none{at_request})"),
             false => format!(
-                "faults at a request: {faults} (at most), at every request: lost before or after it applies, or the session expiring instead{at_request}"
+                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a partition or a pause of twice the session timeout; the session expiring){at_request}"
             ),
         },
     );
@@ -129,7 +129,7 @@ pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
         .unwrap_or_default();
     push(
         How::NotExplored,
-        format!("faults between requests (disconnects, silent connections, pauses, timed and client-side expiries, watch faults){scenario_faults}"),
+        format!("faults at other times and of other kinds (silent connections, client-side expiries, watch faults){scenario_faults}"),
     );
     push(
         How::Fixed,

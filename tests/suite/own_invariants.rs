@@ -334,7 +334,7 @@ fn the_async_explorer_finds_ctx_violation() {
     let bounds = Bounds {
         faults: FaultAllowance {
             connection_loss: 1,
-            expiry: 0,
+            ..FaultAllowance::default()
         },
         ..Bounds::default()
     };

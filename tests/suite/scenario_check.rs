@@ -100,6 +100,46 @@ fn a_violation_writes_a_choice_file_that_replays_without_the_scenario_file() {
 }
 
 #[test]
+fn a_pause_between_requests_finds_bug_8s_two_holders() {
+    // The holder makes no request while it holds: only a fault between
+    // requests (a pause of twice the session timeout as its hold starts)
+    // reaches it.
+    let out = temp_dir("pause");
+    let bug = "scenarios/bugs/bug8-pause-two-holders.toml";
+    let out_dir = out.to_str().expect("UTF-8");
+    let (code, stdout, stderr) = run(&[
+        "check",
+        bug,
+        "--clients",
+        "2",
+        "--faults",
+        "pause=1",
+        "--out",
+        out_dir,
+    ]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("mutual_exclusion: VIOLATED"), "{stdout}");
+    let choices = out.join("lock-fixed-mutual_exclusion-choices.toml");
+    let (code, replayed, _) = run(&["replay", choices.to_str().expect("UTF-8")]);
+    assert_eq!(code, Some(1), "{replayed}");
+    assert!(
+        replayed.contains("FAULT    pause for 4000 ms"),
+        "{replayed}"
+    );
+    assert!(
+        replayed.contains("signature: mutual_exclusion/stale-holder-after-expiry"),
+        "{replayed}"
+    );
+    let (code, stdout, stderr) = run(&["check", bug, "--clients", "2", "--out", out_dir]);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(
+        code,
+        Some(0),
+        "without the pause it holds: {stdout}\n{stderr}"
+    );
+}
+
+#[test]
 fn a_world_where_a_property_cannot_fail_is_refused() {
     // 2 clients never contend for 2 leases: mutual exclusion could not fail.
     let (code, stdout, stderr) = run(&[

@@ -107,8 +107,8 @@ pub fn parse_choice_string(text: &str) -> Result<Vec<u32>, String> {
 }
 
 impl FaultAllowance {
-    /// `none`, or budgets by kind: `connection-loss=1,expiry=1` (the kinds
-    /// an exploration injects).
+    /// `none`, or budgets by kind: `connection-loss=1,expiry=1,pause=1`
+    /// (the kinds an exploration injects).
     pub fn parse(text: &str) -> Result<FaultAllowance, String> {
         let mut allowance = FaultAllowance::default();
         if text.trim() == "none" {
@@ -130,9 +130,10 @@ impl FaultAllowance {
             match kind.trim() {
                 "connection-loss" => allowance.connection_loss = budget,
                 "expiry" => allowance.expiry = budget,
+                "pause" => allowance.pause = budget,
                 other => {
                     return Err(format!(
-                        "`{}`: an async recipe's check injects connection-loss and expiry only",
+                        "`{}`: an explored world injects connection-loss, expiry and pause only",
                         crate::scenario::clip(other)
                     ))
                 }
@@ -150,6 +151,9 @@ impl std::fmt::Display for FaultAllowance {
         }
         if self.expiry > 0 {
             parts.push(format!("expiry={}", self.expiry));
+        }
+        if self.pause > 0 {
+            parts.push(format!("pause={}", self.pause));
         }
         match parts.is_empty() {
             true => write!(f, "none"),
@@ -255,6 +259,7 @@ mod tests {
             faults: FaultAllowance {
                 connection_loss: 1,
                 expiry: 0,
+                pause: 1,
             },
             durations: DurationPoints(3),
             property: Some("liveness".into()),

@@ -19,4 +19,6 @@ pub mod run;
 pub mod search;
 pub mod tape;
 
-pub use tape::{ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Memo, Tape};
+pub use tape::{
+    ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Memo, StrikeChoice, Tape,
+};

@@ -10,7 +10,8 @@
 //! pick the waiting client with the highest priority goes, and at the
 //! `i`-th change point that client's priority drops to `i`, below every
 //! initial one. Faults under the budget strike requests at random fault
-//! choice points (uniform over those of the default run). A workload's
+//! choice points (uniform over those of the default run); none strikes
+//! between requests (a uniform sample's runs draw those too). A workload's
 //! durations and picks take a uniformly drawn alternative (from the run's
 //! plan, so every re-execution of a run draws the same). A PCT run needs
 //! the waiting clients' names at each pick, which the tape does not get:
@@ -289,6 +290,8 @@ impl<'a> Decider<'a> {
             ChoiceKind::Order => self.pick(waiting),
             ChoiceKind::Fault => self.fault(point.alternatives),
             ChoiceKind::Duration | ChoiceKind::Pick => self.draw(point.alternatives),
+            // PCT's faults strike requests only (`Plan::faults`).
+            ChoiceKind::Strike => 0,
         }
     }
 
@@ -397,7 +400,7 @@ fn disagreement(
     for (index, point) in log.iter().enumerate() {
         let here: &[usize] = match point.kind {
             ChoiceKind::Order => waits.next().map_or(&[], Vec::as_slice),
-            ChoiceKind::Fault | ChoiceKind::Duration | ChoiceKind::Pick => &[],
+            ChoiceKind::Fault | ChoiceKind::Duration | ChoiceKind::Pick | ChoiceKind::Strike => &[],
         };
         let choice = decider.decide(point, here);
         if choice != point.taken {
@@ -499,6 +502,7 @@ mod tests {
         let budget = FaultAllowance {
             connection_loss: 1,
             expiry: 1,
+            pause: 0,
         };
         let plan = Plan::draw(&mut SplitMix::new(3), 3, 3, &samples, budget);
         let mut priorities = plan.priorities.clone();

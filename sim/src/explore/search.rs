@@ -323,7 +323,7 @@ mod tests {
         let bounds = Bounds {
             faults: FaultAllowance {
                 connection_loss: 1,
-                expiry: 0,
+                ..FaultAllowance::default()
             },
             no_memo: true,
             ..Bounds::default()

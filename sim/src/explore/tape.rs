@@ -36,6 +36,28 @@ pub enum ChoiceKind {
     /// Which of several alternatives a workload picks (the acquire call
     /// of a recipe with more than one).
     Pick,
+    /// What fault, if any, strikes a client between requests, as its
+    /// workload starts a drawn duration (see [`StrikeChoice`]).
+    Strike,
+}
+
+/// What strikes a client as its workload starts a drawn duration (a
+/// hold, a think time): between requests, where a fault at a request
+/// cannot reach (a holder makes no request while it holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrikeChoice {
+    None,
+    /// The connection drops and the client reconnects at once.
+    Blip,
+    /// The connection drops and stays down for twice the session timeout
+    /// (a partition of the client longer than its session: the server
+    /// expires it meanwhile).
+    Partition,
+    /// The server expires the session now.
+    Expire,
+    /// The client process stops for twice the session timeout (a GC
+    /// pause: the session expires while it is frozen).
+    Pause,
 }
 
 /// How many points of a duration's range an explored world tries: the
@@ -100,9 +122,13 @@ pub enum FaultChoice {
 /// The faults an exploration may inject: at most this many of each kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaultAllowance {
-    /// Connection losses (before or after apply).
+    /// Connection losses (before or after apply, or a drop between
+    /// requests).
     pub connection_loss: u32,
+    /// Session expiries (instead of a request, or between requests).
     pub expiry: u32,
+    /// Process pauses longer than the session (between requests).
+    pub pause: u32,
 }
 
 /// The visited states of one search: a state key (with the faults still
@@ -255,6 +281,33 @@ impl Tape {
         choice
     }
 
+    /// What strikes the client between requests, as its workload starts a
+    /// drawn duration, within the faults still allowed (no point at all
+    /// once none is).
+    pub fn strike(&mut self) -> StrikeChoice {
+        let mut offered = vec![StrikeChoice::None];
+        if self.left.connection_loss > 0 {
+            offered.extend([StrikeChoice::Blip, StrikeChoice::Partition]);
+        }
+        if self.left.expiry > 0 {
+            offered.push(StrikeChoice::Expire);
+        }
+        if self.left.pause > 0 {
+            offered.push(StrikeChoice::Pause);
+        }
+        if offered.len() == 1 {
+            return StrikeChoice::None;
+        }
+        let choice = offered[self.choose(ChoiceKind::Strike, offered.len() as u32) as usize];
+        match choice {
+            StrikeChoice::Blip | StrikeChoice::Partition => self.left.connection_loss -= 1,
+            StrikeChoice::Expire => self.left.expiry -= 1,
+            StrikeChoice::Pause => self.left.pause -= 1,
+            StrikeChoice::None => {}
+        }
+        choice
+    }
+
     /// True when the next choice point is past the script and the memo is
     /// on: the world should compute its state key ([`Tape::visit`]).
     pub fn wants_key(&self) -> bool {
@@ -331,13 +384,46 @@ mod tests {
     fn faults_are_offered_while_the_budget_lasts() {
         let budget = FaultAllowance {
             connection_loss: 1,
-            expiry: 0,
+            ..FaultAllowance::default()
         };
         let mut tape = Tape::new(vec![2], budget);
         assert_eq!(tape.fault(), FaultChoice::LoseAfterApply);
         assert_eq!(tape.log[0].alternatives, 3);
         assert_eq!(tape.fault(), FaultChoice::None, "the budget is spent");
+        assert_eq!(
+            tape.strike(),
+            StrikeChoice::None,
+            "spent between requests too"
+        );
         assert_eq!(tape.log.len(), 1);
+    }
+
+    #[test]
+    fn faults_between_requests_share_the_budget() {
+        let budget = FaultAllowance {
+            connection_loss: 1,
+            expiry: 1,
+            pause: 1,
+        };
+        let mut tape = Tape::new(vec![2, 2], budget);
+        assert_eq!(tape.strike(), StrikeChoice::Partition);
+        assert_eq!(
+            tape.log[0].alternatives, 5,
+            "none, blip, partition, expire, pause"
+        );
+        assert_eq!(tape.log[0].kind, ChoiceKind::Strike);
+        assert_eq!(
+            tape.strike(),
+            StrikeChoice::Pause,
+            "no connection loss left"
+        );
+        assert_eq!(tape.log[1].alternatives, 3);
+        assert_eq!(
+            tape.fault(),
+            FaultChoice::None,
+            "the request faults: only an expiry left"
+        );
+        assert_eq!(tape.log[2].alternatives, 2);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! in, outcomes come out, in simulated time. A user's own async workload is
 //! written against this handle exactly like the built-in ones.
 
+use super::events::Event;
 use super::shared::{enter, trace, Phase, Shared, SimRecipe};
-use crate::faults::MsRange;
+use crate::explore::StrikeChoice;
+use crate::faults::{Fault, MsRange, ScheduledFault, Trigger};
 use crate::oracles::{ObserveCall, Seen};
 use std::future::Future;
 use std::pin::pin;
@@ -177,12 +179,16 @@ impl<R: SimRecipe> Client<R> {
     }
 
     /// A seeded draw in the range, for think and hold times; in an
-    /// explored run, one of the range's points the choice tape picks.
+    /// explored run, one of the range's points the choice tape picks, and
+    /// the fault the tape strikes the client with as the duration starts
+    /// (between requests), if any.
     pub fn draw_ms(&self, range: MsRange) -> u64 {
         let mut world = self.world();
         if let Some(tape) = world.chooser.as_mut() {
             let (min, max) = (range.min, range.max.max(range.min));
             let chosen = tape.duration_ms(min, max);
+            let strike = tape.strike();
+            strike_between_requests(&mut world, self.index, strike);
             if min < max {
                 trace!(
                     world,
@@ -332,4 +338,29 @@ impl<R: SimRecipe> super::app::App for Client<R> {
     fn now_ns(&self) -> u64 {
         Client::now_ns(self)
     }
+}
+
+/// Explored runs: the fault the tape chose to strike `client` with
+/// between requests, as an event due now (a partition and a pause last
+/// twice the session timeout, so the server expires the session meanwhile).
+fn strike_between_requests<R: SimRecipe>(
+    world: &mut Shared<R>,
+    client: usize,
+    strike: StrikeChoice,
+) {
+    let long_ms = world.config.session_timeout_ms.saturating_mul(2);
+    let fault = match strike {
+        StrikeChoice::None => return,
+        StrikeChoice::Blip => Fault::Disconnect { down_ms: 0 },
+        StrikeChoice::Partition => Fault::Disconnect { down_ms: long_ms },
+        StrikeChoice::Expire => Fault::Expire,
+        StrikeChoice::Pause => Fault::Pause { pause_ms: long_ms },
+    };
+    let now = world.now_ns();
+    let scheduled = ScheduledFault {
+        trigger: Trigger::AtMs(now as f64 / 1e6),
+        client,
+        fault,
+    };
+    world.schedule(now, Event::Fault(scheduled));
 }
