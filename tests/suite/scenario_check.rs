@@ -52,7 +52,7 @@ fn the_fixed_semaphore_holds_on_its_scenarios_world_and_says_what_that_was() {
     for line in [
         "scenarios/semaphore-fixed.toml: semaphore fixed (sans-IO) with 2 client(s), 1 cycle(s), faults none",
         "  bounded      clients: 2 (--clients; the scenario has 5); cycles: 1 (--cycles; the scenario has 20)",
-        "  enumerated   faults at a request: none (--faults none; the scenario draws loss_after_apply = 0.02, loss_before_apply = 0.02)",
+        "  enumerated   faults: none (--faults none; the scenario draws loss_after_apply = 0.02, loss_before_apply = 0.02)",
         "  bounded      hold_ms [1, 20]: each draw one of 1, 20 ms (--duration-points 2)",
         "  fixed        servers: 1",
         "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)",
@@ -61,7 +61,7 @@ fn the_fixed_semaphore_holds_on_its_scenarios_world_and_says_what_that_was() {
         assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
     }
     assert!(
-        stdout.contains("  not explored faults between requests")
+        stdout.contains("  not explored faults at other times and of other kinds")
             && stdout.contains("disconnects_per_s = 0.05"),
         "{stdout}"
     );
