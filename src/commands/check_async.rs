@@ -21,7 +21,7 @@
 //! hold.
 
 use super::check::CheckArgs;
-use super::check_world::{dimensions, render};
+use super::check_world::{dimensions, render, sampled_dimensions};
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
 use super::cutoff::Clients;
 use super::Harness;
@@ -354,8 +354,8 @@ fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, el
     };
     let how = format!("PCT, depth {depth}, seed {}", sampling.seed);
     let _ = writeln!(out, "{}", headline(explored, &how));
-    let order = format!("sampled by PCT (depth {depth}); durations and faults drawn");
-    let _ = write!(out, "{}", render(&dimensions(explored, &order)));
+    let order = format!("PCT's priorities (depth {depth}); durations drawn uniformly");
+    let _ = write!(out, "{}", render(&sampled_dimensions(explored, &order)));
     let first = match samples.first_failure {
         Some(run) => format!("first failing run: {run}"),
         None => "no failing run".to_string(),

@@ -20,6 +20,8 @@ pub enum How {
     Fixed,
     /// Left out of the world.
     NotExplored,
+    /// Drawn at random (PCT or uniform sampling): no coverage claimed.
+    Sampled,
 }
 
 impl How {
@@ -29,6 +31,7 @@ impl How {
             How::Bounded => "bounded",
             How::Fixed => "fixed",
             How::NotExplored => "not explored",
+            How::Sampled => "sampled",
         }
     }
 }
@@ -43,6 +46,31 @@ pub struct Dimension {
 /// How the server's order was searched: `order` says it (a delay bound,
 /// or PCT's sampling).
 pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
+    explored_dimensions(explored, order)
+}
+
+/// The dimensions of a sampled world (PCT): what a search enumerates or
+/// bounds is drawn instead, and no fault strikes between requests.
+pub fn sampled_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
+    let mut out: Vec<Dimension> = explored_dimensions(explored, order)
+        .into_iter()
+        .map(|mut dimension| {
+            if dimension.how == How::Enumerated || dimension.text.contains("--duration-points") {
+                dimension.how = How::Sampled;
+            }
+            dimension
+        })
+        .collect();
+    if explored.bounds.faults != Default::default() {
+        out.push(Dimension {
+            how: How::NotExplored,
+            text: "faults between requests: PCT strikes requests only".to_string(),
+        });
+    }
+    out
+}
+
+fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
     let mut out = Vec::new();
     let mut push = |how, text: String| out.push(Dimension { how, text });
     let world = &explored.world;
@@ -110,7 +138,7 @@ pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
     push(
         How::Fixed,
         format!(
-            "latency: {} ms each way{drawn}; the order it would make is enumerated above",
+            "latency: {} ms each way{drawn}; the server's order above stands in for its variation",
             LATENCY_US / 1000
         ),
     );
@@ -179,8 +207,8 @@ fn durations(explored: &Explored, kind: WorkloadKind, push: &mut impl FnMut(How,
         push(
             How::Bounded,
             format!(
-                "durations the recipe draws itself (ctx.draw_ms): {} point(s) of each range",
-                points.0
+                "durations the recipe draws itself (ctx.draw_ms): {} point(s) of each range (--duration-points {})",
+                points.0, points.0
             ),
         );
     }
