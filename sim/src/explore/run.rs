@@ -11,7 +11,7 @@
 //!   needs them, as its model and a scenario without `parents` do), a
 //!   fixed latency of 1 ms each way, hold times of 1 ms, no think time;
 //! - a scenario file's own world (`check SCENARIO.toml`), narrowed only
-//!   where the explorer enumerates instead of drawing ([`narrowed`]): the
+//!   where the explorer enumerates instead of drawing (`narrowed`): the
 //!   client count and cycles asked for, a fixed latency of 1 ms each way
 //!   (the server's order of requests is enumerated instead), one server,
 //!   and no drawn faults (the tape strikes them within the fault budget).
