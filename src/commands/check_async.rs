@@ -21,7 +21,7 @@
 //! hold.
 
 use super::check::CheckArgs;
-use super::check_world::{dimensions, render, sampled_dimensions};
+use super::check_world::{dimensions, render};
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
 use super::cutoff::Clients;
 use super::Harness;
@@ -355,7 +355,7 @@ fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, el
     let how = format!("PCT, depth {depth}, seed {}", sampling.seed);
     let _ = writeln!(out, "{}", headline(explored, &how));
     let order = format!("PCT's priorities (depth {depth}); durations drawn uniformly");
-    let _ = write!(out, "{}", render(&sampled_dimensions(explored, &order)));
+    let _ = write!(out, "{}", render(&dimensions(explored, &order, true)));
     let first = match samples.first_failure {
         Some(run) => format!("first failing run: {run}"),
         None => "no failing run".to_string(),
@@ -445,7 +445,7 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
             "orders with at most {bound} delay(s) (choices other than the first request that came)"
         ),
     };
-    let _ = write!(out, "{}", render(&dimensions(explored, &order)));
+    let _ = write!(out, "{}", render(&dimensions(explored, &order, false)));
     let _ = writeln!(
         out,
         "executions: {} run, {} of them pruned at a visited state{}; delay bound reached: {bound}; {:.1} s",

@@ -43,34 +43,15 @@ pub struct Dimension {
     pub text: String,
 }
 
-/// How the server's order was searched: `order` says it (a delay bound,
-/// or PCT's sampling).
-pub fn dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
-    explored_dimensions(explored, order)
-}
-
-/// The dimensions of a sampled world (PCT): what a search enumerates or
-/// bounds is drawn instead, and no fault strikes between requests.
-pub fn sampled_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
-    let mut out: Vec<Dimension> = explored_dimensions(explored, order)
-        .into_iter()
-        .map(|mut dimension| {
-            if dimension.how == How::Enumerated || dimension.text.contains("--duration-points") {
-                dimension.how = How::Sampled;
-            }
-            dimension
-        })
-        .collect();
-    if explored.bounds.faults != Default::default() {
-        out.push(Dimension {
-            how: How::NotExplored,
-            text: "faults between requests: PCT strikes requests only".to_string(),
-        });
-    }
-    out
-}
-
-fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
+/// How the world was explored, a dimension a line: `order` says how the
+/// server's order was (a delay bound, or PCT's priorities); `sampled`:
+/// PCT drew the choices a search enumerates or bounds, and struck no
+/// fault between requests.
+pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimension> {
+    let (searched, pointed) = match sampled {
+        true => (How::Sampled, How::Sampled),
+        false => (How::Enumerated, How::Bounded),
+    };
     let mut out = Vec::new();
     let mut push = |how, text: String| out.push(Dimension { how, text });
     let world = &explored.world;
@@ -99,18 +80,14 @@ fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
     }
     push(How::Bounded, size);
     push(
-        How::Enumerated,
+        searched,
         format!("the server's order of the requests waiting for it: {order}"),
     );
     let faults = explored.bounds.faults;
     let text = explored.given.as_ref().map(|given| given.text.as_str());
-    let at_request = text
-        .map(|text| drawn_faults(text, Drawn::AtRequest))
-        .filter(|faults| !faults.is_empty())
-        .map(|faults| format!("; the scenario draws {faults}"))
-        .unwrap_or_default();
+    let at_request = scenario_draws(text, Drawn::AtRequest);
     push(
-        How::Enumerated,
+        searched,
         match faults == Default::default() {
             true => format!("faults: none (--faults none{at_request})"),
             false => format!(
@@ -118,7 +95,7 @@ fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
             ),
         },
     );
-    durations(explored, kind, &mut push);
+    durations(explored, kind, pointed, &mut push);
     let latency = &explored
         .given
         .as_ref()
@@ -150,11 +127,7 @@ fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
             n => format!("servers: 1 (the scenario has {n}: its ensemble faults, lags and moves are not explored)"),
         },
     );
-    let scenario_faults = text
-        .map(|text| drawn_faults(text, Drawn::BetweenRequests))
-        .filter(|faults| !faults.is_empty())
-        .map(|faults| format!("; the scenario draws {faults}"))
-        .unwrap_or_default();
+    let scenario_faults = scenario_draws(text, Drawn::BetweenRequests);
     push(
         How::NotExplored,
         format!("faults at other times and of other kinds (silent connections, client-side expiries, watch faults){scenario_faults}"),
@@ -163,11 +136,32 @@ fn explored_dimensions(explored: &Explored, order: &str) -> Vec<Dimension> {
         How::Fixed,
         "getChildren order, session ids, reconnect and new-session delays, and the runtime's choice among a client's ready tasks: as madsim seed 0 draws them".to_string(),
     );
+    if sampled && faults != Default::default() {
+        push(
+            How::NotExplored,
+            "faults between requests: PCT strikes requests only".to_string(),
+        );
+    }
     out
 }
 
-/// The durations the workload draws, and how the tape took them.
-fn durations(explored: &Explored, kind: WorkloadKind, push: &mut impl FnMut(How, String)) {
+/// `; the scenario draws ...` naming the faults of `which` a scenario's
+/// `text` draws; empty without a scenario or such faults.
+fn scenario_draws(text: Option<&str>, which: Drawn) -> String {
+    text.map(|text| drawn_faults(text, which))
+        .filter(|faults| !faults.is_empty())
+        .map(|faults| format!("; the scenario draws {faults}"))
+        .unwrap_or_default()
+}
+
+/// The durations the workload draws, and how the tape took them (`how`
+/// when it had more than one point to take).
+fn durations(
+    explored: &Explored,
+    kind: WorkloadKind,
+    how: How,
+    push: &mut impl FnMut(How, String),
+) {
     let spec = &explored.scenario.raw.workload;
     let ranges: Vec<(&str, MsRange)> = match kind {
         WorkloadKind::Hold => vec![("hold_ms", spec.hold_ms), ("think_ms", spec.think_ms)],
@@ -192,7 +186,7 @@ fn durations(explored: &Explored, kind: WorkloadKind, push: &mut impl FnMut(How,
                 ),
             ),
             _ => push(
-                How::Bounded,
+                how,
                 format!(
                     "{name} [{}, {}]: each draw one of {} ms (--duration-points {})",
                     range.min,
@@ -205,7 +199,7 @@ fn durations(explored: &Explored, kind: WorkloadKind, push: &mut impl FnMut(How,
     }
     if explored.scenario.variant().is_async() {
         push(
-            How::Bounded,
+            how,
             format!(
                 "durations the recipe draws itself (ctx.draw_ms): {} point(s) of each range (--duration-points {})",
                 points.0, points.0

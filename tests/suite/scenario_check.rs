@@ -9,31 +9,18 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::{scratch, zkcheck};
 use std::path::PathBuf;
-use std::process::Command;
 
+/// `zkcheck ARGS` in the crate's root: exit status, stdout, stderr.
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("zkcheck runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let run = zkcheck(args);
+    (Some(run.code), run.stdout, run.stderr)
 }
 
 /// A fresh directory of this test's own.
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "zkcheck-scenario-check-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    dir
+    scratch("scenario-check", name)
 }
 
 #[test]

@@ -233,28 +233,33 @@ impl Tape {
 
     /// Which of `waiting` clients' requests (in arrival order) applies next.
     pub fn order(&mut self, waiting: usize) -> usize {
-        match u32::try_from(waiting) {
-            Ok(n) if n > 1 => self.choose(ChoiceKind::Order, n) as usize,
-            _ => 0,
-        }
+        self.index(ChoiceKind::Order, waiting)
     }
 
     /// How long a duration drawn in `min..=max` ms lasts: one of the
     /// range's points (no choice point when it has one).
     pub fn duration_ms(&mut self, min: u64, max: u64) -> u64 {
         let values = self.durations.values(min, max);
-        match u32::try_from(values.len()) {
-            Ok(n) if n > 1 => values[self.choose(ChoiceKind::Duration, n) as usize],
-            _ => values[0],
-        }
+        self.offer(ChoiceKind::Duration, &values)
     }
 
     /// Which of `alternatives` a workload picks (no choice point for one).
     pub fn pick(&mut self, alternatives: usize) -> usize {
+        self.index(ChoiceKind::Pick, alternatives)
+    }
+
+    /// One of `alternatives` (0, the default, with no choice point when
+    /// there are fewer than 2).
+    fn index(&mut self, kind: ChoiceKind, alternatives: usize) -> usize {
         match u32::try_from(alternatives) {
-            Ok(n) if n > 1 => self.choose(ChoiceKind::Pick, n) as usize,
+            Ok(n) if n > 1 => self.choose(kind, n) as usize,
             _ => 0,
         }
+    }
+
+    /// One of `offered` (at least one; its first is the default).
+    fn offer<T: Copy>(&mut self, kind: ChoiceKind, offered: &[T]) -> T {
+        offered[self.index(kind, offered.len())]
     }
 
     /// What strikes the request about to be applied, within the faults
@@ -267,10 +272,7 @@ impl Tape {
         if self.left.expiry > 0 {
             offered.push(FaultChoice::Expire);
         }
-        if offered.len() == 1 {
-            return FaultChoice::None;
-        }
-        let choice = offered[self.choose(ChoiceKind::Fault, offered.len() as u32) as usize];
+        let choice = self.offer(ChoiceKind::Fault, &offered);
         match choice {
             FaultChoice::LoseBeforeApply | FaultChoice::LoseAfterApply => {
                 self.left.connection_loss -= 1
@@ -295,10 +297,7 @@ impl Tape {
         if self.left.pause > 0 {
             offered.push(StrikeChoice::Pause);
         }
-        if offered.len() == 1 {
-            return StrikeChoice::None;
-        }
-        let choice = offered[self.choose(ChoiceKind::Strike, offered.len() as u32) as usize];
+        let choice = self.offer(ChoiceKind::Strike, &offered);
         match choice {
             StrikeChoice::Blip | StrikeChoice::Partition => self.left.connection_loss -= 1,
             StrikeChoice::Expire => self.left.expiry -= 1,
