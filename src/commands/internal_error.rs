@@ -19,58 +19,13 @@
 //! [`EXIT_INTERNAL_ERROR`]: super::common::EXIT_INTERNAL_ERROR
 
 use super::sim::SeedCommands;
-use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Once;
 use zk_sim::scenario::Scenario;
 
-thread_local! {
-    /// This thread runs inside [`catch`]: the hook keeps the message.
-    static CATCHING: Cell<bool> = const { Cell::new(false) };
-    /// The last caught panic's message with its location.
-    static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Runs `run`; a panic inside it comes back as its message and location
+/// Runs `run`; a panic inside it (on this thread or on the thread of a
+/// run it started) comes back as its message and location
 /// (`message (at file:line:column)`).
 pub fn catch<T>(run: impl FnOnce() -> T) -> Result<T, String> {
-    install_hook();
-    let was_catching = CATCHING.with(|c| c.replace(true));
-    let outcome = catch_unwind(AssertUnwindSafe(run));
-    CATCHING.with(|c| c.set(was_catching));
-    outcome.map_err(|payload| {
-        CAUGHT
-            .with(|caught| caught.borrow_mut().take())
-            .unwrap_or_else(|| payload_text(payload.as_ref()))
-    })
-}
-
-fn install_hook() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let default_hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !CATCHING.with(Cell::get) {
-                return default_hook(info);
-            }
-            let mut text = payload_text(info.payload());
-            if let Some(location) = info.location() {
-                text.push_str(&format!(" (at {location})"));
-            }
-            CAUGHT.with(|caught| *caught.borrow_mut() = Some(text));
-            if std::env::var_os("RUST_BACKTRACE").is_some() {
-                default_hook(info);
-            }
-        }));
-    });
-}
-
-fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "a panic without a message".to_string())
+    zk_sim::world::isolated::catch(run)
 }
 
 /// The command that reruns one seed of a scenario on its own (`sim`,

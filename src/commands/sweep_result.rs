@@ -411,6 +411,12 @@ pub fn describe(failure: &Failure) {
         if let Some(divergence) = &failure.divergence {
             println!("  they part at {divergence}");
         }
+        if !zk_sim::world::isolated::SELECT_IS_SEEDED {
+            println!(
+                "  (built without `--cfg tokio_unstable`: a `tokio::select!` without `biased;` \
+                 draws its branch outside the seed; add the flag to .cargo/config.toml)"
+            );
+        }
     }
     if let Some(why) = &failure.vacuous {
         println!("NO PROGRESS (seed {}): {why}", failure.seed);

@@ -106,6 +106,33 @@ async fn reentrant(client: Client, ctx: Context, buggy: bool) {
     }
 }
 
+/// Takes the lock, then lets an unbiased `tokio::select!` (three branches
+/// ready at once) and a `HashMap`'s iteration order choose how long it
+/// holds, and logs both: unchanged code whose run must still be a
+/// function of the seed.
+async fn unbiased(client: Client, ctx: Context) {
+    let node = format!("{}/holder", ctx.path());
+    for _ in ctx.cycles() {
+        ctx.acquiring();
+        let Ok(token) = lock(&client, &node, false).await else {
+            continue;
+        };
+        ctx.acquired(token);
+        let branch: u64 = tokio::select! {
+            () = std::future::ready(()) => 1,
+            () = std::future::ready(()) => 2,
+            () = std::future::ready(()) => 3,
+        };
+        let keys: std::collections::HashMap<u64, ()> = (0..8).map(|key| (key, ())).collect();
+        let first_key = *keys.keys().next().expect("eight keys");
+        tracing::info!(branch, first_key, "picked");
+        ctx.sleep_ms(branch * 10 + first_key).await;
+        ctx.releasing();
+        let _ = client.delete(&node, None).await;
+        ctx.released();
+    }
+}
+
 /// Deletes `node` if this session owns it (another's is left alone).
 async fn delete_if_mine(client: &Client, node: &str) {
     if let Ok(Some(stat)) = client.check_stat(node).await {
@@ -204,6 +231,12 @@ fn registry() -> &'static Registry {
                     "fenced holds lost at once",
                     RecipeKind::ExclusiveLock,
                     workload(|client, ctx| fenced_holds(client, ctx, true)),
+                ))
+                .variant(Variant::asynchronous(
+                    "unbiased",
+                    "an unbiased select! and a HashMap's order",
+                    RecipeKind::ExclusiveLock,
+                    workload(unbiased),
                 ))
                 .variant(reentrant("reentrant_buggy", true))
                 .variant(reentrant("reentrant_fixed", false)),
@@ -396,6 +429,54 @@ fn state_kept_across_runs_shows_as_two_traces_parting_at_the_first_request_it_ch
     assert!(divergence.starts_with("event "), "{divergence}");
     assert!(divergence.contains("Create"), "{divergence}");
     assert_eq!(first.first_divergence(&first), None);
+}
+
+/// The lines the `unbiased` variant logs in one run of `seed` (its
+/// `select!` branches and first keys), with the run's whole trace.
+fn unbiased_run(seed: u64) -> (Vec<String>, zk_sim::world::Trace) {
+    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+    // As `replay` records them: madsim's own events are not the application's.
+    let application = filter_fn(|meta| !meta.target().starts_with("madsim"));
+    let layer = zk_sim::world::AppEvents.with_filter(application);
+    let subscriber = tracing_subscriber::registry().with(layer);
+    let runner = scenario("unbiased").runner();
+    let trace = tracing::subscriber::with_default(subscriber, || runner.run(seed, true).trace);
+    let picks = trace.lines.iter().map(ToString::to_string);
+    let picks = picks.filter(|line| line.contains("picked")).map(|line| {
+        let at = line.find("picked").expect("filtered");
+        line[at..].to_string()
+    });
+    (picks.collect(), trace)
+}
+
+#[test]
+fn an_unbiased_select_and_a_hash_map_s_order_are_functions_of_the_seed() {
+    // Unchanged code: no `biased;`, a std HashMap. Each run has a thread of
+    // its own with tokio's generator seeded by the run (world/isolated.rs).
+    let (picks, first) = unbiased_run(5);
+    assert!(!picks.is_empty(), "the variant logged nothing");
+    let runner = scenario("unbiased").runner();
+    for seed in 0..4 {
+        runner.run(seed, false); // other seeds in between, on this thread
+    }
+    let (_, again) = unbiased_run(5);
+    assert_eq!(first.first_divergence(&again), None);
+    // The check can fail: the branch and the first key do vary.
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..10 {
+        seen.extend(unbiased_run(seed).0);
+    }
+    let branches = ["branch=1", "branch=2", "branch=3"];
+    let taken = branches
+        .iter()
+        .filter(|b| seen.iter().any(|p| p.contains(*b)));
+    assert_eq!(taken.count(), 3, "{seen:?}");
+    let first_keys: std::collections::BTreeSet<&str> = seen
+        .iter()
+        .filter_map(|p| p.split("first_key=").nth(1))
+        .collect();
+    assert!(first_keys.len() > 1, "{seen:?}");
 }
 
 #[test]

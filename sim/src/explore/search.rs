@@ -151,7 +151,7 @@ impl Estimate {
 /// a function of its choices (state outliving a run, an unbiased select!).
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
-    #[error("not deterministic: replaying choices {prefix} met a different choice point {index} (the run depends on more than its choices: state outliving a run, or a `tokio::select!` without `biased;`)")]
+    #[error("not deterministic: replaying choices {prefix} met a different choice point {index} (the run depends on more than its choices: state outliving a run, or, in a build without `--cfg tokio_unstable`, a `tokio::select!` without `biased;`)")]
     Nondeterministic { prefix: String, index: usize },
     #[error("the run lost its choice tape (it panicked or never built its world)")]
     NoTape,

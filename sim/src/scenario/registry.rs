@@ -362,14 +362,17 @@ impl SimVariant {
             Arc::new(move |scenario: &Scenario| {
                 let (spec, path) = (scenario.raw.workload.clone(), scenario.path.to_string());
                 let workload = workload.clone();
-                Box::new(Simulation::new(
-                    scenario.world_config(),
-                    |_, _| ApiRecipe,
-                    move |client| {
-                        let bridge = Arc::new(Bridge::start(client));
-                        workload(Context::new(bridge, spec.clone(), path.clone()))
-                    },
-                ))
+                Box::new(
+                    Simulation::new(
+                        scenario.world_config(),
+                        |_, _| ApiRecipe,
+                        move |client| {
+                            let bridge = Arc::new(Bridge::start(client));
+                            workload(Context::new(bridge, spec.clone(), path.clone()))
+                        },
+                    )
+                    .isolated(),
+                )
             })
         };
         #[cfg(not(madsim))]

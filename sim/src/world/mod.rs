@@ -47,6 +47,7 @@ mod config;
 mod connection;
 #[cfg(madsim)]
 mod events;
+pub mod isolated;
 mod report;
 #[cfg(madsim)]
 mod run;
