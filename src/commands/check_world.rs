@@ -134,7 +134,7 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
     );
     push(
         How::Fixed,
-        "getChildren order, session ids, reconnect and new-session delays, and the runtime's choice among a client's ready tasks: as madsim seed 0 draws them".to_string(),
+        "getChildren order, session ids, reconnect and new-session delays, the runtime's choice among a client's ready tasks, and the branch a `select!` without `biased;` tries first: as seed 0 draws them".to_string(),
     );
     if sampled && faults != Default::default() {
         push(

@@ -11,6 +11,12 @@
 //! `list_children` and our check), the code waits on the watch anyway. The
 //! watch only fires if that node is created again, which never happens:
 //! the candidate sleeps forever.
+//!
+//! `keep_leading_while_disconnected` keeps another: a leader that stops
+//! only when its session is *known* gone (`Expired`, `Closed`), not when
+//! it is in doubt (`Disconnected`). Cut off from the servers for longer than
+//! its session, it goes on leading while the servers have expired its
+//! session, deleted its node and let the next candidate lead.
 
 use zookeeper_client::{Acls, Client, CreateMode, Error, SessionState};
 
@@ -22,6 +28,7 @@ pub struct LeaderLatch {
     id: String,
     node: Option<String>,
     buggy: bool,
+    keeps_leading_while_disconnected: bool,
 }
 
 impl LeaderLatch {
@@ -33,7 +40,15 @@ impl LeaderLatch {
             id,
             node: None,
             buggy,
+            keeps_leading_while_disconnected: false,
         }
+    }
+
+    /// The second mistake (see the module's doc): stop leading only once
+    /// the session is known to be gone.
+    pub fn keep_leading_while_disconnected(mut self) -> LeaderLatch {
+        self.keeps_leading_while_disconnected = true;
+        self
     }
 
     /// Waits until this candidate leads; returns its sequence number (a
@@ -94,11 +109,19 @@ impl LeaderLatch {
     }
 
     /// Returns once the session is no longer surely connected: a leader
-    /// must stop acting as one then.
+    /// must stop acting as one then (with the second mistake: once it is
+    /// known to be gone).
     pub async fn suspended(&self) {
         let mut states = self.client.state_watcher();
-        while states.peek_state() == SessionState::SyncConnected {
+        while self.still_leads(states.peek_state()) {
             states.changed().await;
+        }
+    }
+
+    fn still_leads(&self, state: SessionState) -> bool {
+        match self.keeps_leading_while_disconnected {
+            true => !matches!(state, SessionState::Expired | SessionState::Closed),
+            false => state == SessionState::SyncConnected,
         }
     }
 

@@ -37,3 +37,29 @@ fn the_fixed_latch_wakes_one_candidate_per_release() {
         .seeds("0..100")
         .passes();
 }
+
+const PARTITION: &str = "scenarios/latch-partition.toml";
+
+#[test]
+fn a_latch_that_keeps_leading_while_disconnected_makes_two_leaders() {
+    let registry = async_latch::check::registry();
+    let failure = testing::scenario(&registry, PARTITION)
+        .seeds("0..300")
+        .fails();
+    let properties: Vec<_> = failure
+        .report
+        .violations
+        .iter()
+        .map(|violation| violation.property.name())
+        .collect();
+    assert_eq!(properties, ["one_leader"], "{}", failure.reproduce);
+}
+
+#[test]
+fn the_fixed_latch_steps_down_while_its_connection_is_in_doubt() {
+    let registry = async_latch::check::registry();
+    testing::scenario(&registry, PARTITION)
+        .variant("fixed")
+        .seeds("0..100")
+        .passes();
+}
