@@ -10,7 +10,7 @@
 //! by every map. On a thread that ran other seeds before, both depend on
 //! what ran there, so one seed gave two runs.
 //!
-//! - Every run is inside [`with_seeded_tokio`]: a current-thread tokio
+//! - Every run is inside `with_seeded_tokio`: a current-thread tokio
 //!   runtime built with `rng_seed` from the run's seed (tokio offers it
 //!   only with `--cfg tokio_unstable`, which `.cargo/config.toml` sets),
 //!   so the branch a `select!` tries first is a function of the seed; the
@@ -48,7 +48,7 @@ thread_local! {
 /// returns what it returns, and raises again on this thread what panicked
 /// there. `run` makes the madsim runtime first (madsim seeds the thread's
 /// `HashMap` keys when it is the first to use them) and runs it inside
-/// [`with_seeded_tokio`].
+/// `with_seeded_tokio`.
 pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
     let catching = CATCHING.with(Cell::get);
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
@@ -62,7 +62,11 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
                 if let Some(tape) = tape {
                     crate::explore::tape::install(tape);
                 }
-                let run = || tracing::dispatcher::with_default(&dispatch, run);
+                let run = || match dispatch.is::<tracing::subscriber::NoSubscriber>() {
+                    // A scoped default slows every event of every thread.
+                    true => run(),
+                    false => tracing::dispatcher::with_default(&dispatch, run),
+                };
                 let outcome = catch_unwind(AssertUnwindSafe(run))
                     .map_err(|payload| (payload, CAUGHT.with(|c| c.borrow_mut().take())));
                 (outcome, crate::explore::tape::take())
