@@ -202,3 +202,63 @@ fn every_signature_seen_is_a_known_mechanism() {
         }
     }
 }
+
+/// The fixed lock (sans-IO) keeps holding while Disconnected; a client cut
+/// off for longer than its session heard Disconnected, went on holding,
+/// and another client acquired once the server expired its session. The
+/// diagnosis names that (the holder knew its hold was in doubt), not a
+/// holder that never heard of it (bug 8's pause, which keeps its label).
+const PARTITIONED_HOLDER: &str = r#"
+recipe = "lock"
+variant = "fixed"
+clients = 3
+seeds = "0..200"
+duration_ms = 30000
+heal_ms = 20000
+
+[config]
+path = "/locks/key"
+parents = ["/locks", "/locks/key"]
+
+[workload]
+cycles = 5
+hold_ms = [1, 6000]
+think_ms = [0, 20]
+
+[timing]
+session_timeout_ms = 2000
+
+[faults.rates]
+disconnects_per_s = 0.05
+down_ms = [3000, 5000]
+
+[properties]
+check = ["mutual_exclusion"]
+"#;
+
+#[test]
+fn a_holder_that_heard_disconnected_and_went_on_is_named_as_such() {
+    let file = Path::new("partitioned-holder.toml");
+    let scenario = Scenario::parse(file, PARTITIONED_HOLDER, builtin()).expect("it parses");
+    let runner = scenario.runner();
+    let mut named = 0;
+    for seed in 0..200 {
+        for violation in runner.run(seed, false).violations {
+            let diagnosis = violation.diagnosis.as_ref().expect("diagnosed");
+            assert_eq!(
+                diagnosis.mechanism, "held-through-disconnect",
+                "seed {seed}: {diagnosis}"
+            );
+            assert!(
+                diagnosis.summary.contains("heard Disconnected at"),
+                "{diagnosis}"
+            );
+            let holder = diagnosis.findings.iter().flat_map(|f| &f.moments);
+            assert!(holder
+                .into_iter()
+                .any(|(_, what)| what.contains("went on holding")));
+            named += 1;
+        }
+    }
+    assert!(named > 0, "no two holders in 200 seeds");
+}

@@ -53,6 +53,9 @@ fn a_latch_that_keeps_leading_while_disconnected_makes_two_leaders() {
         .map(|violation| violation.property.name())
         .collect();
     assert_eq!(properties, ["one_leader"], "{}", failure.reproduce);
+    // The trace proves the leader heard Disconnected and went on leading.
+    let signature = failure.report.violations[0].signature();
+    assert_eq!(signature, "one_leader/held-through-disconnect", "{}", failure.reproduce);
 }
 
 #[test]

@@ -112,6 +112,9 @@ pub struct ClientHistory {
     pub sessions_ended: Vec<SimNanos>,
     /// Pauses: (start, length in ms).
     pub pauses: Vec<(SimNanos, u64)>,
+    /// Times the client heard its connection drop (its session layer
+    /// turned Disconnected and told the recipe).
+    pub disconnects_heard: Vec<SimNanos>,
     /// The last outcome the recipe gave the application.
     pub last_outcome: Option<(SimNanos, Observation)>,
     /// Creates the server refused with NodeExists: (time, path).
@@ -415,6 +418,11 @@ impl History {
                 hold.session_ended_ns.get_or_insert(at_ns);
             }
         }
+    }
+
+    /// `client` heard its connection drop (Disconnected).
+    pub fn disconnected(&mut self, client: ClientIndex, at_ns: SimNanos) {
+        self.clients[client].disconnects_heard.push(at_ns);
     }
 
     /// `client` was paused for `pause_ms`.

@@ -71,7 +71,21 @@ fn holder_finding(scene: &Scene, hold: &Hold) -> Finding {
             finding = finding.at(*start, format!("paused for {ms} ms"));
         }
     }
+    if let Some(heard) = disconnect_heard_while_holding(scene, hold) {
+        finding = finding.at(heard, "heard Disconnected; went on holding");
+    }
     finding
+}
+
+/// When `hold`'s client last heard its connection drop while it held and
+/// before the server expired its session: it knew its hold was in doubt.
+fn disconnect_heard_while_holding(scene: &Scene, hold: &Hold) -> Option<SimNanos> {
+    let ended = hold.session_ended_ns?;
+    let heard = &scene.history.clients[hold.client].disconnects_heard;
+    let in_hold = heard
+        .iter()
+        .filter(|&&at| at >= hold.from_ns && at <= ended);
+    in_hold.last().copied()
 }
 
 pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
@@ -90,7 +104,19 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
         Some(NodeFate::WentWithAbandonedSession(path, gone)) => Some((h.client, path, *gone)),
         _ => None,
     });
-    let (mechanism, summary, why) = if let Some((stale, ended)) = stale {
+    let heard = stale.and_then(|(stale, _)| disconnect_heard_while_holding(scene, stale));
+    let (mechanism, summary, why) = if let (Some((stale, ended)), Some(heard)) = (stale, heard) {
+        (
+            "held-through-disconnect",
+            format!(
+                "c{} heard Disconnected at {} and went on holding; the server expired its session at {}, its node went and another client acquired",
+                stale.client,
+                fmt_time(heard),
+                fmt_time(ended)
+            ),
+            "a holder that hears Disconnected no longer knows it holds: the servers may expire its session before it hears from them again, so it must stop acting as holder until it reconnects (Curator's LeaderLatch steps down on SUSPENDED), or the resource must check a fencing token".to_string(),
+        )
+    } else if let Some((stale, ended)) = stale {
         let paused = scene.history.clients[stale.client]
             .pauses
             .iter()

@@ -70,6 +70,7 @@ pub const MECHANISMS: &[&str] = &[
     "unknown-creator",
     // mutual exclusion, one leader, fencing, FIFO
     "stale-holder-after-expiry",
+    "held-through-disconnect",
     "adopted-abandoned-node",
     "sorted-by-name-not-sequence",
     "token-not-increasing",

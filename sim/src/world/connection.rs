@@ -143,6 +143,8 @@ impl<R: SimRecipe> Shared<R> {
         let session = &mut self.clients[client].session;
         if session.state == ConnectionState::Connected {
             session.disconnected();
+            let now = self.now_ns();
+            self.history.disconnected(client, now);
             trace!(self, Some(client), Session, "disconnected");
             self.start_give_up_clock(client);
         } else if connecting == Some(Connecting::Reconnect) {
