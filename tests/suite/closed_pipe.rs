@@ -7,14 +7,16 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn output_into_a_closed_pipe_ends_quietly() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
+    // The reading end is closed before the child starts: however the two
+    // processes are scheduled, its first write finds no reader.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_zkcheck"))
         .arg("recipes")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
         .spawn()
         .expect("zkcheck starts");
-    // Close the reading end before the child writes anything.
-    drop(child.stdout.take());
     let output = child.wait_with_output().expect("zkcheck ends");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "stderr: {stderr}");
