@@ -82,10 +82,8 @@ fn holder_finding(scene: &Scene, hold: &Hold) -> Finding {
 fn disconnect_heard_while_holding(scene: &Scene, hold: &Hold) -> Option<SimNanos> {
     let ended = hold.session_ended_ns?;
     let heard = &scene.history.clients[hold.client].disconnects_heard;
-    let in_hold = heard
-        .iter()
-        .filter(|&&at| at >= hold.from_ns && at <= ended);
-    in_hold.last().copied()
+    let in_hold = |at: &&SimNanos| **at >= hold.from_ns && **at <= ended;
+    heard.iter().rev().find(in_hold).copied()
 }
 
 pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
