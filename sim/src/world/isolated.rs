@@ -29,7 +29,7 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 
 /// The run thread's stack: the main thread's (a run polls deep futures).
@@ -82,7 +82,7 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
         Ok(value) => value,
         Err((payload, caught)) => {
             CAUGHT.with(|c| *c.borrow_mut() = caught);
-            resume_unwind(payload)
+            std::panic::resume_unwind(payload)
         }
     }
 }
