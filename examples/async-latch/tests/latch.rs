@@ -4,6 +4,14 @@
 
 use zkcheck::testing;
 
+/// The properties a failing seed violated, in the order reported.
+fn violated_properties(failure: &testing::Failure) -> Vec<&'static str> {
+    let violations = failure.report.violations.iter();
+    violations
+        .map(|violation| violation.property.name())
+        .collect()
+}
+
 const SCENARIO: &str = "scenarios/latch.toml";
 
 #[test]
@@ -12,12 +20,7 @@ fn the_buggy_latch_leaves_a_candidate_waiting_forever() {
     let failure = testing::scenario(&registry, SCENARIO)
         .seeds("0..200")
         .fails();
-    let properties: Vec<_> = failure
-        .report
-        .violations
-        .iter()
-        .map(|violation| violation.property.name())
-        .collect();
+    let properties = violated_properties(&failure);
     assert_eq!(properties, ["liveness"], "{}", failure.reproduce);
 }
 
@@ -46,16 +49,15 @@ fn a_latch_that_keeps_leading_while_disconnected_makes_two_leaders() {
     let failure = testing::scenario(&registry, PARTITION)
         .seeds("0..300")
         .fails();
-    let properties: Vec<_> = failure
-        .report
-        .violations
-        .iter()
-        .map(|violation| violation.property.name())
-        .collect();
+    let properties = violated_properties(&failure);
     assert_eq!(properties, ["one_leader"], "{}", failure.reproduce);
     // The trace proves the leader heard Disconnected and went on leading.
     let signature = failure.report.violations[0].signature();
-    assert_eq!(signature, "one_leader/held-through-disconnect", "{}", failure.reproduce);
+    assert_eq!(
+        signature, "one_leader/held-through-disconnect",
+        "{}",
+        failure.reproduce
+    );
 }
 
 #[test]
