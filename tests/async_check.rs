@@ -22,9 +22,11 @@ extern crate zkcheck_zookeeper_client as zookeeper_client;
 mod example;
 #[path = "../examples/async-latch/src/latch.rs"]
 mod latch;
-// A 2-lease semaphore checked on its scenario's own world.
-#[path = "async_check/semaphore.rs"]
+#[path = "../examples/async-latch/src/semaphore.rs"]
 mod semaphore;
+// The example's 2-lease semaphore checked on its scenario's own world.
+#[path = "async_check/leases.rs"]
+mod leases;
 
 use std::sync::OnceLock;
 use zk_sim::explore::file::ChoiceFile;
@@ -112,7 +114,7 @@ fn registry() -> &'static Registry {
             Variant::asynchronous(name, "a lock", RecipeKind::ExclusiveLock, run)
         };
         let idle = workload(|_client, _ctx| async {});
-        Registry::builtin().with(semaphore::entry()).with(
+        example::registry().with(
             RecipeEntry::new("xlock", RecipeKind::ExclusiveLock, "/xlock")
                 .variant(variant("buggy", true))
                 .variant(variant("fixed", false))

@@ -218,7 +218,7 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
     ModelArgs {
         recipe: scenario.recipe.name.clone(),
         variant: Some(variant.to_string()),
-        clients: super::cutoff::Clients::One(model.clients),
+        clients: Some(super::cutoff::Clients::One(model.clients)),
         cycles: 1,
         faults: model.faults.clone(),
         symmetry: false,

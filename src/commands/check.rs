@@ -40,6 +40,11 @@ use zk_models::setup::{
 };
 use zk_models::{ChildOrderMode, FaultBudget, ModelVariant, RegistryError, Setup};
 
+/// Clients when `--clients` is not given (and the recipe is not a
+/// scenario file, whose own count `check` takes up to
+/// `check_async::MAX_SCENARIO_CLIENTS`).
+pub const DEFAULT_CLIENTS: usize = 2;
+
 /// Most checker threads (each keeps its own search stack).
 const MAX_THREADS: usize = 64;
 
@@ -72,9 +77,10 @@ pub struct ModelArgs {
     pub variant: Option<String>,
     /// Number of clients; `check` also takes a range LO..HI (both ends
     /// included): one check per count, and where adding a client stopped
-    /// changing the verdicts and diagnoses.
-    #[arg(long, default_value = "2", value_name = "N|LO..HI")]
-    pub clients: Clients,
+    /// changing the verdicts and diagnoses [default: 2; on a scenario
+    /// file, the file's, at most 3].
+    #[arg(long, value_name = "N|LO..HI")]
+    pub clients: Option<Clients>,
     /// Acquire/release cycles per client (hold recipes: locks, elections,
     /// semaphores); for a queue, the items each consumer takes.
     #[arg(long, default_value_t = 1)]
@@ -226,6 +232,11 @@ impl ModelArgs {
         self.variant.as_deref().unwrap_or("fixed")
     }
 
+    /// `--clients`, or its default (2).
+    pub fn clients(&self) -> Clients {
+        self.clients.unwrap_or(Clients::One(DEFAULT_CLIENTS))
+    }
+
     /// `--lag`, or its default.
     pub fn lag(&self) -> usize {
         self.lag.unwrap_or(DEFAULT_LAG)
@@ -246,15 +257,12 @@ impl ModelArgs {
                 format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
             ));
         }
-        let clients = match self.clients {
+        let clients = match self.clients() {
             Clients::One(clients) => clients,
-            Clients::Range { .. } => {
+            range @ Clients::Range { .. } => {
                 return Err(flag_error(
                     "--clients",
-                    format!(
-                        "`{}` is a range, which only `check` takes; give one client count",
-                        self.clients
-                    ),
+                    format!("`{range}` is a range, which only `check` takes; give one client count"),
                 ))
             }
         };
@@ -519,7 +527,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
             args.model.variant()
         ));
     }
-    if let Clients::Range { first, last } = args.model.clients {
+    if let Clients::Range { first, last } = args.model.clients() {
         return super::cutoff::run(harness, args, first, last);
     }
     let resolved = args

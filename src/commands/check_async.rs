@@ -39,6 +39,10 @@ use zk_sim::world::RunReport;
 
 /// Most clients an exploration takes.
 const MAX_CLIENTS: usize = 4;
+/// Most clients `check SCENARIO.toml` takes from the scenario when
+/// `--clients` is not given (more makes a search of hours: the summary
+/// says the count was bounded).
+pub const MAX_SCENARIO_CLIENTS: usize = 3;
 /// PCT's most priority change points + 1, and the runs drawn by default.
 const MAX_PCT_DEPTH: usize = 10;
 const DEFAULT_PCT_RUNS: u64 = 1000;
@@ -123,6 +127,9 @@ pub struct Explored {
     /// The world's scenario, as the explorer runs it.
     pub scenario: Scenario,
     pub bounds: Bounds,
+    /// `--clients` was given (else the count is the default: the
+    /// scenario's, at most [`MAX_SCENARIO_CLIENTS`]).
+    pub clients_given: bool,
     strategy: AsyncStrategy,
 }
 
@@ -191,7 +198,11 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
                 .into(),
         );
     }
-    let clients = match model.clients {
+    let default_clients = match &given {
+        Some(given) => given.scenario.raw.clients.min(MAX_SCENARIO_CLIENTS),
+        None => super::check::DEFAULT_CLIENTS,
+    };
+    let clients = match model.clients.unwrap_or(Clients::One(default_clients)) {
         Clients::One(n) if (1..=MAX_CLIENTS).contains(&n) => n,
         _ => {
             return Err(format!(
@@ -255,6 +266,7 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
         given,
         scenario,
         bounds,
+        clients_given: model.clients.is_some(),
         strategy,
     })
 }

@@ -4,7 +4,7 @@
 //! scenario draws and the explorer does not vary is named with what the
 //! scenario would have drawn.
 
-use super::check_async::Explored;
+use super::check_async::{Explored, MAX_SCENARIO_CLIENTS};
 use zk_sim::explore::run::LATENCY_US;
 use zk_sim::faults::MsRange;
 use zk_sim::scenario::WorkloadKind;
@@ -61,13 +61,17 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         _ => String::new(),
     };
     let kind = explored.scenario.variant().workload;
+    let clients_bound = match explored.clients_given {
+        true => "--clients".to_string(),
+        false => format!("at most {MAX_SCENARIO_CLIENTS} unless --clients says"),
+    };
     let mut size = format!(
         "clients: {}{}",
         world.clients,
         had(
             world.clients as u64,
             given.map(|raw| raw.clients as u64),
-            "--clients"
+            &clients_bound
         )
     );
     if kind == WorkloadKind::Hold {

@@ -132,7 +132,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
         }
         // Every flag but the count is the same for each count: resolve the first.
         let mut one = args.model.clone();
-        one.clients = Clients::One(*counts.start());
+        one.clients = Some(Clients::One(*counts.start()));
         let (model, _) = one.resolve(harness)?;
         Ok((counts, model, args.options()?, args.initial.state()?))
     });
@@ -162,7 +162,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
     let mut skipped = None;
     for clients in counts.clone() {
         let mut one = args.model.clone();
-        one.clients = Clients::One(clients);
+        one.clients = Some(Clients::One(clients));
         let with_initial = one.resolve(harness).and_then(|(_, mut setup)| {
             setup.initial = initial.clone();
             super::check::check_initial(&model, &setup, &one)?;

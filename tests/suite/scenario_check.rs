@@ -1,6 +1,6 @@
 //! `zkcheck check SCENARIO.toml` (issue 39): a scenario's own world
 //! explored by re-execution, for a sans-IO recipe here (the async ones:
-//! tests/async_check/semaphore.rs). The summary names how every dimension
+//! tests/async_check/leases.rs). The summary names how every dimension
 //! was explored and what the scenario would have drawn; an exhaustive pass
 //! exits 0, a violation 1 with a choice file that a second process
 //! replays (it carries the scenario's text, so it replays after the file
@@ -144,6 +144,36 @@ fn a_world_where_a_property_cannot_fail_is_refused() {
         stderr.contains("`mutual_exclusion` cannot fail here"),
         "{stderr}"
     );
+}
+
+#[test]
+fn without_clients_a_scenario_is_explored_with_its_own_count_at_most_three() {
+    // 5 clients in the file: 3 explored, and the summary says why.
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "scenarios/semaphore-fixed.toml",
+        "--max-executions",
+        "5",
+    ]);
+    assert_eq!(code, Some(4), "cut by --max-executions: {stdout}\n{stderr}");
+    for line in [
+        "scenarios/semaphore-fixed.toml: semaphore fixed (sans-IO) with 3 client(s)",
+        "  bounded      clients: 3 (at most 3 unless --clients says; the scenario has 5)",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    // 2 clients in the file: its own count, nothing to explain.
+    let dir = temp_dir("own-count");
+    let scenario = dir.join("two.toml");
+    std::fs::write(
+        &scenario,
+        "recipe = \"lock\"\nvariant = \"fixed\"\nclients = 2\nseeds = \"0..1\"\nduration_ms = 1000\nheal_ms = 1000\nexpect = \"pass\"\n[workload]\ncycles = 1\nhold_ms = [1, 2]\n",
+    )
+    .expect("written");
+    let (code, stdout, stderr) = run(&["check", scenario.to_str().expect("UTF-8")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("  bounded      clients: 2; cycles: 1\n"), "{stdout}");
 }
 
 #[test]

@@ -1,12 +1,19 @@
-//! zkcheck's glue: the latch registered as a leader election, its workload
-//! and what the application reports to the oracles.
+//! zkcheck's glue: the latch registered as a leader election and the
+//! semaphore as a semaphore, their workloads and what the application
+//! reports to the oracles.
 
 use crate::latch::LeaderLatch;
+use crate::semaphore::Semaphore;
 use zkcheck::asynchronous::{workload, Context};
 use zkcheck::{RecipeEntry, RecipeKind, Registry, Variant};
 use zookeeper_client::{Client, SessionState};
 
-/// The built-in recipes and `latch` with its three variants.
+/// The leases the application's semaphore grants (its configuration; a
+/// scenario's `max_leases` tells the oracle the same number).
+pub const LEASES: usize = 2;
+
+/// The built-in recipes, `latch` with its three variants and `leases`
+/// with its two.
 pub fn registry() -> Registry {
     let variant = |name: &str, about: &str, buggy: bool| {
         let run = workload(move |client, ctx| lead(client, ctx, buggy, false));
@@ -28,6 +35,26 @@ pub fn registry() -> Registry {
                 stubborn,
             )),
     )
+    .with(leases())
+}
+
+/// The semaphore: `buggy` counts its leases, then creates its own.
+fn leases() -> RecipeEntry {
+    let variant = |name: &str, about: &str, buggy: bool| {
+        let run = workload(move |client, ctx| hold_leases(client, ctx, buggy));
+        Variant::asynchronous(name, about, RecipeKind::Semaphore, run)
+    };
+    RecipeEntry::new("leases", RecipeKind::Semaphore, "/leases")
+        .variant(variant(
+            "buggy",
+            "counts the leases, then creates its own",
+            true,
+        ))
+        .variant(variant(
+            "fixed",
+            "creates its node, then holds while among the first",
+            false,
+        ))
 }
 
 /// Runs for leadership, leads for the hold time (or until the session is
@@ -49,6 +76,29 @@ async fn lead(mut client: Client, ctx: Context, buggy: bool, stubborn: bool) {
         }
         let _ = latch.release().await;
         ctx.released();
+        ctx.think().await;
+    }
+}
+
+/// Takes a lease, holds it for the hold time, gives it back; `cycles`
+/// times.
+async fn hold_leases(client: Client, ctx: Context, buggy: bool) {
+    let mut semaphore = Semaphore::new(client, ctx.path(), LEASES);
+    if buggy {
+        semaphore = semaphore.count_then_create();
+    }
+    for _ in ctx.cycles() {
+        ctx.acquiring();
+        match semaphore.acquire().await {
+            Ok(lease) => {
+                ctx.acquired_leases(1, lease.sequence);
+                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+                ctx.releasing();
+                let _ = semaphore.release(lease).await;
+                ctx.released();
+            }
+            Err(error) => ctx.failed(error.to_string()),
+        }
         ctx.think().await;
     }
 }

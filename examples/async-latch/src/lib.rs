@@ -1,6 +1,8 @@
-//! A user's async leader latch (`latch.rs`, plain code against the
-//! `zookeeper-client` crate) and zkcheck's glue around it (`check.rs`).
+//! A user's async recipes, plain code against the `zookeeper-client`
+//! crate: a leader latch (`latch.rs`) and a semaphore (`semaphore.rs`);
+//! and zkcheck's glue around them (`check.rs`).
 
 pub mod latch;
+pub mod semaphore;
 
 pub mod check;

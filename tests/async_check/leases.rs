@@ -1,5 +1,6 @@
-//! `check SCENARIO.toml` on an async semaphore with 2 leases, written
-//! against the client crate (issue 39): the buggy variant counts the
+//! `check SCENARIO.toml` on the async example's semaphore with 2 leases
+//! (examples/async-latch/src/semaphore.rs, recipe `leases`; issue 39),
+//! written against the client crate: the buggy variant counts the
 //! leases, then creates its own (two clients that both see room make three
 //! holders); the fixed one creates its lease node first and holds while it
 //! is among the first two. The scenario's own world (its lease count, its
@@ -17,109 +18,20 @@ use zk_sim::explore::run::{explore, replay, World, WorldSource};
 use zk_sim::explore::search::{Bounds, Summary};
 use zk_sim::explore::DurationPoints;
 use zk_sim::scenario::Scenario;
-use zkcheck::asynchronous::{workload, Context};
-use zkcheck::{RecipeEntry, RecipeKind, Variant};
-use zkcheck_zookeeper_client::{Acls, Client, CreateMode, Error};
 
-/// The leases the recipe grants (a constant of the application, as in
-/// user code; the scenario's `max_leases` tells the oracle).
-const LEASES: usize = 2;
-
-/// The scenario a user would sweep: 3 clients, 1 cycle, 2 leases, holds
-/// of 1 to 20 ms.
-pub const SCENARIO: &str = r#"description = "an async 2-lease semaphore, 3 clients"
-recipe = "xsem"
-variant = "buggy"
-clients = 3
-seeds = "0..1000"
-duration_ms = 20000
-heal_ms = 20000
-expect = "violation"
-
-[config]
-path = "/xsem"
-parents = ["/xsem"]
-max_leases = 2
-
-[workload]
-cycles = 1
-hold_ms = [1, 20]
-think_ms = [0, 20]
-
-[properties]
-check = ["mutual_exclusion", "liveness", "no_leaks"]
-"#;
-
-/// Takes a lease: its node's path and sequence number (the token).
-async fn acquire(client: &Client, dir: &str, buggy: bool) -> Result<(String, i64), Error> {
-    let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
-    let prefix = format!("{dir}/lease-");
-    if buggy {
-        // The bug: the count and the create are two steps.
-        loop {
-            let (children, watcher) = client.list_and_watch_children(dir).await?;
-            if children.len() < LEASES {
-                let (_, sequence) = client.create(&prefix, b"", &options).await?;
-                return Ok((format!("{prefix}{sequence}"), sequence.into_i64()));
-            }
-            watcher.changed().await;
-        }
-    }
-    let (_, sequence) = client.create(&prefix, b"", &options).await?;
-    let mine = format!("lease-{sequence}");
-    loop {
-        let (mut children, watcher) = client.list_and_watch_children(dir).await?;
-        children.sort();
-        let position = children.iter().position(|child| *child == mine);
-        match position {
-            Some(position) if position < LEASES => {
-                return Ok((format!("{dir}/{mine}"), sequence.into_i64()))
-            }
-            Some(_) => {
-                watcher.changed().await;
-            }
-            None => return Err(Error::NoNode),
-        }
-    }
-}
-
-async fn cycles(client: Client, ctx: Context, buggy: bool) {
-    for _ in ctx.cycles() {
-        ctx.acquiring();
-        match acquire(&client, ctx.path(), buggy).await {
-            Ok((node, token)) => {
-                ctx.acquired_leases(1, token);
-                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
-                ctx.releasing();
-                let _ = client.delete(&node, None).await;
-                ctx.released();
-            }
-            Err(error) => ctx.failed(error.to_string()),
-        }
-        ctx.think().await;
-    }
-}
-
-/// The recipe, as a test registers it.
-pub fn entry() -> RecipeEntry {
-    let variant = |name: &str, buggy: bool| {
-        let run = workload(move |client, ctx| cycles(client, ctx, buggy));
-        Variant::asynchronous(name, "a 2-lease semaphore", RecipeKind::Semaphore, run)
-    };
-    RecipeEntry::new("xsem", RecipeKind::Semaphore, "/xsem")
-        .variant(variant("buggy", true))
-        .variant(variant("fixed", false))
-}
+/// The scenario a user sweeps (the example's): 3 clients, 1 cycle, 2
+/// leases, holds of 1 to 20 ms.
+pub const SCENARIO: &str = include_str!("../../examples/async-latch/scenarios/semaphore.toml");
 
 /// The scenario's own world at 3 clients, 1 cycle.
 pub fn world(variant: &str, durations: DurationPoints) -> World {
     World {
         source: WorldSource::Scenario {
-            name: "xsem.toml".into(),
+            name: "semaphore.toml".into(),
             text: SCENARIO.to_string(),
         },
         durations,
-        ..World::new("xsem", variant, 3, 1)
+        ..World::new("leases", variant, 3, 1)
     }
 }
 
@@ -174,7 +86,7 @@ fn the_fixed_semaphore_holds_with_its_two_leases() {
 
 #[test]
 fn a_sweep_of_the_same_scenario_finds_the_same_property() {
-    let scenario = Scenario::parse(Path::new("xsem.toml"), SCENARIO, registry().sim_recipes())
+    let scenario = Scenario::parse(Path::new("semaphore.toml"), SCENARIO, registry().sim_recipes())
         .unwrap_or_else(|error| panic!("{error}"));
     let runner = scenario.runner();
     let failing = (0..1000u64).find(|&seed| {
@@ -205,5 +117,5 @@ fn its_counterexample_replays_byte_for_byte_in_a_second_process() {
         .collect();
     assert_eq!(violated, vec!["mutual_exclusion"]);
     let here = trace_of(&file);
-    assert_eq!(here, super::trace_in_a_second_process(&file, "xsem"));
+    assert_eq!(here, super::trace_in_a_second_process(&file, "leases"));
 }
