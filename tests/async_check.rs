@@ -8,7 +8,9 @@
 //! a second process. PCT sampling (`--strategy pct`) on the async example's
 //! latch (examples/async-latch, compiled in here as it is): the bug at a
 //! pinned run, the fix holding over a sample, the same runs for the same
-//! seed. A workload that achieves nothing gets no verdict. Ignored: the
+//! seed. The example's async catalog (its mutex and semaphore, their
+//! bugs found on their scenarios' own worlds): `mutex_check` and `leases`.
+//! A workload that achieves nothing gets no verdict. Ignored: the
 //! cross-validation with the stateful checker, and the measurement of runs
 //! to first failure (BENCHMARKS.md).
 
@@ -22,8 +24,13 @@ extern crate zkcheck_zookeeper_client as zookeeper_client;
 mod example;
 #[path = "../examples/async-latch/src/latch.rs"]
 mod latch;
+#[path = "../examples/async-latch/src/mutex.rs"]
+mod mutex;
 #[path = "../examples/async-latch/src/semaphore.rs"]
 mod semaphore;
+// The example's mutex: each of WriteLock's bugs found on its scenario's world.
+#[path = "async_check/mutex.rs"]
+mod mutex_check;
 // The example's 2-lease semaphore checked on its scenario's own world.
 #[path = "async_check/leases.rs"]
 mod leases;

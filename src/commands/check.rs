@@ -262,7 +262,9 @@ impl ModelArgs {
             range @ Clients::Range { .. } => {
                 return Err(flag_error(
                     "--clients",
-                    format!("`{range}` is a range, which only `check` takes; give one client count"),
+                    format!(
+                        "`{range}` is a range, which only `check` takes; give one client count"
+                    ),
                 ))
             }
         };

@@ -86,8 +86,12 @@ fn the_fixed_semaphore_holds_with_its_two_leases() {
 
 #[test]
 fn a_sweep_of_the_same_scenario_finds_the_same_property() {
-    let scenario = Scenario::parse(Path::new("semaphore.toml"), SCENARIO, registry().sim_recipes())
-        .unwrap_or_else(|error| panic!("{error}"));
+    let scenario = Scenario::parse(
+        Path::new("semaphore.toml"),
+        SCENARIO,
+        registry().sim_recipes(),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
     let runner = scenario.runner();
     let failing = (0..1000u64).find(|&seed| {
         let report = runner.run(seed, false);

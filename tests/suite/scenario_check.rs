@@ -173,7 +173,10 @@ fn without_clients_a_scenario_is_explored_with_its_own_count_at_most_three() {
     let (code, stdout, stderr) = run(&["check", scenario.to_str().expect("UTF-8")]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("  bounded      clients: 2; cycles: 1\n"), "{stdout}");
+    assert!(
+        stdout.contains("  bounded      clients: 2; cycles: 1\n"),
+        "{stdout}"
+    );
 }
 
 #[test]

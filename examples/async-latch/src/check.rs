@@ -1,8 +1,9 @@
-//! zkcheck's glue: the latch registered as a leader election and the
-//! semaphore as a semaphore, their workloads and what the application
-//! reports to the oracles.
+//! zkcheck's glue: the latch registered as a leader election, the mutex
+//! as a lock and the semaphore as a semaphore, their workloads and what
+//! the application reports to the oracles.
 
 use crate::latch::LeaderLatch;
+use crate::mutex::{Mistakes, Mutex};
 use crate::semaphore::Semaphore;
 use zkcheck::asynchronous::{workload, Context};
 use zkcheck::{RecipeEntry, RecipeKind, Registry, Variant};
@@ -12,30 +13,71 @@ use zookeeper_client::{Client, SessionState};
 /// scenario's `max_leases` tells the oracle the same number).
 pub const LEASES: usize = 2;
 
-/// The built-in recipes, `latch` with its three variants and `leases`
-/// with its two.
+/// The built-in recipes, `latch` with its three variants, `mutex` with
+/// its four and `leases` with its two.
 pub fn registry() -> Registry {
     let variant = |name: &str, about: &str, buggy: bool| {
         let run = workload(move |client, ctx| lead(client, ctx, buggy, false));
         Variant::asynchronous(name, about, RecipeKind::Election, run)
     };
     let stubborn = workload(|client, ctx| lead(client, ctx, false, true));
-    Registry::builtin().with(
-        RecipeEntry::new("latch", RecipeKind::Election, "/latch")
-            .variant(variant(
-                "buggy",
-                "waits on a predecessor already gone",
-                true,
-            ))
-            .variant(variant("fixed", "re-reads the candidates instead", false))
-            .variant(Variant::asynchronous(
-                "stubborn",
-                "keeps leading while disconnected, until it hears its session expired",
-                RecipeKind::Election,
-                stubborn,
-            )),
-    )
-    .with(leases())
+    Registry::builtin()
+        .with(
+            RecipeEntry::new("latch", RecipeKind::Election, "/latch")
+                .variant(variant(
+                    "buggy",
+                    "waits on a predecessor already gone",
+                    true,
+                ))
+                .variant(variant("fixed", "re-reads the candidates instead", false))
+                .variant(Variant::asynchronous(
+                    "stubborn",
+                    "keeps leading while disconnected, until it hears its session expired",
+                    RecipeKind::Election,
+                    stubborn,
+                )),
+        )
+        .with(mutex())
+        .with(leases())
+}
+
+/// The mutex: fixed, and with each of the original recipe's bugs.
+fn mutex() -> RecipeEntry {
+    let variant = |name: &str, about: &str, mistakes: Mistakes| {
+        let run = workload(move |client, ctx| lock_cycles(client, ctx, mistakes));
+        Variant::asynchronous(name, about, RecipeKind::ExclusiveLock, run)
+    };
+    let none = Mistakes::default();
+    RecipeEntry::new("mutex", RecipeKind::ExclusiveLock, "/mutex")
+        .variant(variant(
+            "by_name",
+            "orders the contenders by name: the session id before the sequence",
+            Mistakes {
+                sort_by_name: true,
+                ..none
+            },
+        ))
+        .variant(variant(
+            "blind_retry",
+            "creates again after a lost reply without looking for its node",
+            Mistakes {
+                blind_retry: true,
+                ..none
+            },
+        ))
+        .variant(variant(
+            "release_once",
+            "does not retry a lost delete: its node stays",
+            Mistakes {
+                release_once: true,
+                ..none
+            },
+        ))
+        .variant(variant(
+            "fixed",
+            "orders by sequence, recovers its node, retries its delete",
+            none,
+        ))
 }
 
 /// The semaphore: `buggy` counts its leases, then creates its own.
@@ -99,6 +141,29 @@ async fn hold_leases(client: Client, ctx: Context, buggy: bool) {
             }
             Err(error) => ctx.failed(error.to_string()),
         }
+        ctx.think().await;
+    }
+}
+
+/// Takes the lock, holds it for the hold time, releases it; `cycles`
+/// times.
+async fn lock_cycles(mut client: Client, ctx: Context, mistakes: Mistakes) {
+    for _ in ctx.cycles() {
+        if client.state() == SessionState::Expired {
+            client = Client::connect(ctx.cluster()).await.expect("a new session");
+        }
+        let mut mutex = Mutex::new(client.clone(), ctx.path(), mistakes);
+        ctx.acquiring();
+        match mutex.acquire().await {
+            Ok(token) => {
+                ctx.acquired(token);
+                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+                ctx.releasing();
+            }
+            Err(error) => ctx.failed(error.to_string()),
+        }
+        let _ = mutex.release().await;
+        ctx.released();
         ctx.think().await;
     }
 }
