@@ -374,12 +374,13 @@ fn print_samples(explored: &Explored, sampling: &Sampling, samples: &Samples, el
     };
     let _ = writeln!(
         out,
-        "runs: {} of {} drawn ({} executions of the world; {} order steps, {} fault points in the default run); {first}; {:.1} s",
+        "runs: {} of {} drawn ({} executions of the world; {} order steps, {} request and {} between-request fault points in the default run); {first}; {:.1} s",
         samples.runs,
         sampling.runs,
         samples.executions,
         samples.steps,
         samples.fault_points,
+        samples.strike_points,
         elapsed.as_secs_f64()
     );
     if samples.stop == Some(Stop::Timeout) {

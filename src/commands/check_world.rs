@@ -45,8 +45,8 @@ pub struct Dimension {
 
 /// How the world was explored, a dimension a line: `order` says how the
 /// server's order was (a delay bound, or PCT's priorities); `sampled`:
-/// PCT drew the choices a search enumerates or bounds, and struck no
-/// fault between requests.
+/// PCT drew the choices a search enumerates or bounds (faults at requests
+/// and between them alike).
 pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimension> {
     let (searched, pointed) = match sampled {
         true => (How::Sampled, How::Sampled),
@@ -95,7 +95,7 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         match faults == Default::default() {
             true => format!("faults: none (--faults none{at_request})"),
             false => format!(
-                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a partition or a pause of twice the session timeout; the session expiring){at_request}"
+                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a partition, a silent connection or a pause of twice the session timeout; the session expiring){at_request}"
             ),
         },
     );
@@ -134,18 +134,12 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
     let scenario_faults = scenario_draws(text, Drawn::BetweenRequests);
     push(
         How::NotExplored,
-        format!("faults at other times and of other kinds (silent connections, client-side expiries, watch faults){scenario_faults}"),
+        format!("faults at other times (a client waiting on a watch draws nothing and is struck only at its requests) and of other kinds (client-side expiries, watch faults){scenario_faults}"),
     );
     push(
         How::Fixed,
         "getChildren order, session ids, reconnect and new-session delays, the runtime's choice among a client's ready tasks, and the branch a `select!` without `biased;` tries first: as seed 0 draws them".to_string(),
     );
-    if sampled && faults != Default::default() {
-        push(
-            How::NotExplored,
-            "faults between requests: PCT strikes requests only".to_string(),
-        );
-    }
     out
 }
 

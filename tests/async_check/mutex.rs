@@ -82,7 +82,7 @@ fn a_blind_retry_waits_on_its_own_orphan() {
     // c0's create applied, its reply lost: the retry's node waits on the first.
     assert_eq!(
         found(&summary),
-        ("liveness", vec![0, 2], 0, 150),
+        ("liveness", vec![0, 2], 0, 181),
         "{summary:?}"
     );
 }
@@ -91,7 +91,7 @@ fn a_blind_retry_waits_on_its_own_orphan() {
 fn a_release_not_retried_leaves_the_holders_node() {
     let summary = explored("release_once", one_loss());
     let (property, choices, delays, executions) = found(&summary);
-    assert_eq!((property, delays, executions), ("liveness", 0, 155));
+    assert_eq!((property, delays, executions), ("liveness", 0, 186));
     // Everything as it comes until c0's delete, lost before it applies.
     assert_eq!(
         choices,
@@ -109,7 +109,7 @@ fn the_fixed_mutex_holds_exhaustively_with_a_connection_loss() {
     assert!(summary.exhaustive, "{summary:?}");
     assert_eq!(
         (summary.executions, summary.pruned, summary.delay_bound),
-        (13430, 6538, 7),
+        (15156, 6944, 7),
         "{summary:?}"
     );
 }

@@ -9,9 +9,11 @@
 //! choice points of the run that takes every default, PCT's `k`); at each
 //! pick the waiting client with the highest priority goes, and at the
 //! `i`-th change point that client's priority drops to `i`, below every
-//! initial one. Faults under the budget strike requests at random fault
-//! choice points (uniform over those of the default run); none strikes
-//! between requests (a uniform sample's runs draw those too). A workload's
+//! initial one. Each fault of the budget strikes one of the default run's
+//! fault opportunities, drawn uniformly: a request (lost before or after
+//! it applies, or the session expiring instead) or the start of a drawn
+//! duration, between requests (a blip, a partition or a silence for a
+//! connection loss, an expiry; a pause strikes only there). A workload's
 //! durations and picks take a uniformly drawn alternative (from the run's
 //! plan, so every re-execution of a run draws the same). A PCT run needs
 //! the waiting clients' names at each pick, which the tape does not get:
@@ -24,7 +26,9 @@
 
 use super::run::{execute, vacuity, violated};
 use super::search::{Found, SearchError, Stop, Vacuity};
-use super::tape::{ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Tape};
+use super::tape::{
+    ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, StrikeChoice, Tape,
+};
 use crate::scenario::Runner;
 use crate::world::{RunReport, TraceKind};
 use std::time::{Duration, Instant};
@@ -100,6 +104,8 @@ pub struct Samples {
     /// that takes every default.
     pub steps: usize,
     pub fault_points: usize,
+    /// Points between requests where a fault may strike, in that run.
+    pub strike_points: usize,
     /// The first failing run (1-based).
     pub first_failure: Option<u64>,
     /// Each violated property's first violation, in order of discovery.
@@ -134,6 +140,7 @@ pub fn sample(
         digest: FNV_OFFSET,
         steps: count(ChoiceKind::Order),
         fault_points: count(ChoiceKind::Fault),
+        strike_points: count(ChoiceKind::Strike),
         ..Samples::default()
     };
     for run in 0..sampling.runs {
@@ -214,6 +221,11 @@ pub struct Plan {
     pub changes: Vec<usize>,
     /// The fault choice points (0-based) a fault strikes, and which.
     pub faults: Vec<(usize, FaultChoice)>,
+    /// The strike points (0-based) a fault strikes between requests, and
+    /// which.
+    pub strikes: Vec<(usize, StrikeChoice)>,
+    /// The fault budget the run's tape offers.
+    pub budget: FaultAllowance,
     /// Seeds the alternatives of the run's durations and picks.
     pub draws: u64,
 }
@@ -240,23 +252,48 @@ impl Plan {
                 changes.push(step);
             }
         }
-        let mut faults = Vec::new();
-        if samples.fault_points > 0 {
+        let (mut faults, mut strikes) = (Vec::new(), Vec::new());
+        // Opportunities are numbered requests first, then strike points
+        // (a world without strike points draws as it did before them).
+        let points = samples.fault_points;
+        let opportunities = points + samples.strike_points;
+        if opportunities > 0 {
             for _ in 0..budget.connection_loss {
                 let kind = match rng.below(2) {
                     0 => FaultChoice::LoseBeforeApply,
                     _ => FaultChoice::LoseAfterApply,
                 };
-                faults.push((rng.below_usize(samples.fault_points), kind));
+                match rng.below_usize(opportunities) {
+                    at if at < points => faults.push((at, kind)),
+                    at => {
+                        let cut = [
+                            StrikeChoice::Blip,
+                            StrikeChoice::Partition,
+                            StrikeChoice::Silent,
+                        ];
+                        strikes.push((at - points, cut[rng.below_usize(cut.len())]));
+                    }
+                }
             }
             for _ in 0..budget.expiry {
-                faults.push((rng.below_usize(samples.fault_points), FaultChoice::Expire));
+                match rng.below_usize(opportunities) {
+                    at if at < points => faults.push((at, FaultChoice::Expire)),
+                    at => strikes.push((at - points, StrikeChoice::Expire)),
+                }
+            }
+            if samples.strike_points > 0 {
+                for _ in 0..budget.pause {
+                    let at = rng.below_usize(samples.strike_points);
+                    strikes.push((at, StrikeChoice::Pause));
+                }
             }
         }
         Plan {
             priorities,
             changes,
             faults,
+            strikes,
+            budget,
             draws: rng.next_u64(),
         }
     }
@@ -268,6 +305,9 @@ struct Decider<'a> {
     priorities: Vec<u32>,
     step: usize,
     fault_point: usize,
+    strike_point: usize,
+    /// The faults the tape still offers after this run's decisions.
+    left: FaultAllowance,
     /// Durations and picks decided so far.
     drawn: u64,
 }
@@ -279,6 +319,8 @@ impl<'a> Decider<'a> {
             priorities: plan.priorities.clone(),
             step: 0,
             fault_point: 0,
+            strike_point: 0,
+            left: plan.budget,
             drawn: 0,
         }
     }
@@ -290,9 +332,22 @@ impl<'a> Decider<'a> {
             ChoiceKind::Order => self.pick(waiting),
             ChoiceKind::Fault => self.fault(point.alternatives),
             ChoiceKind::Duration | ChoiceKind::Pick => self.draw(point.alternatives),
-            // PCT's faults strike requests only (`Plan::faults`).
-            ChoiceKind::Strike => 0,
+            ChoiceKind::Strike => self.strike(),
         }
+    }
+
+    /// The planned strike at this strike point, if the tape offers it.
+    fn strike(&mut self) -> u32 {
+        let offered = StrikeChoice::offered(&self.left);
+        let here = self.strike_point;
+        self.strike_point += 1;
+        let planned = self.plan.strikes.iter().filter(|(at, _)| *at == here);
+        let taken = planned
+            .filter_map(|(_, kind)| offered.iter().position(|k| k == kind))
+            .next()
+            .unwrap_or(0);
+        offered[taken].spend(&mut self.left);
+        taken as u32
     }
 
     /// A duration's or a pick's alternative: uniform, the same for the
@@ -342,12 +397,21 @@ impl<'a> Decider<'a> {
         };
         let here = self.fault_point;
         self.fault_point += 1;
-        self.plan
+        let taken = self
+            .plan
             .faults
             .iter()
             .filter(|(at, _)| *at == here)
             .find_map(|(_, kind)| offered.iter().position(|k| k == kind))
-            .unwrap_or(0) as u32
+            .unwrap_or(0);
+        match offered[taken] {
+            FaultChoice::LoseBeforeApply | FaultChoice::LoseAfterApply => {
+                self.left.connection_loss = self.left.connection_loss.saturating_sub(1)
+            }
+            FaultChoice::Expire => self.left.expiry = self.left.expiry.saturating_sub(1),
+            FaultChoice::None => {}
+        }
+        taken as u32
     }
 }
 
@@ -467,6 +531,8 @@ mod tests {
             priorities: vec![3, 4, 2],
             changes: vec![1],
             faults: Vec::new(),
+            strikes: Vec::new(),
+            budget: FaultAllowance::default(),
             draws: 0,
         };
         let mut decider = Decider::new(&plan);
@@ -483,6 +549,11 @@ mod tests {
             priorities: vec![2, 3],
             changes: Vec::new(),
             faults: vec![(1, FaultChoice::LoseAfterApply), (2, FaultChoice::Expire)],
+            strikes: Vec::new(),
+            budget: FaultAllowance {
+                connection_loss: 1,
+                ..FaultAllowance::default()
+            },
             draws: 0,
         };
         let mut decider = Decider::new(&plan);
@@ -490,6 +561,66 @@ mod tests {
         assert_eq!(decider.decide(&fault(3), &[]), 0);
         assert_eq!(decider.decide(&fault(3), &[]), 2, "lost after apply");
         assert_eq!(decider.decide(&fault(3), &[]), 0, "no expiry offered");
+    }
+
+    #[test]
+    fn a_planned_strike_lands_between_requests_and_spends_the_budget() {
+        let budget = FaultAllowance {
+            connection_loss: 1,
+            expiry: 0,
+            pause: 1,
+        };
+        let plan = Plan {
+            priorities: vec![2, 3],
+            changes: Vec::new(),
+            faults: Vec::new(),
+            strikes: vec![(1, StrikeChoice::Silent), (2, StrikeChoice::Pause)],
+            budget,
+            draws: 0,
+        };
+        let mut decider = Decider::new(&plan);
+        let strike = |alternatives| point(ChoiceKind::Strike, alternatives, 0);
+        // none, blip, partition, silent, pause
+        assert_eq!(decider.decide(&strike(5), &[]), 0);
+        assert_eq!(decider.decide(&strike(5), &[]), 3, "the silence");
+        // The connection loss is spent: none, pause.
+        assert_eq!(decider.decide(&strike(2), &[]), 1, "the pause");
+        let fault = |alternatives| point(ChoiceKind::Fault, alternatives, 0);
+        assert_eq!(decider.decide(&fault(1), &[]), 0);
+    }
+
+    #[test]
+    fn a_plan_spreads_faults_over_requests_and_strike_points() {
+        let samples = Samples {
+            steps: 5,
+            fault_points: 2,
+            strike_points: 6,
+            ..Samples::default()
+        };
+        let budget = FaultAllowance {
+            connection_loss: 3,
+            expiry: 3,
+            pause: 2,
+        };
+        let plans: Vec<Plan> = (0..20)
+            .map(|seed| Plan::draw(&mut SplitMix::new(seed), 2, 2, &samples, budget))
+            .collect();
+        for plan in &plans {
+            assert_eq!(plan.faults.len() + plan.strikes.len(), 8, "{plan:?}");
+            assert!(plan.faults.iter().all(|(at, _)| *at < 2), "{plan:?}");
+            assert!(plan.strikes.iter().all(|(at, _)| *at < 6), "{plan:?}");
+        }
+        let struck = |kind| {
+            let mut all = plans.iter().flat_map(|plan| &plan.strikes);
+            all.any(|(_, k)| *k == kind)
+        };
+        for kind in [
+            StrikeChoice::Silent,
+            StrikeChoice::Expire,
+            StrikeChoice::Pause,
+        ] {
+            assert!(struck(kind), "{kind:?} never planned");
+        }
     }
 
     #[test]

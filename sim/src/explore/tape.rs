@@ -53,11 +53,50 @@ pub enum StrikeChoice {
     /// (a partition of the client longer than its session: the server
     /// expires it meanwhile).
     Partition,
+    /// The connection goes silent for twice the session timeout (a black
+    /// hole: the client hears of it only at its read timeout, two thirds
+    /// of the session timeout later, while the server's session timer
+    /// runs from the last byte it heard).
+    Silent,
     /// The server expires the session now.
     Expire,
     /// The client process stops for twice the session timeout (a GC
     /// pause: the session expires while it is frozen).
     Pause,
+}
+
+impl StrikeChoice {
+    /// What may strike between requests while `left` lasts, in the order
+    /// a tape numbers the alternatives.
+    pub fn offered(left: &FaultAllowance) -> Vec<StrikeChoice> {
+        let mut offered = vec![StrikeChoice::None];
+        if left.connection_loss > 0 {
+            offered.extend([
+                StrikeChoice::Blip,
+                StrikeChoice::Partition,
+                StrikeChoice::Silent,
+            ]);
+        }
+        if left.expiry > 0 {
+            offered.push(StrikeChoice::Expire);
+        }
+        if left.pause > 0 {
+            offered.push(StrikeChoice::Pause);
+        }
+        offered
+    }
+
+    /// Takes this strike out of what is `left`.
+    pub fn spend(self, left: &mut FaultAllowance) {
+        match self {
+            StrikeChoice::Blip | StrikeChoice::Partition | StrikeChoice::Silent => {
+                left.connection_loss -= 1
+            }
+            StrikeChoice::Expire => left.expiry -= 1,
+            StrikeChoice::Pause => left.pause -= 1,
+            StrikeChoice::None => {}
+        }
+    }
 }
 
 /// How many points of a duration's range an explored world tries: the
@@ -287,23 +326,9 @@ impl Tape {
     /// drawn duration, within the faults still allowed (no point at all
     /// once none is).
     pub fn strike(&mut self) -> StrikeChoice {
-        let mut offered = vec![StrikeChoice::None];
-        if self.left.connection_loss > 0 {
-            offered.extend([StrikeChoice::Blip, StrikeChoice::Partition]);
-        }
-        if self.left.expiry > 0 {
-            offered.push(StrikeChoice::Expire);
-        }
-        if self.left.pause > 0 {
-            offered.push(StrikeChoice::Pause);
-        }
+        let offered = StrikeChoice::offered(&self.left);
         let choice = self.offer(ChoiceKind::Strike, &offered);
-        match choice {
-            StrikeChoice::Blip | StrikeChoice::Partition => self.left.connection_loss -= 1,
-            StrikeChoice::Expire => self.left.expiry -= 1,
-            StrikeChoice::Pause => self.left.pause -= 1,
-            StrikeChoice::None => {}
-        }
+        choice.spend(&mut self.left);
         choice
     }
 
@@ -407,8 +432,8 @@ mod tests {
         let mut tape = Tape::new(vec![2, 2], budget);
         assert_eq!(tape.strike(), StrikeChoice::Partition);
         assert_eq!(
-            tape.log[0].alternatives, 5,
-            "none, blip, partition, expire, pause"
+            tape.log[0].alternatives, 6,
+            "none, blip, partition, silent, expire, pause"
         );
         assert_eq!(tape.log[0].kind, ChoiceKind::Strike);
         assert_eq!(

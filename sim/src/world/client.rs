@@ -184,11 +184,15 @@ impl<R: SimRecipe> Client<R> {
     /// (between requests), if any.
     pub fn draw_ms(&self, range: MsRange) -> u64 {
         let mut world = self.world();
+        // After the heal a fault would not strike: no choice to offer.
+        let strikes = world.faults_active();
         if let Some(tape) = world.chooser.as_mut() {
             let (min, max) = (range.min, range.max.max(range.min));
             let chosen = tape.duration_ms(min, max);
-            let strike = tape.strike();
-            strike_between_requests(&mut world, self.index, strike);
+            if strikes {
+                let strike = tape.strike();
+                strike_between_requests(&mut world, self.index, strike);
+            }
             if min < max {
                 trace!(
                     world,
@@ -341,8 +345,9 @@ impl<R: SimRecipe> super::app::App for Client<R> {
 }
 
 /// Explored runs: the fault the tape chose to strike `client` with
-/// between requests, as an event due now (a partition and a pause last
-/// twice the session timeout, so the server expires the session meanwhile).
+/// between requests, as an event due now (a partition, a silence and a
+/// pause last twice the session timeout, so the server expires the
+/// session meanwhile).
 fn strike_between_requests<R: SimRecipe>(
     world: &mut Shared<R>,
     client: usize,
@@ -353,6 +358,7 @@ fn strike_between_requests<R: SimRecipe>(
         StrikeChoice::None => return,
         StrikeChoice::Blip => Fault::Disconnect { down_ms: 0 },
         StrikeChoice::Partition => Fault::Disconnect { down_ms: long_ms },
+        StrikeChoice::Silent => Fault::Silent { down_ms: long_ms },
         StrikeChoice::Expire => Fault::Expire,
         StrikeChoice::Pause => Fault::Pause { pause_ms: long_ms },
     };
