@@ -35,6 +35,7 @@ mod connector;
 mod convert;
 mod errors;
 mod lock;
+mod locking;
 mod multi;
 mod paths;
 mod types;
