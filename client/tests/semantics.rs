@@ -466,12 +466,11 @@ fn an_uncovered_call_fails_naming_it() {
         *out.lock().unwrap() = errors;
     });
     assert_eq!(errors.len(), 4);
-    for (error, call) in errors.iter().zip([
-        "list_ephemerals",
-        "watch",
-        "get_acl",
-        "MultiReader::commit",
-    ]) {
+    for (error, call) in
+        errors
+            .iter()
+            .zip(["list_ephemerals", "watch", "get_acl", "MultiReader::commit"])
+    {
         assert!(
             error.contains("does not cover") && error.contains(&format!("`{call}`")),
             "{error}"

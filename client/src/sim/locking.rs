@@ -161,7 +161,12 @@ impl Client {
 
     /// Waits until `lock` is the first contender: watches its predecessor
     /// until it is deleted, then looks again.
-    async fn wait_lock(&self, lock: &str, kind: LockPrefixKind<'_>, sequence_len: usize) -> Result<()> {
+    async fn wait_lock(
+        &self,
+        lock: &str,
+        kind: LockPrefixKind<'_>,
+        sequence_len: usize,
+    ) -> Result<()> {
         let (parent, tree, this) = split_path(lock);
         let this_sequence = sequence_of(this, sequence_len);
         loop {
@@ -198,7 +203,9 @@ impl Client {
     fn lock_uuid(&self) -> String {
         let drawn = self.bridge.app().run_state::<LockUuids>();
         let count = {
-            let mut drawn = drawn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut drawn = drawn
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
             drawn.count += 1;
             drawn.count
         };

@@ -113,39 +113,42 @@ struct Contention {
 
 #[test]
 fn three_contenders_hold_the_lock_one_at_a_time() {
-    let seen: Contention = run_each(clients(3), |index, out: Arc<Mutex<Contention>>| async move {
-        let client = Client::connect("zk:2181").await.unwrap();
-        for round in 0..2u8 {
-            let lock = within(60_000, client.lock(curator(), &[round], options()))
-                .await
-                .expect("acquired in time")
-                .expect("acquired");
-            let nodes = lock_nodes(&client).await.len();
-            {
-                let mut out = out.lock().unwrap();
-                out.holding += 1;
-                out.overlaps += usize::from(out.holding > 1);
-                out.events.push((index, "acquired"));
-                out.paths.push(lock.lock_path().to_string());
-                out.most_nodes = out.most_nodes.max(nodes);
+    let seen: Contention = run_each(
+        clients(3),
+        |index, out: Arc<Mutex<Contention>>| async move {
+            let client = Client::connect("zk:2181").await.unwrap();
+            for round in 0..2u8 {
+                let lock = within(60_000, client.lock(curator(), &[round], options()))
+                    .await
+                    .expect("acquired in time")
+                    .expect("acquired");
+                let nodes = lock_nodes(&client).await.len();
+                {
+                    let mut out = out.lock().unwrap();
+                    out.holding += 1;
+                    out.overlaps += usize::from(out.holding > 1);
+                    out.events.push((index, "acquired"));
+                    out.paths.push(lock.lock_path().to_string());
+                    out.most_nodes = out.most_nodes.max(nodes);
+                }
+                sleep_ms(50).await;
+                let mut out_guard = out.lock().unwrap();
+                out_guard.holding -= 1;
+                out_guard.events.push((index, "released"));
+                drop(out_guard);
+                drop(lock);
             }
-            sleep_ms(50).await;
-            let mut out_guard = out.lock().unwrap();
-            out_guard.holding -= 1;
-            out_guard.events.push((index, "released"));
-            drop(out_guard);
-            drop(lock);
-        }
-        let last = {
-            let mut out = out.lock().unwrap();
-            out.done += 1;
-            out.done == 3
-        };
-        if last {
-            sleep_ms(500).await;
-            out.lock().unwrap().left_at_end = Some(lock_nodes(&client).await);
-        }
-    });
+            let last = {
+                let mut out = out.lock().unwrap();
+                out.done += 1;
+                out.done == 3
+            };
+            if last {
+                sleep_ms(500).await;
+                out.lock().unwrap().left_at_end = Some(lock_nodes(&client).await);
+            }
+        },
+    );
     assert_eq!(seen.overlaps, 0, "{seen:?}");
     assert_eq!(seen.events.len(), 12, "{seen:?}");
     for pair in seen.events.chunks(2) {
@@ -220,27 +223,29 @@ struct AfterLoss {
 
 /// Client 0 takes a lock with `prefix` just after the fault armed at 1 s.
 fn lock_after_fault(fault: Fault, prefix: fn() -> LockPrefix<'static>) -> AfterLoss {
-    run_app(faulted(1, fault), move |out: Arc<Mutex<AfterLoss>>| async move {
-        let client = Client::connect("zk:2181").await.unwrap();
-        client.mkdir(DIR, &persistent()).await.unwrap();
-        sleep_ms(1_100).await;
-        let lock = within(30_000, client.lock(prefix(), b"mine", options()))
-            .await
-            .expect("the lock returns (no self-wait)");
-        let path = lock.as_ref().map(|lock| lock.lock_path().to_string());
-        let owner_is_me = match &path {
-            Ok(path) => Some(
-                client.get_data(path).await.unwrap().1.ephemeral_owner
-                    == client.session_id().0,
-            ),
-            Err(_) => None,
-        };
-        let nodes = lock_nodes(&client).await;
-        let mut out = out.lock().unwrap();
-        out.lock = Some(path.map_err(|error| error.clone()));
-        out.nodes = nodes;
-        out.owner_is_me = owner_is_me;
-    })
+    run_app(
+        faulted(1, fault),
+        move |out: Arc<Mutex<AfterLoss>>| async move {
+            let client = Client::connect("zk:2181").await.unwrap();
+            client.mkdir(DIR, &persistent()).await.unwrap();
+            sleep_ms(1_100).await;
+            let lock = within(30_000, client.lock(prefix(), b"mine", options()))
+                .await
+                .expect("the lock returns (no self-wait)");
+            let path = lock.as_ref().map(|lock| lock.lock_path().to_string());
+            let owner_is_me = match &path {
+                Ok(path) => Some(
+                    client.get_data(path).await.unwrap().1.ephemeral_owner == client.session_id().0,
+                ),
+                Err(_) => None,
+            };
+            let nodes = lock_nodes(&client).await;
+            let mut out = out.lock().unwrap();
+            out.lock = Some(path.map_err(|error| error.clone()));
+            out.nodes = nodes;
+            out.owner_is_me = owner_is_me;
+        },
+    )
 }
 
 #[test]
@@ -280,27 +285,28 @@ struct ExpiredWaiter {
 #[test]
 fn a_session_expiring_while_waiting_fails_the_lock_with_session_expired() {
     let config = faulted(2, Fault::Expire);
-    let seen: ExpiredWaiter = run_each(config, |index, out: Arc<Mutex<ExpiredWaiter>>| async move {
-        let client = Client::connect("zk:2181").await.unwrap();
-        if index == 1 {
-            let lock = client.lock(curator(), b"holder", options()).await.unwrap();
-            while !out.lock().unwrap().waiter_done {
-                sleep_ms(50).await;
+    let seen: ExpiredWaiter =
+        run_each(config, |index, out: Arc<Mutex<ExpiredWaiter>>| async move {
+            let client = Client::connect("zk:2181").await.unwrap();
+            if index == 1 {
+                let lock = client.lock(curator(), b"holder", options()).await.unwrap();
+                while !out.lock().unwrap().waiter_done {
+                    sleep_ms(50).await;
+                }
+                sleep_ms(500).await;
+                let nodes = lock_nodes(&client).await;
+                let held = client.check_stat(lock.lock_path()).await;
+                let mut out = out.lock().unwrap();
+                out.holder_still_held = Some(matches!(held, Ok(Some(_))));
+                out.nodes_after = Some(nodes);
+                return;
             }
-            sleep_ms(500).await;
-            let nodes = lock_nodes(&client).await;
-            let held = client.check_stat(lock.lock_path()).await;
+            sleep_ms(200).await;
+            let waited = within(60_000, client.lock(curator(), b"waiter", options())).await;
             let mut out = out.lock().unwrap();
-            out.holder_still_held = Some(matches!(held, Ok(Some(_))));
-            out.nodes_after = Some(nodes);
-            return;
-        }
-        sleep_ms(200).await;
-        let waited = within(60_000, client.lock(curator(), b"waiter", options())).await;
-        let mut out = out.lock().unwrap();
-        out.waiter = waited.map(|result| result.map(|_| ()));
-        out.waiter_done = true;
-    });
+            out.waiter = waited.map(|result| result.map(|_| ()));
+            out.waiter_done = true;
+        });
     assert_eq!(seen.waiter, Some(Err(Error::SessionExpired)), "{seen:?}");
     assert_eq!(seen.holder_still_held, Some(true), "{seen:?}");
     let nodes = seen.nodes_after.clone().unwrap_or_default();
@@ -337,7 +343,12 @@ fn a_lock_node_deleted_behind_its_back_is_runtime_inconsistent() {
         let held = client.lock(curator(), b"", options()).await.unwrap();
         let mut waiter = Box::pin(client.lock(curator(), b"", options()));
         assert!(within(200, &mut waiter).await.is_none(), "it waits");
-        let held_name = held.lock_path().rsplit('/').next().unwrap_or("").to_string();
+        let held_name = held
+            .lock_path()
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
         for name in lock_nodes(&client).await {
             if name != held_name {
                 client.delete(&format!("{DIR}/{name}"), None).await.unwrap();
@@ -362,6 +373,30 @@ fn a_lock_node_deleted_behind_its_back_is_runtime_inconsistent() {
         "{seen:?}"
     );
     assert_eq!(seen.created_after, Some(false), "{seen:?}");
-    assert_eq!(seen.waiter, Some(Err(Error::RuntimeInconsistent)), "{seen:?}");
+    assert_eq!(
+        seen.waiter,
+        Some(Err(Error::RuntimeInconsistent)),
+        "{seen:?}"
+    );
     assert_eq!(seen.left, Some(Vec::new()), "{seen:?}");
+}
+
+#[test]
+fn curator_uuids_are_drawn_from_the_run_so_a_replay_names_nodes_alike() {
+    let app = |out: Arc<Mutex<Vec<String>>>| async move {
+        let client = Client::connect("zk:2181").await.unwrap();
+        let first = client.lock(curator(), b"", options()).await.unwrap();
+        let second = client.lock(curator(), b"", options());
+        let second = within(200, second).await;
+        assert!(second.is_none(), "the second waits behind the first");
+        let names = lock_nodes(&client).await;
+        drop(first);
+        *out.lock().unwrap() = names;
+    };
+    let once: Vec<String> = run_app(one_client(), app);
+    let again: Vec<String> = run_app(one_client(), app);
+    assert_eq!(once.len(), 2, "{once:?}");
+    assert!(once.iter().all(|name| is_curator_name(name)), "{once:?}");
+    assert_ne!(once[0][..39], once[1][..39], "two contentions, two UUIDs");
+    assert_eq!(once, again, "the same run names its nodes the same way");
 }
