@@ -125,4 +125,5 @@ compared_with_zookeeper! {
     lock_loss_before_apply_matches_zookeeper: LockLossBeforeApply,
     lock_expiry_matches_zookeeper: LockExpiry,
     lock_custom_loss_matches_zookeeper: LockCustomLoss,
+    lock_cancelled_loss_matches_zookeeper: LockCancelledLoss,
 }

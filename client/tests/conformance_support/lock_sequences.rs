@@ -13,7 +13,7 @@
 /// must be expanded in the same module.
 macro_rules! define_lock_sequences {
     ($zk:ident) => {
-        use $zk::{LockClient, LockOptions, LockPrefix};
+        use $zk::{LockClient, LockOptions, LockPrefix, SessionState};
 
         /// A Curator lock's `_c_{uuid}-` written `_c_{uuid}-` if the UUID
         /// has the version-4 shape (else left as it is).
@@ -255,6 +255,33 @@ macro_rules! define_lock_sequences {
                 "list_children ~/locks, a moment later",
                 n.lock_children(zk.list_children(&dir).await),
             );
+        }
+
+        /// A Curator contention dropped while its create's reply is lost:
+        /// the real crate's guard finds the node by its unique name, then
+        /// deletes it by that bare name, which fails validation, so the
+        /// node stays (until the session ends).
+        async fn lock_cancelled_loss(env: &Env, zk: &Client, n: &Norm, t: &mut Transcript) {
+            let dir = format!("{}/locks", n.root);
+            t.step("mkdir ~/locks", n.unit(zk.mkdir(&dir, &persistent()).await));
+            env.arm_reply_loss().await;
+            let mut lock = Box::pin(zk.lock(curator(&dir), b"zk", Acls::anyone_all()));
+            let (line, _) = n.waited(env.within(QUIET_MS, lock.as_mut()).await);
+            t.step("lock ~/locks, the connection lost", line);
+            drop(lock);
+            env.heal().await;
+            let mut states = zk.state_watcher();
+            if zk.state() != SessionState::SyncConnected {
+                let _ = env.within(STATE_MS, states.changed()).await;
+            }
+            // Long enough for the background delete to have run.
+            let _ = env.within(FIRE_MS, std::future::pending::<()>()).await;
+            let children = zk.list_children(&dir).await;
+            t.step("list_children ~/locks, later", n.lock_children(children.clone()));
+            for child in children.unwrap_or_default() {
+                let node = zk.get_data(&format!("{dir}/{child}")).await;
+                t.step("get_data of the node left", n.data(node));
+            }
         }
 
         /// A waiter's session expires.

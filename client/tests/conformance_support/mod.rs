@@ -44,10 +44,11 @@ pub enum Sequence {
     LockLossBeforeApply,
     LockExpiry,
     LockCustomLoss,
+    LockCancelledLoss,
 }
 
 impl Sequence {
-    pub const ALL: [Sequence; 20] = [
+    pub const ALL: [Sequence; 21] = [
         Sequence::CreateModes,
         Sequence::SequentialNames,
         Sequence::Errors,
@@ -68,6 +69,7 @@ impl Sequence {
         Sequence::LockLossBeforeApply,
         Sequence::LockExpiry,
         Sequence::LockCustomLoss,
+        Sequence::LockCancelledLoss,
     ];
 
     /// A short name: the pinned file's and the root node's.
@@ -93,6 +95,7 @@ impl Sequence {
             Sequence::LockLossBeforeApply => "lock-loss-before-apply",
             Sequence::LockExpiry => "lock-expiry",
             Sequence::LockCustomLoss => "lock-custom-loss",
+            Sequence::LockCancelledLoss => "lock-cancelled-loss",
         }
     }
 }

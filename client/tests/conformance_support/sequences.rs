@@ -81,6 +81,7 @@ macro_rules! define_sequences {
                 }
                 Sequence::LockExpiry => lock_expiry(env, zk, &n, &mut t).await,
                 Sequence::LockCustomLoss => lock_custom_loss(env, &zk, &n, &mut t).await,
+                Sequence::LockCancelledLoss => lock_cancelled_loss(env, &zk, &n, &mut t).await,
             }
             t
         }

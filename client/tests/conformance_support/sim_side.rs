@@ -34,9 +34,10 @@ mod sequences {
 /// The faults of `sequence`'s run.
 fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
     let fault = match sequence {
-        Sequence::LossAfterApply | Sequence::LockLossAfterApply | Sequence::LockCustomLoss => {
-            Fault::LoseReply { down_ms: DOWN_MS }
-        }
+        Sequence::LossAfterApply
+        | Sequence::LockLossAfterApply
+        | Sequence::LockCustomLoss
+        | Sequence::LockCancelledLoss => Fault::LoseReply { down_ms: DOWN_MS },
         Sequence::LossBeforeApply | Sequence::LockLossBeforeApply => {
             Fault::LoseRequest { down_ms: DOWN_MS }
         }
