@@ -120,4 +120,10 @@ compared_with_zookeeper! {
     loss_after_apply_matches_zookeeper: LossAfterApply,
     loss_before_apply_matches_zookeeper: LossBeforeApply,
     expiry_matches_zookeeper: Expiry,
+    lock_matches_zookeeper: Lock,
+    lock_loss_after_apply_matches_zookeeper: LockLossAfterApply,
+    lock_loss_before_apply_matches_zookeeper: LockLossBeforeApply,
+    lock_expiry_matches_zookeeper: LockExpiry,
+    lock_custom_loss_matches_zookeeper: LockCustomLoss,
+    lock_cancelled_loss_matches_zookeeper: LockCancelledLoss,
 }

@@ -4,6 +4,8 @@
 
 #![cfg(madsim)]
 
+mod lock_semantics;
+
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -458,15 +460,16 @@ fn an_uncovered_call_fails_naming_it() {
                 .to_string(),
             client.get_acl("/").await.unwrap_err().to_string(),
         ];
-        let prefix = zkcheck_zookeeper_client::LockPrefix::new_shared("/locks/n-").unwrap();
-        let lock = client.lock(prefix, b"", Acls::anyone_all()).await;
-        errors.push(lock.map(|_| ()).unwrap_err().to_string());
+        let mut reader = client.new_multi_reader();
+        reader.add_get_data("/").unwrap();
+        errors.push(reader.commit().await.unwrap_err().to_string());
         *out.lock().unwrap() = errors;
     });
     assert_eq!(errors.len(), 4);
-    for (error, call) in errors
-        .iter()
-        .zip(["list_ephemerals", "watch", "get_acl", "lock"])
+    for (error, call) in
+        errors
+            .iter()
+            .zip(["list_ephemerals", "watch", "get_acl", "MultiReader::commit"])
     {
         assert!(
             error.contains("does not cover") && error.contains(&format!("`{call}`")),

@@ -10,6 +10,7 @@ use super::paths::Root;
 use super::types::{CreateOptions, CreateSequence, SessionInfo};
 use super::watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};
 use super::{convert, Acl, AddWatchMode, AuthUser, EnsembleUpdate, Error, SessionId, SessionState};
+use madsim::task::NodeId;
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
@@ -27,6 +28,9 @@ pub struct Client {
     pub(crate) session: SessionInfo,
     pub(crate) root: Root,
     session_timeout: Duration,
+    /// The simulated node the client runs on: where its background work
+    /// (a lock's deletes) runs.
+    node: NodeId,
 }
 
 /// A request handed to the session: the reply to come and the watch it may
@@ -76,6 +80,21 @@ impl Client {
             },
             root,
             session_timeout,
+            node: madsim::plugin::node(),
+        }
+    }
+
+    /// Runs `work` as a simulated task on the client's node, as the real
+    /// crate spawns its background work on its runtime. Outside a running
+    /// simulation (the world torn down) there is nothing left to do it on:
+    /// it is dropped.
+    pub(crate) fn spawn_background(&self, work: impl Future<Output = ()> + Send + 'static) {
+        let node = madsim::runtime::Handle::try_current()
+            .ok()
+            .and_then(|runtime| runtime.get_node(self.node));
+        if let Some(node) = node {
+            // Detached, as the real crate's `asyncs::spawn`.
+            drop(node.spawn(work));
         }
     }
 

@@ -1,14 +1,17 @@
-//! The real crate's lock API. Its prefixes and options are built and
-//! checked as the real crate does, but `Client::lock` is not covered (it
-//! fails naming the call), so no [`LockClient`] is ever built; its methods
-//! exist so that code using them compiles.
+//! The real crate's lock types: [`LockPrefix`] and [`LockOptions`], built
+//! and checked as the real crate does, and [`LockClient`] /
+//! [`OwnedLockClient`], the writes guarded by an owned lock node, which is
+//! deleted in the background when they drop. The contention itself
+//! (`Client::lock`) is in `locking`.
 
 use super::client::Client;
+use super::locking::split_path;
 use super::multi::{CheckWriter, MultiWriter};
 use super::paths::validate;
 use super::types::{CreateOptions, CreateSequence};
 use super::{Acls, Error, MultiWriteResult, Stat};
 use std::borrow::Cow;
+use std::fmt;
 use std::future::Future;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
@@ -16,8 +19,8 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 /// Acls for the lock node and options for its missing ancestors.
 #[derive(Clone, Debug)]
 pub struct LockOptions<'a> {
-    acls: Acls<'a>,
-    parent: Option<CreateOptions<'a>>,
+    pub(crate) acls: Acls<'a>,
+    pub(crate) parent: Option<CreateOptions<'a>>,
 }
 
 impl<'a> LockOptions<'a> {
@@ -41,7 +44,7 @@ impl<'a> From<Acls<'a>> for LockOptions<'a> {
 }
 
 #[derive(Debug)]
-enum LockPrefixKind<'a> {
+enum LockPrefixInner<'a> {
     Curator { dir: &'a str, name: &'a str },
     Custom { prefix: String, name: &'a str },
     Shared { prefix: &'a str },
@@ -50,7 +53,7 @@ enum LockPrefixKind<'a> {
 /// How lock nodes are named.
 #[derive(Debug)]
 pub struct LockPrefix<'a> {
-    kind: LockPrefixKind<'a>,
+    inner: LockPrefixInner<'a>,
 }
 
 impl<'a> LockPrefix<'a> {
@@ -61,7 +64,7 @@ impl<'a> LockPrefix<'a> {
             return Err(Error::BadArguments(&"lock name must not contain /"));
         }
         Ok(LockPrefix {
-            kind: LockPrefixKind::Curator { dir, name },
+            inner: LockPrefixInner::Curator { dir, name },
         })
     }
 
@@ -69,7 +72,7 @@ impl<'a> LockPrefix<'a> {
     pub fn new_shared(prefix: &'a str) -> Result<Self> {
         validate(prefix, true)?;
         Ok(LockPrefix {
-            kind: LockPrefixKind::Shared { prefix },
+            inner: LockPrefixInner::Shared { prefix },
         })
     }
 
@@ -77,64 +80,85 @@ impl<'a> LockPrefix<'a> {
     /// must contain `name` (unless empty).
     pub fn new_custom(prefix: String, name: &'a str) -> Result<Self> {
         validate(&prefix, true)?;
-        let last_segment = prefix.rsplit('/').next().unwrap_or("");
-        if !name.is_empty() && !last_segment.contains(name) {
+        if !name.is_empty() && !split_path(&prefix).2.contains(name) {
             return Err(Error::BadArguments(
                 &"lock path prefix must contain lock name",
             ));
         }
         Ok(LockPrefix {
-            kind: LockPrefixKind::Custom { prefix, name },
+            inner: LockPrefixInner::Custom { prefix, name },
         })
     }
-}
 
-impl LockPrefix<'_> {
-    /// The names the lock nodes would get (for the uncovered-call error).
-    fn pattern(&self) -> String {
-        match &self.kind {
-            LockPrefixKind::Curator { dir, name } => {
-                format!("{dir}/_c_{{uuid}}-{name}{{sequence}}")
-            }
-            LockPrefixKind::Custom { prefix, name } => {
-                format!("{prefix}{{sequence}} (name {name:?})")
-            }
-            LockPrefixKind::Shared { prefix } => format!("{prefix}{{sequence}}"),
+    /// How contenders' names are recognised.
+    pub(crate) fn kind(&self) -> LockPrefixKind<'a> {
+        match &self.inner {
+            LockPrefixInner::Curator { name, .. } => LockPrefixKind::Curator { lock_name: name },
+            LockPrefixInner::Shared { prefix } => LockPrefixKind::Shared {
+                prefix: split_path(prefix).2,
+            },
+            LockPrefixInner::Custom { name, .. } => LockPrefixKind::Custom { lock_name: name },
+        }
+    }
+
+    /// The path prefix of this contender's node; Curator's takes a UUID.
+    pub(crate) fn into_path(self, uuid: impl FnOnce() -> String) -> String {
+        match self.inner {
+            LockPrefixInner::Curator { dir, name } => format!("{dir}/_c_{}-{name}", uuid()),
+            LockPrefixInner::Shared { prefix } => prefix.to_string(),
+            LockPrefixInner::Custom { prefix, .. } => prefix,
         }
     }
 }
 
-impl Client {
-    /// Not covered by the simulation: fails naming the call (after the real
-    /// crate's ACL check).
-    pub async fn lock(
-        &self,
-        prefix: LockPrefix<'_>,
-        _data: &[u8],
-        options: impl Into<LockOptions<'_>>,
-    ) -> Result<LockClient<'_>> {
-        let options = options.into();
-        if options.acls.is_empty() {
-            return Err(Error::InvalidAcl);
+/// How a lock recognises its contenders among the parent's children.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LockPrefixKind<'a> {
+    Curator { lock_name: &'a str },
+    Custom { lock_name: &'a str },
+    Shared { prefix: &'a str },
+}
+
+impl LockPrefixKind<'_> {
+    /// Whether `name` is a contender's node.
+    pub(crate) fn filter(&self, name: &str) -> bool {
+        match self {
+            Self::Curator { lock_name } | Self::Custom { lock_name } => name.contains(lock_name),
+            Self::Shared { prefix } => name.starts_with(prefix),
         }
-        let _ancestors = options.parent;
-        Err(Error::UnexpectedError(format!(
-            "{} (lock nodes {})",
-            super::errors::uncovered_text("lock"),
-            prefix.pattern()
-        )))
+    }
+
+    /// Whether the prefix names this contender's node alone (Curator's).
+    pub(crate) fn is_unique(&self) -> bool {
+        matches!(self, Self::Curator { .. })
     }
 }
 
-/// Writes guarded by an owned lock node (never built: `lock` is not
-/// covered).
-#[derive(Debug)]
+/// Writes guarded by an owned lock node: each fails with
+/// [`Error::RuntimeInconsistent`] once the node is gone. Dropping it
+/// deletes the node in the background.
 pub struct LockClient<'a> {
     client: &'a Client,
     lock: Cow<'a, str>,
+    /// Whether dropping it deletes the node: not for a view of an
+    /// [`OwnedLockClient`]'s, nor once the node is known to be gone.
+    deletes_on_drop: bool,
 }
 
 impl<'a> LockClient<'a> {
+    pub(crate) fn new(client: &'a Client, lock: Cow<'a, str>) -> LockClient<'a> {
+        LockClient {
+            client,
+            lock,
+            deletes_on_drop: true,
+        }
+    }
+
+    /// Drops it without deleting the node.
+    pub(crate) fn disarm(mut self) {
+        self.deletes_on_drop = false;
+    }
+
     /// Underlying client.
     pub fn client(&self) -> &'a Client {
         self.client
@@ -223,12 +247,32 @@ impl<'a> LockClient<'a> {
         }
     }
 
-    /// An owned version.
-    pub fn into_owned(self) -> OwnedLockClient {
+    /// An owned version (which deletes the node when it drops).
+    pub fn into_owned(mut self) -> OwnedLockClient {
+        self.deletes_on_drop = false;
         OwnedLockClient {
             client: self.client.clone(),
-            lock: self.lock.into_owned(),
+            lock: std::mem::take(self.lock.to_mut()),
         }
+    }
+}
+
+/// Deletes the lock node in the background.
+impl Drop for LockClient<'_> {
+    fn drop(&mut self) {
+        if self.deletes_on_drop {
+            let path = std::mem::take(self.lock.to_mut());
+            self.client.clone().delete_background(path);
+        }
+    }
+}
+
+impl fmt::Debug for LockClient<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LockClient")
+            .field("client", self.client)
+            .field("lock", &self.lock)
+            .finish()
     }
 }
 
@@ -239,7 +283,8 @@ fn first_result(results: Vec<MultiWriteResult>) -> Result<MultiWriteResult> {
         .ok_or_else(|| Error::UnexpectedError("expect one write result, got none".to_string()))
 }
 
-/// Owned version of [`LockClient`] (never built).
+/// Owned version of [`LockClient`]; dropping it (or any clone) deletes the
+/// node in the background, as the real crate's.
 #[derive(Clone, Debug)]
 pub struct OwnedLockClient {
     client: Client,
@@ -251,6 +296,7 @@ impl OwnedLockClient {
         LockClient {
             client: &self.client,
             lock: Cow::from(self.lock.as_str()),
+            deletes_on_drop: false,
         }
     }
 
@@ -296,5 +342,13 @@ impl OwnedLockClient {
     /// Same as [`LockClient::new_check_writer`].
     pub fn new_check_writer(&self) -> CheckWriter<'_> {
         self.lock_client().new_check_writer()
+    }
+}
+
+/// Deletes the lock node in the background.
+impl Drop for OwnedLockClient {
+    fn drop(&mut self) {
+        let path = std::mem::take(&mut self.lock);
+        self.client.clone().delete_background(path);
     }
 }

@@ -25,8 +25,12 @@
 //!   the client's live one (no new connection), else fails SessionExpired.
 //! - Not covered (they fail naming the call): persistent watches (`watch`),
 //!   `auth`, `list_auth_users`, `get_acl`/`set_acl`, `list_ephemerals`,
-//!   `count_descendants_number`, config reads and `update_ensemble`,
-//!   `MultiReader::commit` and `lock`.
+//!   `count_descendants_number`, config reads and `update_ensemble`, and
+//!   `MultiReader::commit` (so a shared or custom prefix's `lock` that must
+//!   find its node after a ConnectionLoss on its create fails naming it).
+//! - `lock` runs the real crate's algorithm on the calls above; Curator's
+//!   `{uuid}` is drawn from the session and a run-wide count, not the OS;
+//!   its background deletes are simulated tasks on the client's node.
 //! - Watch events carry `zxid` -1 (as servers before 3.9 send).
 //! - The connect string is only read for its chroot suffix (`host/app`).
 
@@ -35,6 +39,7 @@ mod connector;
 mod convert;
 mod errors;
 mod lock;
+mod locking;
 mod multi;
 mod paths;
 mod types;

@@ -34,6 +34,7 @@ const TWIN_TIMEOUT_MS: u64 = 10_000;
 mod sequences {
     use super::Env;
     crate::conformance_support::sequences::define_sequences!(upstream);
+    crate::conformance_support::lock_sequences::define_lock_sequences!(upstream);
 }
 
 /// A real server and a tokio runtime to drive the real crate.

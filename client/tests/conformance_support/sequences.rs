@@ -72,6 +72,16 @@ macro_rules! define_sequences {
                 Sequence::LossAfterApply => connection_loss(env, &zk, &n, &mut t, true).await,
                 Sequence::LossBeforeApply => connection_loss(env, &zk, &n, &mut t, false).await,
                 Sequence::Expiry => expiry(env, zk, &n, &mut t).await,
+                Sequence::Lock => lock_contention(env, &zk, &n, &mut t).await,
+                Sequence::LockLossAfterApply => {
+                    lock_connection_loss(env, &zk, &n, &mut t, true).await
+                }
+                Sequence::LockLossBeforeApply => {
+                    lock_connection_loss(env, &zk, &n, &mut t, false).await
+                }
+                Sequence::LockExpiry => lock_expiry(env, zk, &n, &mut t).await,
+                Sequence::LockCustomLoss => lock_custom_loss(env, &zk, &n, &mut t).await,
+                Sequence::LockCancelledLoss => lock_cancelled_loss(env, &zk, &n, &mut t).await,
             }
             t
         }

@@ -28,14 +28,20 @@ const POLL_MS: u64 = 5;
 mod sequences {
     use super::Env;
     crate::conformance_support::sequences::define_sequences!(zkcheck_zookeeper_client);
+    crate::conformance_support::lock_sequences::define_lock_sequences!(zkcheck_zookeeper_client);
 }
 
 /// The faults of `sequence`'s run.
 fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
     let fault = match sequence {
-        Sequence::LossAfterApply => Fault::LoseReply { down_ms: DOWN_MS },
-        Sequence::LossBeforeApply => Fault::LoseRequest { down_ms: DOWN_MS },
-        Sequence::Expiry => Fault::Expire,
+        Sequence::LossAfterApply
+        | Sequence::LockLossAfterApply
+        | Sequence::LockCustomLoss
+        | Sequence::LockCancelledLoss => Fault::LoseReply { down_ms: DOWN_MS },
+        Sequence::LossBeforeApply | Sequence::LockLossBeforeApply => {
+            Fault::LoseRequest { down_ms: DOWN_MS }
+        }
+        Sequence::Expiry | Sequence::LockExpiry => Fault::Expire,
         _ => return Vec::new(),
     };
     vec![ScheduledFault {
