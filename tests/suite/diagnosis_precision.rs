@@ -4,7 +4,10 @@
 //! diagnoses users found confidently wrong (`diagnosis_precision/
 //! fixtures.rs`): a lock that keeps a stale creation watch beside the
 //! watch it waits on, a lock holding two nodes, a reader that holds under
-//! a writer, a delete that fails at a reconnect attempt.
+//! a writer, a delete that fails at a reconnect attempt; and shapes the
+//! catalog lacks (issue 40): a semaphore that counts before it creates, a
+//! timed acquire that leaves its node, a reader that waits on a later
+//! writer, a stale creation watch beside a dropped event.
 //!
 //! Each run's failing seeds must name an accepted mechanism; precision per
 //! mechanism (correct labels / labels given) must be at least 95%. The
@@ -174,8 +177,15 @@ const LOCK_ORIGINAL: [&str; 3] = ["watch-on-deleted-node", "release-lost", "wait
 /// bug 2's orphan (a create's reply lost, created again), the same
 /// re-create after another request's reply was lost (its first node, whose
 /// name it knew, stays: two nodes), and a lost getChildren it never sends
-/// again (seed 0 of bug 2's entry: the first contender waits with no watch).
-const ELECTION_ORIGINAL: &[&str] = &["orphan-node", "holds-two-nodes", "request-lost-not-retried"];
+/// again (seed 0 of bug 2's entry: the first contender waits with no watch),
+/// and a failed call's node left behind (the original's `fail`: "the node
+/// stays"), which its next attempt waits on.
+const ELECTION_ORIGINAL: &[&str] = &[
+    "orphan-node",
+    "holds-two-nodes",
+    "request-lost-not-retried",
+    "leftover-own-node",
+];
 
 /// The catalog: each entry's property and mechanism, over `seeds`, and the
 /// other mechanisms its recipe rightly shows there (the same variant's
@@ -362,13 +372,18 @@ fn outside_shapes(seeds: Range<u64>) -> Vec<Labelled> {
             Property::MutualExclusion,
             &["counted-before-creating"],
         ),
-        // Others blocked by the leftover wait on a client holding two nodes.
+        // Others blocked by the leftover wait on a client holding two nodes,
+        // or, once its workload is done, on a finished client's node.
         Labelled::new(
             "fixture: a timed acquire that gives up leaves its node",
             fixture("fixture_semaphore", "leftover", &cycles(4, "liveness")),
             seeds.clone(),
             Property::Liveness,
-            &["leftover-own-node", "holds-two-nodes"],
+            &[
+                "leftover-own-node",
+                "holds-two-nodes",
+                "waits-on-finished-client",
+            ],
         ),
         Labelled::new(
             "fixture: a reader waits on a later writer",
