@@ -21,7 +21,14 @@
 //!   fails at a reconnect attempt and is not retried);
 //! - `reader_checks_predecessor_only`: a reader holds when the node right
 //!   before its own is a read node (it assumes that reader holds), so it
-//!   holds under a writer that a waiting reader sits behind.
+//!   holds under a writer that a waiting reader sits behind;
+//! - `reader_waits_on_later_writer`: a reader waits on the first write
+//!   node after its own (the wrong direction) when there is one, and a
+//!   writer on the node before its own: a reader and a later writer wait
+//!   on each other (a circular wait across modes);
+//! - `drops_deleted_event`: the event of the node it waits on being
+//!   deleted is ignored (the client waits for ever with no watch of its
+//!   own wait armed: with `stale_watch`, only the stale one).
 
 use zk_recipes::shared_lock::{LockMode, SharedLockCall, SharedLockError, SharedLockOutcome};
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
@@ -51,6 +58,8 @@ pub struct Bugs {
     pub stale_watch: bool,
     pub release: Release,
     pub reader_checks_predecessor_only: bool,
+    pub reader_waits_on_later_writer: bool,
+    pub drops_deleted_event: bool,
 }
 
 impl Bugs {
@@ -58,6 +67,8 @@ impl Bugs {
         stale_watch: false,
         release: Release::Delete,
         reader_checks_predecessor_only: false,
+        reader_waits_on_later_writer: false,
+        drops_deleted_event: false,
     };
 }
 
@@ -132,8 +143,12 @@ impl FixtureLock {
     fn blocking<'a>(&self, mine: &str, children: &'a [String]) -> Option<&'a String> {
         let nodes = Self::contenders(children);
         let at = nodes.iter().position(|(_, name)| *name == mine)?;
-        let before = &nodes[..at];
+        let (before, after) = (&nodes[..at], &nodes[at + 1..]);
         match self.mode {
+            LockMode::Read if self.bugs.reader_waits_on_later_writer => after
+                .iter()
+                .find(|(_, name)| Self::is_write(name))
+                .map(|(_, name)| *name),
             LockMode::Write => before.last().map(|(_, name)| *name),
             LockMode::Read if self.bugs.reader_checks_predecessor_only => before
                 .last()
@@ -245,7 +260,8 @@ impl Recipe for FixtureLock {
             Input::Reply { tag, result } => self.reply(tag, result, out),
             Input::Watch(event) => {
                 let deleted = event.event_type == EventType::NodeDeleted;
-                if deleted && event.path.is_some() && event.path == self.blocker {
+                let heard = deleted && !self.bugs.drops_deleted_event;
+                if heard && event.path.is_some() && event.path == self.blocker {
                     self.blocker = None;
                     self.list(LIST, out);
                 }

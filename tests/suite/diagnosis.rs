@@ -7,9 +7,23 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+#[path = "../diagnosis_precision/counting.rs"]
+mod counting;
+// The precision set's fixture locks; this file uses a few of their bugs.
+#[allow(dead_code)]
+#[path = "../diagnosis_precision/fixtures.rs"]
+mod fixtures;
+#[path = "../diagnosis_precision/leftover.rs"]
+mod leftover;
+
+use fixtures::{Bugs, FixtureLock};
 use std::path::Path;
+use std::sync::OnceLock;
+use zk_recipes::semaphore::SemaphoreCall;
+use zk_recipes::shared_lock::{LockMode, SharedLockCall};
 use zk_sim::oracles::{Property, Violation};
 use zk_sim::scenario::Scenario;
+use zkcheck::{HoldCalls, RecipeEntry, RecipeKind, Registry, Variant};
 
 fn builtin() -> &'static zk_sim::scenario::SimRecipes {
     static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
@@ -261,4 +275,272 @@ fn a_holder_that_heard_disconnected_and_went_on_is_named_as_such() {
         }
     }
     assert!(named > 0, "no two holders in 200 seeds");
+}
+
+/// The built-in recipes and the test's own buggy recipes: `counting_sem`
+/// (counts its leases, then creates its node), `leftover_lock` (a timed
+/// acquire that gives up leaves its node), `fixture_rwlock`'s
+/// `later_writer` (a reader waits on a later writer) and `fixture_lock`'s
+/// `stale_watch_drops` (a stale creation watch, the real wait's event
+/// dropped).
+fn with_test_recipes() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let acquire = |timeout_ms| SemaphoreCall::Acquire {
+                count: 1,
+                timeout_ms,
+            };
+            let calls = HoldCalls::new(acquire(None), SemaphoreCall::Return);
+            let counting = Variant::hold("counting", "counts, then creates", calls, |c| {
+                counting::CountingSemaphore::new(c.path.clone(), c.unique_id, c.max_leases)
+            })
+            .needs_existing_path();
+            let calls = HoldCalls::any_of(
+                vec![acquire(Some(10)), acquire(None)],
+                SemaphoreCall::Return,
+            );
+            let leftover = Variant::hold("leftover", "gives up, leaves its node", calls, |c| {
+                leftover::LeftoverLock::new(c.path.clone(), c.unique_id)
+            })
+            .needs_existing_path();
+            let (read, write) = (
+                SharedLockCall::Acquire {
+                    mode: LockMode::Read,
+                },
+                SharedLockCall::Acquire {
+                    mode: LockMode::Write,
+                },
+            );
+            let later = Bugs {
+                reader_waits_on_later_writer: true,
+                ..Bugs::NONE
+            };
+            let calls = HoldCalls::any_of(vec![read, write], SharedLockCall::Release);
+            let later_writer =
+                Variant::hold("later_writer", "waits on a later writer", calls, move |c| {
+                    FixtureLock::new(c.path.clone(), c.unique_id, later)
+                })
+                .needs_existing_path();
+            let dropping = Bugs {
+                stale_watch: true,
+                drops_deleted_event: true,
+                ..Bugs::NONE
+            };
+            let calls = HoldCalls::new(write, SharedLockCall::Release);
+            let stale_watch =
+                Variant::hold("stale_watch_drops", "drops its event", calls, move |c| {
+                    FixtureLock::new(c.path.clone(), c.unique_id, dropping)
+                })
+                .needs_existing_path();
+            Registry::builtin()
+                .with(
+                    RecipeEntry::new("counting_sem", RecipeKind::Semaphore, "/dl")
+                        .variant(counting),
+                )
+                .with(
+                    RecipeEntry::new("leftover_lock", RecipeKind::Semaphore, "/dl")
+                        .variant(leftover),
+                )
+                .with(
+                    RecipeEntry::new("fixture_rwlock", RecipeKind::SharedLock, "/dl")
+                        .variant(later_writer),
+                )
+                .with(
+                    RecipeEntry::new("fixture_lock", RecipeKind::ExclusiveLock, "/dl")
+                        .variant(stale_watch),
+                )
+        })
+        .sim_recipes()
+}
+
+/// A scenario of one of the test's recipes: 3 clients, `body` appended.
+fn test_scenario(recipe: &str, variant: &str, body: &str) -> Scenario {
+    let text = format!(
+        "recipe = \"{recipe}\"\nvariant = \"{variant}\"\nclients = 3\nduration_ms = 5000\nheal_ms = 10000\n\n\
+         [config]\npath = \"/dl\"\nparents = [\"/dl\"]\n\n{body}"
+    );
+    Scenario::parse(Path::new("test-recipe.toml"), &text, with_test_recipes())
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The mechanisms of `property`'s violations over `seeds`, counted; each
+/// diagnosis is handed to `each` first.
+fn mechanisms(
+    scenario: &Scenario,
+    seeds: std::ops::Range<u64>,
+    property: &str,
+    mut each: impl FnMut(u64, &zk_sim::diagnosis::Diagnosis),
+) -> std::collections::BTreeMap<String, usize> {
+    let runner = scenario.runner();
+    let mut counts = std::collections::BTreeMap::new();
+    for seed in seeds {
+        for violation in runner.run(seed, false).violations {
+            if violation.property_name() != property {
+                continue;
+            }
+            let diagnosis = violation.diagnosis.as_ref().expect("diagnosed");
+            each(seed, diagnosis);
+            *counts.entry(diagnosis.mechanism.clone()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// A 2-lease semaphore that counts its leases and then creates its node,
+/// 3 clients.
+const COUNTING_SEMAPHORE: &str = r#"
+recipe = "counting_sem"
+variant = "counting"
+clients = 3
+duration_ms = 5000
+heal_ms = 10000
+
+[config]
+path = "/dl"
+parents = ["/dl"]
+max_leases = 2
+
+[workload]
+cycles = 3
+hold_ms = [1, 20]
+think_ms = [0, 20]
+
+[properties]
+check = ["mutual_exclusion"]
+"#;
+
+/// Its holders never sort (their names, `lease-<id>-`, sort by the
+/// client's id): a third holder is named by the order of its events, a
+/// count read before another holder's create, never by a name order.
+#[test]
+fn a_semaphore_that_counts_then_creates_is_named_so_never_by_name_order() {
+    let file = Path::new("counting-semaphore.toml");
+    let scenario =
+        Scenario::parse(file, COUNTING_SEMAPHORE, with_test_recipes()).expect("it parses");
+    let runner = scenario.runner();
+    let mut mechanisms = std::collections::BTreeMap::<String, usize>::new();
+    for seed in 0..200 {
+        for violation in runner.run(seed, false).violations {
+            let diagnosis = violation.diagnosis.as_ref().expect("diagnosed");
+            assert_ne!(
+                diagnosis.mechanism, "sorted-by-name-not-sequence",
+                "seed {seed}: {diagnosis}"
+            );
+            if diagnosis.mechanism == "counted-before-creating" {
+                assert!(
+                    diagnosis.summary.contains("after that count"),
+                    "{diagnosis}"
+                );
+                let moments = diagnosis.findings.iter().flat_map(|f| &f.moments);
+                let listed = moments
+                    .into_iter()
+                    .filter(|(_, what)| what.contains("its node not among them"))
+                    .count();
+                assert!(listed >= 2, "each holder's count is shown: {diagnosis}");
+            }
+            *mechanisms.entry(diagnosis.mechanism.clone()).or_default() += 1;
+        }
+    }
+    let named = mechanisms
+        .get("counted-before-creating")
+        .copied()
+        .unwrap_or(0);
+    let all: usize = mechanisms.values().sum();
+    assert!(all > 20, "too few violations to judge: {mechanisms:?}");
+    assert!(named * 100 >= all * 95, "{mechanisms:?}");
+}
+
+/// A timed acquire that gives up leaves its node; a later untimed acquire
+/// of the same client waits on it: the node of its own abandoned attempt
+/// (`leftover-own-node`), not a node it fails to recognise.
+#[test]
+fn a_client_waiting_on_the_node_its_abandoned_attempt_left_is_named_so() {
+    let scenario = test_scenario(
+        "leftover_lock",
+        "leftover",
+        "[workload]\ncycles = 4\nhold_ms = [5, 30]\nthink_ms = [0, 10]\n\n[properties]\ncheck = [\"liveness\"]\n",
+    );
+    let counts = mechanisms(&scenario, 0..200, "liveness", |seed, diagnosis| {
+        assert_ne!(
+            diagnosis.mechanism, "waits-on-own-node",
+            "seed {seed}: {diagnosis}"
+        );
+        for finding in &diagnosis.findings {
+            if finding.mechanism == "leftover-own-node" {
+                assert!(
+                    finding.what.contains("that attempt timed out"),
+                    "{diagnosis}"
+                );
+            }
+        }
+    });
+    assert!(
+        counts.get("leftover-own-node").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+}
+
+/// A reader that waits on a later writer while the writer waits on it:
+/// `circular-wait`, the cycle proven by each one's wait; never
+/// `waits-on-own-node` (neither fails to recognise its node).
+#[test]
+fn a_reader_waiting_on_a_later_writer_is_a_proven_circular_wait() {
+    let scenario = test_scenario(
+        "fixture_rwlock",
+        "later_writer",
+        "[workload]\ncycles = 3\nhold_ms = [1, 10]\nthink_ms = [0, 10]\n\n[properties]\ncheck = [\"liveness\"]\n",
+    );
+    let counts = mechanisms(&scenario, 0..200, "liveness", |seed, diagnosis| {
+        assert_ne!(
+            diagnosis.mechanism, "waits-on-own-node",
+            "seed {seed}: {diagnosis}"
+        );
+        if diagnosis.mechanism == "circular-wait" {
+            assert!(
+                diagnosis
+                    .findings
+                    .iter()
+                    .any(|f| f.why.contains("which comes after its own node")),
+                "{diagnosis}"
+            );
+        }
+    });
+    let circular = counts.get("circular-wait").copied().unwrap_or(0);
+    assert!(circular > 0, "{counts:?}");
+    for mechanism in counts.keys() {
+        assert!(
+            ["circular-wait", "undiagnosed", "queued-behind-stuck-client"]
+                .contains(&mechanism.as_str()),
+            "{counts:?}"
+        );
+    }
+}
+
+/// A lock that keeps a stale creation watch (on a node nobody creates) and
+/// drops the deletion event of the node it waited on: what it waits on now
+/// is that dropped event (its last request set the watch that fired), not
+/// the stale creation watch still armed.
+#[test]
+fn a_stale_creation_watch_is_not_what_the_client_waits_on_now() {
+    let scenario = test_scenario(
+        "fixture_lock",
+        "stale_watch_drops",
+        "[workload]\ncycles = 2\nhold_ms = [1, 10]\nthink_ms = [0, 10]\n\n[properties]\ncheck = [\"liveness\"]\n",
+    );
+    let counts = mechanisms(&scenario, 0..100, "liveness", |seed, diagnosis| {
+        assert!(
+            !diagnosis.summary.contains(": waits on a creation watch"),
+            "seed {seed}: {diagnosis}"
+        );
+        if diagnosis.mechanism == "event-dropped" {
+            assert!(
+                diagnosis.summary.contains("the watch still armed is stale"),
+                "{diagnosis}"
+            );
+        }
+    });
+    let dropped = counts.get("event-dropped").copied().unwrap_or(0);
+    let all: usize = counts.values().sum();
+    assert!(all > 0 && dropped * 100 >= all * 95, "{counts:?}");
 }

@@ -4,7 +4,10 @@
 //! diagnoses users found confidently wrong (`diagnosis_precision/
 //! fixtures.rs`): a lock that keeps a stale creation watch beside the
 //! watch it waits on, a lock holding two nodes, a reader that holds under
-//! a writer, a delete that fails at a reconnect attempt.
+//! a writer, a delete that fails at a reconnect attempt; and shapes the
+//! catalog lacks (issue 40): a semaphore that counts before it creates, a
+//! timed acquire that leaves its node, a reader that waits on a later
+//! writer, a stale creation watch beside a dropped event.
 //!
 //! Each run's failing seeds must name an accepted mechanism; precision per
 //! mechanism (correct labels / labels given) must be at least 95%. The
@@ -16,13 +19,18 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+#[path = "../diagnosis_precision/counting.rs"]
+mod counting;
 #[path = "../diagnosis_precision/fixtures.rs"]
 mod fixtures;
+#[path = "../diagnosis_precision/leftover.rs"]
+mod leftover;
 
 use fixtures::{Bugs, FixtureLock, Release};
 use std::ops::Range;
 use std::path::Path as FsPath;
 use std::sync::OnceLock;
+use zk_recipes::semaphore::SemaphoreCall;
 use zk_recipes::shared_lock::{LockMode, SharedLockCall};
 use zk_recipes::zk::Path;
 use zk_sim::diagnosis::precision::{measure, Labelled, PrecisionReport};
@@ -74,7 +82,15 @@ fn registry() -> &'static Registry {
                     .variant(exclusive("stale_watch_forget", bugs(true, Release::Forget)))
                     .variant(exclusive("forget", bugs(false, Release::Forget)))
                     .variant(exclusive("delete_once", bugs(false, Release::Once)))
-                    .variant(exclusive("fixed", Bugs::NONE)),
+                    .variant(exclusive("fixed", Bugs::NONE))
+                    .variant(exclusive(
+                        "stale_watch_drops",
+                        Bugs {
+                            stale_watch: true,
+                            drops_deleted_event: true,
+                            ..Bugs::NONE
+                        },
+                    )),
             )
             .with(
                 RecipeEntry::new("fixture_rwlock", RecipeKind::SharedLock, "/dl")
@@ -85,9 +101,43 @@ fn registry() -> &'static Registry {
                             ..Bugs::NONE
                         },
                     ))
-                    .variant(shared("fixed", Bugs::NONE)),
+                    .variant(shared("fixed", Bugs::NONE))
+                    .variant(shared(
+                        "later_writer",
+                        Bugs {
+                            reader_waits_on_later_writer: true,
+                            ..Bugs::NONE
+                        },
+                    )),
             )
+            .with(semaphores())
     })
+}
+
+/// The semaphore-shaped fixtures (issue 40): `counting_sem` counts its
+/// leases, then creates its node; `leftover_lock`'s timed acquire that
+/// gives up leaves its node.
+fn semaphores() -> RecipeEntry {
+    let acquire = |timeout_ms| SemaphoreCall::Acquire {
+        count: 1,
+        timeout_ms,
+    };
+    let calls = HoldCalls::new(acquire(None), SemaphoreCall::Return);
+    let counting = Variant::hold("counting", "counts, then creates", calls, |c| {
+        counting::CountingSemaphore::new(dir(), c.unique_id, c.max_leases)
+    })
+    .needs_existing_path();
+    let calls = HoldCalls::any_of(
+        vec![acquire(Some(10)), acquire(None)],
+        SemaphoreCall::Return,
+    );
+    let leftover = Variant::hold("leftover", "gives up, leaves its node", calls, |c| {
+        leftover::LeftoverLock::new(dir(), c.unique_id)
+    })
+    .needs_existing_path();
+    RecipeEntry::new("fixture_semaphore", RecipeKind::Semaphore, "/dl")
+        .variant(counting)
+        .variant(leftover)
 }
 
 fn load(file: &str) -> Scenario {
@@ -127,8 +177,15 @@ const LOCK_ORIGINAL: [&str; 3] = ["watch-on-deleted-node", "release-lost", "wait
 /// bug 2's orphan (a create's reply lost, created again), the same
 /// re-create after another request's reply was lost (its first node, whose
 /// name it knew, stays: two nodes), and a lost getChildren it never sends
-/// again (seed 0 of bug 2's entry: the first contender waits with no watch).
-const ELECTION_ORIGINAL: &[&str] = &["orphan-node", "holds-two-nodes", "request-lost-not-retried"];
+/// again (seed 0 of bug 2's entry: the first contender waits with no watch),
+/// and a failed call's node left behind (the original's `fail`: "the node
+/// stays"), which its next attempt waits on.
+const ELECTION_ORIGINAL: &[&str] = &[
+    "orphan-node",
+    "holds-two-nodes",
+    "request-lost-not-retried",
+    "leftover-own-node",
+];
 
 /// The catalog: each entry's property and mechanism, over `seeds`, and the
 /// other mechanisms its recipe rightly shows there (the same variant's
@@ -292,6 +349,59 @@ fn fixtures(seeds: Range<u64>) -> Vec<Labelled> {
     ]
 }
 
+/// Recipes of shapes the catalog does not have (issue 40, item 3): a
+/// semaphore that counts before it creates, a timed acquire that leaves
+/// its node, a reader that waits on a later writer, a stale creation watch
+/// beside a dropped event.
+fn outside_shapes(seeds: Range<u64>) -> Vec<Labelled> {
+    let cycles = |n: u32, check: &str| {
+        format!(
+            "[workload]\ncycles = {n}\nhold_ms = [1, 20]\nthink_ms = [0, 20]\n\n\
+             [properties]\ncheck = [\"{check}\"]\n"
+        )
+    };
+    vec![
+        Labelled::new(
+            "fixture: semaphore counts its leases, then creates",
+            fixture(
+                "fixture_semaphore",
+                "counting",
+                &format!("max_leases = 2\n\n{}", cycles(3, "mutual_exclusion")),
+            ),
+            seeds.clone(),
+            Property::MutualExclusion,
+            &["counted-before-creating"],
+        ),
+        // Others blocked by the leftover wait on a client holding two nodes,
+        // or, once its workload is done, on a finished client's node.
+        Labelled::new(
+            "fixture: a timed acquire that gives up leaves its node",
+            fixture("fixture_semaphore", "leftover", &cycles(4, "liveness")),
+            seeds.clone(),
+            Property::Liveness,
+            &[
+                "leftover-own-node",
+                "holds-two-nodes",
+                "waits-on-finished-client",
+            ],
+        ),
+        Labelled::new(
+            "fixture: a reader waits on a later writer",
+            fixture("fixture_rwlock", "later_writer", &cycles(3, "liveness")),
+            seeds.clone(),
+            Property::Liveness,
+            &["circular-wait"],
+        ),
+        Labelled::new(
+            "fixture: stale creation watch, deletion event dropped",
+            fixture("fixture_lock", "stale_watch_drops", &cycles(2, "liveness")),
+            seeds,
+            Property::Liveness,
+            &["event-dropped"],
+        ),
+    ]
+}
+
 fn assert_floor(report: &PrecisionReport) {
     let below = report.below(FLOOR);
     assert!(
@@ -313,6 +423,7 @@ fn every_mechanism_is_right_at_least_95_percent_of_the_time() {
         _ => 0..20,
     });
     set.extend(fixtures(0..60));
+    set.extend(outside_shapes(0..60));
     let report = measure(&set);
     assert_floor(&report);
     for run in &report.runs {
@@ -365,6 +476,7 @@ fn full_measurement() {
         scenario.seeds.first..scenario.seeds.last + 1
     });
     set.extend(fixtures(0..300));
+    set.extend(outside_shapes(0..300));
     let report = measure(&set);
     println!("{}", report.table());
     for mislabel in &report.mislabels {

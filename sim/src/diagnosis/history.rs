@@ -86,6 +86,24 @@ pub struct NodeRecord {
     pub removed: Option<(SimNanos, Removal)>,
 }
 
+/// A children listing the server gave a client: of which node, when, and
+/// the names it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listing {
+    pub dir: Path,
+    pub at_ns: SimNanos,
+    pub children: Vec<String>,
+    /// Its reply was lost: the recipe never saw it.
+    pub reply_lost: bool,
+}
+
+impl Listing {
+    /// The listing holds the node `path` (a child of its directory).
+    pub fn has(&self, path: &Path) -> bool {
+        path.parent().as_ref() == Some(&self.dir) && self.children.iter().any(|c| c == path.name())
+    }
+}
+
 /// One acquisition as the application saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hold {
@@ -97,6 +115,11 @@ pub struct Hold {
     pub ended: Option<&'static str>,
     /// The server ended the holder's session while it held.
     pub session_ended_ns: Option<SimNanos>,
+    /// A shared hold (a read lock), which other shared holds may join.
+    pub shared: bool,
+    /// The last listing of its node's directory whose reply reached the
+    /// client before it acquired: what its decision could rest on.
+    pub decided_on: Option<Listing>,
 }
 
 /// One client's side of the history.
@@ -124,9 +147,23 @@ pub struct ClientHistory {
     /// The last request lost to a connection loss (before or after the
     /// server applied it): when, and the request.
     pub last_loss: Option<(SimNanos, String)>,
+    /// The last children listing of each directory the server gave it.
+    pub listings: BTreeMap<Path, Listing>,
+    /// Every outcome the recipe gave the application: when, and whether it
+    /// gave up the call (a timed acquire that timed out, a failed call).
+    pub outcomes: Vec<(SimNanos, Ended)>,
     /// The request applied last and whether its reply came back
     /// (`reply_lost` marks it).
     last_applied: Option<Request>,
+}
+
+/// How a call of the application ended, as far as an attempt's nodes go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The recipe gave up the call: a timeout, a failure.
+    GaveUp(&'static str),
+    /// Any other outcome (acquired, released, an item, ...).
+    Answered,
 }
 
 /// The run's history (see the module documentation).
@@ -185,8 +222,36 @@ impl History {
                     }
                 }
             }
-            _ => self.watch_set(client, at_ns, request, result),
+            _ => {
+                self.listed(client, at_ns, request, result);
+                self.watch_set(client, at_ns, request, result);
+            }
         }
+    }
+
+    /// A getChildren the server answered: the client's last listing of
+    /// that directory.
+    fn listed(
+        &mut self,
+        client: ClientIndex,
+        at_ns: SimNanos,
+        request: &Request,
+        result: &ZkResult,
+    ) {
+        let (dir, children) = match (request, result) {
+            (Request::GetChildren { path, .. }, Ok(Reply::Children(children)))
+            | (Request::GetChildren2 { path, .. }, Ok(Reply::Children2 { children, .. })) => {
+                (path, children)
+            }
+            _ => return,
+        };
+        let listing = Listing {
+            dir: dir.clone(),
+            at_ns,
+            children: children.clone(),
+            reply_lost: false,
+        };
+        self.clients[client].listings.insert(dir.clone(), listing);
     }
 
     fn created(
@@ -292,6 +357,11 @@ impl History {
                     }
                 }
             }
+            Request::GetChildren { path, .. } | Request::GetChildren2 { path, .. } => {
+                if let Some(listing) = self.clients[client].listings.get_mut(&path) {
+                    listing.reply_lost = true;
+                }
+            }
             Request::Create { .. } | Request::Multi(_) => {
                 for node in self.nodes.values_mut() {
                     if node.creator == client
@@ -364,14 +434,19 @@ impl History {
     /// The recipe gave the application an outcome.
     pub fn outcome(&mut self, client: ClientIndex, at_ns: SimNanos, observation: &Observation) {
         match observation {
-            Observation::Acquired { token, .. } => self.holds.push(Hold {
-                client,
-                from_ns: at_ns,
-                until_ns: None,
-                token: token.0,
-                ended: None,
-                session_ended_ns: None,
-            }),
+            Observation::Acquired { token, hold } => {
+                let decided_on = self.decided_on(client, at_ns);
+                self.holds.push(Hold {
+                    client,
+                    from_ns: at_ns,
+                    until_ns: None,
+                    token: token.0,
+                    ended: None,
+                    session_ended_ns: None,
+                    shared: *hold == zk_recipes::Hold::Shared,
+                    decided_on,
+                });
+            }
             Observation::Released | Observation::Lost => {
                 let ended = if *observation == Observation::Released {
                     "released"
@@ -385,7 +460,37 @@ impl History {
             }
             _ => {}
         }
+        let ended = match observation {
+            Observation::TimedOut => Ended::GaveUp("timed out"),
+            Observation::Failed { .. } => Ended::GaveUp("failed"),
+            _ => Ended::Answered,
+        };
+        self.clients[client].outcomes.push((at_ns, ended));
         self.clients[client].last_outcome = Some((at_ns, observation.clone()));
+    }
+
+    /// The listing of `client`'s contender node's directory it last saw
+    /// (its reply delivered) at `at_ns`.
+    fn decided_on(&self, client: ClientIndex, at_ns: SimNanos) -> Option<Listing> {
+        let (node, _) = self.node_of(client, at_ns)?;
+        let listing = self.clients[client].listings.get(&node.parent()?)?;
+        (!listing.reply_lost).then(|| listing.clone())
+    }
+
+    /// How the call during which `client` created a node at `created_ns`
+    /// ended: the first outcome after it, if one came before `before_ns`.
+    pub fn attempt_end(
+        &self,
+        client: ClientIndex,
+        created_ns: SimNanos,
+        before_ns: SimNanos,
+    ) -> Option<(SimNanos, Ended)> {
+        self.clients[client]
+            .outcomes
+            .iter()
+            .find(|(at, _)| *at >= created_ns)
+            .filter(|(at, _)| *at < before_ns)
+            .copied()
     }
 
     fn holds_of(&mut self, client: ClientIndex) -> impl Iterator<Item = &mut Hold> {

@@ -1,7 +1,7 @@
 //! Mutual exclusion, one leader, fencing and FIFO: who held, and how each
 //! got there (its node, its sequence number, its session's fate).
 
-use super::history::{Hold, Removal};
+use super::history::{Hold, Listing, Removal};
 use super::stuck::removal_text;
 use super::{Diagnosis, Finding, Scene};
 use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
@@ -74,7 +74,32 @@ fn holder_finding(scene: &Scene, hold: &Hold) -> Finding {
     if let Some(heard) = disconnect_heard_while_holding(scene, hold) {
         finding = finding.at(heard, "heard Disconnected; went on holding");
     }
+    if let Some(listing) = &hold.decided_on {
+        let own = match &node {
+            Some(node) if listing.has(&node.path) => "its node among them",
+            Some(_) => "its node not among them",
+            None => "it has no node",
+        };
+        finding = finding.at(
+            listing.at_ns,
+            format!(
+                "read the children of {} ({}: {own}), the last listing before it acquired",
+                listing.dir,
+                names(&listing.children)
+            ),
+        );
+    }
     finding
+}
+
+/// Up to eight of a listing's names, and how many there were.
+fn names(children: &[String]) -> String {
+    const SHOWN: usize = 8;
+    match children.len() {
+        0 => "no children".to_string(),
+        n if n <= SHOWN => children.join(", "),
+        n => format!("{}, … {n} in all", children[..SHOWN].join(", ")),
+    }
 }
 
 /// When `hold`'s client last heard its connection drop while it held and
@@ -142,13 +167,25 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
             ),
             "a retried create that finds its node by a unique id must check that the node's ephemeral owner is its current session: a node of an abandoned session goes when the server expires that session (CURATOR-498)".to_string(),
         )
-    } else if let Some((misjudged, ahead)) = order_misjudged(scene, &holders) {
+    } else if let Some((misjudged, ahead, other)) = order_misjudged(scene, &holders) {
         (
             "sorted-by-name-not-sequence",
             format!(
-                "c{misjudged} took its node for the first although c{ahead}'s has a lower sequence number: the names sort by their prefix, not their sequence suffix"
+                "c{misjudged} took its node for one within the leases although c{other}'s {ahead} has a lower sequence number in the listing it decided on: ordered by full name its node came first, ordered by sequence it did not"
             ),
             "ordering contenders by full name puts a smaller prefix (a session id) first whatever its sequence".to_string(),
+        )
+    } else if let Some((counter, listing, missed, node)) = counted_before_creating(scene, &holders)
+    {
+        (
+            "counted-before-creating",
+            format!(
+                "c{counter} counted {} children of {} at {} and then created its node, and so did another holder: c{missed} created {node} after that count, so neither count saw the other's node and both hold",
+                listing.children.len(),
+                listing.dir,
+                fmt_time(listing.at_ns)
+            ),
+            "reading the children, seeing room, then creating is a check-then-act: another client can do the same in between; create the node first and decide on a listing that holds it".to_string(),
         )
     } else if violation.message.contains("not above token") {
         (
@@ -161,7 +198,7 @@ pub fn exclusion(violation: &Violation, scene: &Scene) -> Diagnosis {
         (
             "two-live-holders",
             format!("{} clients with live sessions held at once", holders.len()),
-            "each believed it was first among the contenders".to_string(),
+            "their sessions were alive; the history proves no mechanism (no expiry, adopted node, name order or count before a create): each holder's finding shows the listing it decided on".to_string(),
         )
     };
     for finding in &mut findings {
@@ -207,20 +244,97 @@ fn node_fate(scene: &Scene, hold: &Hold, at_ns: SimNanos) -> Option<NodeFate> {
     })
 }
 
-/// Two holders: one that took its node for the first because its name
-/// sorts first, and one whose node has a lower sequence number. Every
-/// ordered pair is checked: the holder that misjudged can be the earlier
-/// one (a newcomer then read a list without it) or the newcomer.
-fn order_misjudged(scene: &Scene, holders: &[&Hold]) -> Option<(ClientIndex, ClientIndex)> {
-    let contenders: Vec<(ClientIndex, Contender)> = holders
+/// A holder that took its node for one within the leases (the first, for
+/// a lock) because its name sorts there, with the listing it decided on as
+/// proof: ordered by sequence number, its node was not within the leases
+/// in that listing, ordered by full name it was, and a node it jumped (one
+/// ahead of it by sequence whose name sorts after its own) is another
+/// holder's, whose hold conflicts with its own (not two shared holds).
+/// `slots`: how many holders the property allows (one fewer than those who
+/// held at the violation). Returns the misjudging holder, the node it
+/// jumped and that node's holder.
+fn order_misjudged(scene: &Scene, holders: &[&Hold]) -> Option<(ClientIndex, Path, ClientIndex)> {
+    let slots = holders.len().saturating_sub(1).max(1);
+    let nodes: Vec<(&Hold, Contender)> = holders
         .iter()
-        .filter_map(|h| Some((h.client, contender(scene, h.client, h.from_ns)?)))
+        .filter_map(|h| Some((*h, contender(scene, h.client, h.from_ns)?)))
         .collect();
-    contenders.iter().find_map(|(misjudged, mine)| {
-        contenders
-            .iter()
-            .find(|(_, theirs)| name_order_inverted(mine, theirs))
-            .map(|(ahead, _)| (*misjudged, *ahead))
+    nodes.iter().find_map(|(hold, mine)| {
+        let jumped = misjudged_in(hold.decided_on.as_ref()?, mine, slots);
+        jumped.iter().find_map(|ahead| {
+            let (other, _) = nodes.iter().find(|(other, theirs)| {
+                other.client != hold.client
+                    && theirs.path == ahead.path
+                    && !(other.shared && hold.shared)
+            })?;
+            Some((hold.client, ahead.path.clone(), other.client))
+        })
+    })
+}
+
+/// In `listing` (which holds `mine`): `mine` is within the first `slots`
+/// contenders by name and not by sequence number; the contenders ahead of
+/// it by sequence whose names sort after its own. Only contenders whose
+/// names have `mine`'s shape count (see [`name_order_inverted`]).
+fn misjudged_in(listing: &Listing, mine: &Contender, slots: usize) -> Vec<Contender> {
+    if !listing.has(&mine.path) {
+        return Vec::new();
+    }
+    let shape = prefix_shape(&mine.path);
+    let contenders: Vec<Contender> = listing
+        .children
+        .iter()
+        .filter_map(|name| Some(contender_of(&listing.dir.child(name).ok()?)))
+        .filter(|c| c.sequence.is_some() && prefix_shape(&c.path) == shape)
+        .collect();
+    let by_name = contenders
+        .iter()
+        .filter(|c| c.path.name() < mine.path.name())
+        .count();
+    let by_sequence = contenders
+        .iter()
+        .filter(|c| c.sequence < mine.sequence)
+        .count();
+    if by_name >= slots || by_sequence < slots {
+        return Vec::new();
+    }
+    contenders
+        .into_iter()
+        .filter(|c| name_order_inverted(mine, c))
+        .collect()
+}
+
+/// Two holders that counted before they created (a check-then-act on the
+/// children), with the listings as proof: each decided on a listing of its
+/// node's directory read before it created its node (its own node is not
+/// in it), and one's listing was read before another holder's node was
+/// created, so its count missed that holder. Returns (the holder whose
+/// count missed, its listing, the holder it missed, that one's node).
+fn counted_before_creating<'a>(
+    scene: &'a Scene,
+    holders: &[&'a Hold],
+) -> Option<(ClientIndex, &'a Listing, ClientIndex, Path)> {
+    let counted: Vec<(&Hold, &Listing, Path)> = holders
+        .iter()
+        .filter_map(|hold| {
+            let (node, record) = scene.history.node_of(hold.client, hold.from_ns)?;
+            let listing = hold.decided_on.as_ref()?;
+            let before = listing.at_ns <= record.created_ns && !listing.has(node);
+            before.then(|| (*hold, listing, node.clone()))
+        })
+        .collect();
+    if counted.len() < 2 {
+        return None;
+    }
+    counted.iter().find_map(|(hold, listing, _)| {
+        counted.iter().find_map(|(other, _, node)| {
+            let created = scene.history.nodes.get(node)?.created_ns;
+            let missed = other.client != hold.client
+                && listing.dir == node.parent()?
+                && !listing.has(node)
+                && created >= listing.at_ns;
+            missed.then(|| (hold.client, *listing, other.client, node.clone()))
+        })
     })
 }
 
@@ -284,30 +398,14 @@ pub fn fifo(violation: &Violation, scene: &Scene) -> Diagnosis {
     };
     let mut finding = holder_finding(scene, hold);
     let mine = contender(scene, hold.client, hold.from_ns);
-    let dir = scene.fifo_dir;
-    let ahead: Vec<(ClientIndex, Contender)> = scene
-        .history
-        .nodes
-        .iter()
-        .filter(|(path, node)| {
-            node.creator != hold.client
-                && node.created_ns < hold.from_ns
-                && node
-                    .removed
-                    .as_ref()
-                    .is_none_or(|(at, _)| *at > hold.from_ns)
-                && dir.is_none_or(|dir| path.parent().as_ref() == Some(dir))
-                && !node.persistent
-        })
-        .map(|(path, node)| (node.creator, contender_of(path)))
-        .filter(|(_, c)| {
-            mine.as_ref()
-                .is_some_and(|m| c.sequence.zip(m.sequence).is_some_and(|(t, m)| t < m))
-        })
-        .collect();
-    let inverted = mine
-        .as_ref()
-        .and_then(|m| ahead.iter().find(|(_, c)| name_order_inverted(m, c)));
+    // Proof that it sorted by name: in the listing it decided on, its node
+    // came first by name and not by sequence number.
+    let inverted = mine.as_ref().and_then(|mine| {
+        let jumped = misjudged_in(hold.decided_on.as_ref()?, mine, 1);
+        let ahead = jumped.into_iter().min_by_key(|c| c.sequence)?;
+        let creator = scene.history.nodes.get(&ahead.path)?.creator;
+        Some((creator, ahead))
+    });
     let (mechanism, summary) = match inverted {
         Some((waiter, theirs)) => (
             "sorted-by-name-not-sequence",

@@ -24,7 +24,7 @@ mod leaks;
 pub mod precision;
 mod stuck;
 
-pub use history::{ClientHistory, History, Hold, NodeRecord, Removal, WatchKind};
+pub use history::{ClientHistory, Ended, History, Hold, Listing, NodeRecord, Removal, WatchKind};
 
 use crate::client::{ClientSession, ConnectionState, WatchTable};
 use crate::oracles::{fmt_time, ClientIndex, Property, SimNanos, Violation};
@@ -43,6 +43,7 @@ pub const MECHANISMS: &[&str] = &[
     "release-lost",
     "orphan-node",
     "waits-on-own-node",
+    "leftover-own-node",
     "holds-two-nodes",
     "name-collision",
     "children-left-before-read",
@@ -73,6 +74,7 @@ pub const MECHANISMS: &[&str] = &[
     "held-through-disconnect",
     "adopted-abandoned-node",
     "sorted-by-name-not-sequence",
+    "counted-before-creating",
     "token-not-increasing",
     "two-live-holders",
     "jumped-the-queue",

@@ -12,7 +12,7 @@
 //! watch for children it may still change): a consumer whose take waits on
 //! nothing is the recipe's, whatever timer another client still runs.
 
-use super::history::{DeleteFate, NodeRecord, Removal, WatchKind, WatchRecord};
+use super::history::{DeleteFate, Ended, NodeRecord, Removal, WatchKind, WatchRecord};
 use super::{client_name, root, ClientScene, Diagnosis, Finding, Scene};
 use crate::client::ConnectionState;
 use crate::oracles::{fmt_time, ClientIndex, SimNanos, Violation};
@@ -29,6 +29,7 @@ pub(super) const PRIORITY: &[&str] = &[
     // The client broke itself.
     "watch-on-deleted-node",
     "waits-on-own-node",
+    "leftover-own-node",
     "holds-two-nodes",
     "request-lost-not-retried",
     "event-dropped",
@@ -64,6 +65,11 @@ const HARNESS_EXPLAINS: &[&str] = &[
     "children-never-change",
 ];
 
+/// A client that waits on a node after its own (by sequence and by name):
+/// a cycle when that node's owner waits back on it (`circular-wait`, found
+/// by [`mark_cycles`]), else `undiagnosed`. Never a run's mechanism.
+const WAITS_BEHIND_LATER: &str = "waits-behind-later-node";
+
 /// The labels that blame the harness, not the recipe.
 const HARNESS_LABELS: &[&str] = &["heal-window-too-short"];
 
@@ -76,6 +82,15 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
         .map(|(client, c)| stuck_client(client, c, violation.at_ns, scene).client(client))
         .collect();
     mark_cycles(&mut findings, scene);
+    for finding in &mut findings {
+        if finding.mechanism == WAITS_BEHIND_LATER {
+            finding.mechanism = "undiagnosed".to_string();
+            finding.why = format!(
+                "{}; no cycle back to it is in the history, so why it waits there is not known",
+                finding.why
+            );
+        }
+    }
     // The harness is named only when it explains every stuck client; else
     // the recipe's own wait is the run's mechanism.
     let harness_explains_all = findings
@@ -115,7 +130,9 @@ pub fn diagnose(violation: &Violation, scene: &Scene) -> Diagnosis {
 /// finding becomes `circular-wait`, naming the ring.
 fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
     let waits_for = |finding: &Finding| -> Option<ClientIndex> {
-        if finding.mechanism != "queued-behind-stuck-client" {
+        if finding.mechanism != "queued-behind-stuck-client"
+            && finding.mechanism != WAITS_BEHIND_LATER
+        {
             return None;
         }
         let path = Path::new(finding.path.as_deref()?).ok()?;
@@ -127,6 +144,11 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
     let edges: Vec<(ClientIndex, Option<ClientIndex>)> = findings
         .iter()
         .filter_map(|f| Some((f.client?, waits_for(f))))
+        .collect();
+    let edges_later: Vec<(ClientIndex, String)> = findings
+        .iter()
+        .filter(|f| f.mechanism == WAITS_BEHIND_LATER)
+        .filter_map(|f| Some((f.client?, f.what.clone())))
         .collect();
     let next = |client: ClientIndex| {
         edges
@@ -149,7 +171,7 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
                 {
                     finding.mechanism = "waits-on-own-node".to_string();
                     finding.why = format!(
-                        "{} each wait for the next one's node, and the last for the first's: c{client} never got the reply to the create of {node} and recovered the node by reading, and does not place its own node right (it compares a name it recovered with full paths)",
+                        "{} each wait for the next one's node, and the last for the first's: c{client} never got the reply to the create of {node} (its current attempt's) and recovered the node by reading, and does not place its own node right (it compares a name it recovered with full paths)",
                         names.join(" → ")
                     );
                     break;
@@ -165,9 +187,10 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
                     );
                     break;
                 }
+                let later = findings_waiting_later(&ring, &edges_later);
                 finding.mechanism = "circular-wait".to_string();
                 finding.why = format!(
-                    "{} each wait for the next one's node, and the last for the first's: the contenders disagree on the order of their nodes",
+                    "{} each wait for the next one's node, and the last for the first's: the contenders disagree on the order of their nodes{later}",
                     names.join(" → ")
                 );
                 break;
@@ -193,7 +216,29 @@ fn recovered_node<'a>(client: ClientIndex, scene: &'a Scene) -> Option<&'a Path>
     if own.next().is_some() || node.reply_delivered || created_another(path, node, scene) {
         return None;
     }
-    Some(path)
+    current_attempt(client, node, scene).then_some(path)
+}
+
+/// `node` was created by `client`'s current attempt: at or after the
+/// application's last call (a client with no call recorded has one).
+fn current_attempt(client: ClientIndex, node: &NodeRecord, scene: &Scene) -> bool {
+    scene.clients[client]
+        .last_call
+        .as_ref()
+        .is_none_or(|(call_ns, _)| node.created_ns >= *call_ns)
+}
+
+/// The ring's clients that wait on a node after their own, in words.
+fn findings_waiting_later(ring: &[ClientIndex], later: &[(ClientIndex, String)]) -> String {
+    let words: Vec<String> = later
+        .iter()
+        .filter(|(client, _)| ring.contains(client))
+        .map(|(client, what)| format!("c{client} {what}"))
+        .collect();
+    match words.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", words.join("; ")),
+    }
 }
 
 /// The client's one live contender node, when its own last delete of it
@@ -282,10 +327,48 @@ fn stuck_client(client: ClientIndex, c: &ClientScene, at_ns: SimNanos, scene: &S
             (kind, path, record)
         })
         .max_by_key(|(_, _, record)| record.map(|r| r.set_ns));
-    if let Some((kind, path, record)) = latest {
-        return watched(client, kind, &path, record, scene);
+    match latest {
+        // The client asked for something after its newest watch was set:
+        // that watch is not what it waits on now.
+        Some((kind, path, Some(record))) if record.set_ns < history.last_send_ns => stale_watch(
+            client,
+            &waiting,
+            scene,
+            c,
+            set_words(kind, &path, Some(record)),
+        ),
+        Some((kind, path, record)) => watched(client, kind, &path, record, scene),
+        None => unwatched(client, &waiting, scene, c),
     }
-    unwatched(client, &waiting, scene, c)
+}
+
+/// A client whose every armed watch was set before its last request: what
+/// it waits on now is what became of that request (as for a client with
+/// no watch), the stale watch a fact beside it. `no-watch` would be untrue
+/// (a watch is armed): then `undiagnosed`.
+fn stale_watch(
+    client: ClientIndex,
+    waiting: &str,
+    scene: &Scene,
+    c: &ClientScene,
+    watch_words: String,
+) -> Finding {
+    let mut finding = unwatched(client, waiting, scene, c);
+    let last_send_ns = scene.history.clients[client].last_send_ns;
+    finding.what = format!(
+        "{}; the watch still armed is stale: it {watch_words}, before its last request at {}",
+        finding.what.replace(
+            " with no watch armed",
+            " with no watch of its own wait armed"
+        ),
+        fmt_time(last_send_ns)
+    );
+    if finding.mechanism == "no-watch" {
+        finding.mechanism = "undiagnosed".to_string();
+        finding.why =
+            "its last request set no watch, and nothing shows what it waits for".to_string();
+    }
+    finding.at(last_send_ns, "its last request")
 }
 
 /// The application's last call was answered, if it was: `its Lock was
@@ -467,18 +550,25 @@ fn waits_on_live_node(
         return orphan(path, what, record);
     }
     if owner == Some(client) {
-        return Finding::new(
-            "waits-on-own-node",
-            format!("{what}, which is its own node"),
-            "the recipe does not recognise its own node (it compares a name it recovered with full paths), so it waits for itself".to_string(),
-        )
-        .path(path);
+        return own_node(client, path, what, scene);
     }
     if let Some(own) = own_node_before(client, path, scene) {
+        let record = scene.history.nodes.get(own);
+        let recovered = record.filter(|r| !r.reply_delivered && current_attempt(client, r, scene));
+        if recovered.is_some() {
+            return Finding::new(
+                "waits-on-own-node",
+                format!("{what}, which comes after its own node {own}"),
+                format!("it never got the reply to the create of {own} (its current attempt's) and recovered the node by reading; it does not place that node right (it compares a name it recovered with full paths), so it waits behind a contender that comes after it"),
+            )
+            .path(path);
+        }
+        let owner_words =
+            owner.map_or("a session no client holds".to_string(), |o| format!("c{o}"));
         return Finding::new(
-            "waits-on-own-node",
-            format!("{what}, which comes after its own node {own}"),
-            format!("the recipe does not recognise its own node {own} (it compares a name it recovered with full paths), so it waits behind a contender that comes after it"),
+            WAITS_BEHIND_LATER,
+            format!("{what}, the node of {owner_words}, which comes after its own node {own}"),
+            "it waits on a node after its own by sequence number and by name (its create's reply reached it)".to_string(),
         )
         .path(path);
     }
@@ -528,6 +618,76 @@ fn waits_on_live_node(
         format!("c{owner} will not delete {path}, and its session is alive"),
     )
     .path(path)
+}
+
+/// The client waits on (or is blocked by) its own node `path`: the node
+/// of its current attempt it does not recognise (`waits-on-own-node`), or
+/// one an earlier attempt it gave up left behind (`leftover-own-node`);
+/// else `undiagnosed`, with the facts.
+fn own_node(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Finding {
+    let Some(record) = scene.history.nodes.get(path) else {
+        return Finding::new(
+            "undiagnosed",
+            format!("{what}, which is its own node"),
+            "the history does not say which of its attempts created it".to_string(),
+        )
+        .path(path);
+    };
+    let created = format!("c{client} created {path}");
+    if current_attempt(client, record, scene) {
+        let why = match record.reply_delivered {
+            false => "it never got the reply to its create (its current attempt's) and recovered the node by reading, and does not recognise it (it compares a name it recovered with full paths), so it waits for itself",
+            true => "its current attempt created it and got the reply, yet does not recognise it as its own, so it waits for itself",
+        };
+        return Finding::new(
+            "waits-on-own-node",
+            format!("{what}, which is its own node"),
+            why.to_string(),
+        )
+        .path(path)
+        .at(record.created_ns, created);
+    }
+    if !record.reply_delivered && created_another(path, record, scene) {
+        // It never learned the node's name: an orphan, not a node it left.
+        return orphan(path, what, record);
+    }
+    let call_ns = scene.clients[client]
+        .last_call
+        .as_ref()
+        .map_or(0, |(at, _)| *at);
+    let ended = scene
+        .history
+        .attempt_end(client, record.created_ns, call_ns);
+    match ended.filter(|_| record.reply_delivered) {
+        Some((ended_ns, Ended::GaveUp(how))) => Finding::new(
+            "leftover-own-node",
+            format!("{what}, which its own earlier attempt created and left: that attempt {how} at {}", fmt_time(ended_ns)),
+            format!("an attempt that gives up must delete its node (or remember it): {path} stays as long as the session, and the client's later attempt (called at {}) waits behind it", fmt_time(call_ns)),
+        )
+        .path(path)
+        .at(record.created_ns, created)
+        .at(ended_ns, format!("its attempt {how}; {path} stayed"))
+        .at(call_ns, "its current attempt began"),
+        _ => {
+            let how = match (ended, record.reply_delivered) {
+                (None, _) => "was not answered before its current call".to_string(),
+                (Some((at, _)), false) => format!(
+                    "ended at {} without the create's reply reaching it",
+                    fmt_time(at)
+                ),
+                (Some((at, _)), true) => {
+                    format!("was answered at {} (not given up)", fmt_time(at))
+                }
+            };
+            Finding::new(
+                "undiagnosed",
+                format!("{what}, its own node from an earlier attempt, which {how}"),
+                format!("its current attempt began at {}; why it waits on a node of an earlier attempt is not known", fmt_time(call_ns)),
+            )
+            .path(path)
+            .at(record.created_ns, created)
+        }
+    }
 }
 
 /// The client's one live node under `path`'s parent, when the watched
@@ -758,6 +918,15 @@ fn waits_for_first_contender(
         .collect();
     let (_, first, record) = contenders.iter().min_by_key(|(seq, _, _)| *seq)?;
     if record.creator == client {
+        let finding = own_node(
+            client,
+            first,
+            &format!("{what}, behind the first contender {first}"),
+            scene,
+        );
+        if finding.mechanism == "leftover-own-node" {
+            return Some(finding);
+        }
         return Some(
             Finding::new(
                 "undiagnosed",
