@@ -734,7 +734,12 @@ struct Pump<'a> {
 }
 
 impl<'a> Pump<'a> {
-    fn new(direction: Direction, shared: &'a Arc<Shared>, link: &'a Link, waiting: Waiting) -> Self {
+    fn new(
+        direction: Direction,
+        shared: &'a Arc<Shared>,
+        link: &'a Link,
+        waiting: Waiting,
+    ) -> Self {
         let control = shared.control.subscribe();
         Pump {
             direction,
@@ -1344,10 +1349,15 @@ mod silences {
     /// A stand-in server that answers each frame `delay` after it arrived
     /// (the handshake at once), logging every xid it received and counting
     /// the connections it accepted.
-    async fn slow_echo_server(delay: Duration) -> (SocketAddr, Arc<Mutex<Vec<i32>>>, Arc<AtomicUsize>) {
+    async fn slow_echo_server(
+        delay: Duration,
+    ) -> (SocketAddr, Arc<Mutex<Vec<i32>>>, Arc<AtomicUsize>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let (log, accepted) = (Arc::new(Mutex::new(Vec::new())), Arc::new(AtomicUsize::new(0)));
+        let (log, accepted) = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(AtomicUsize::new(0)),
+        );
         let (received, count) = (log.clone(), accepted.clone());
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -1406,14 +1416,29 @@ mod silences {
             assert!(proxy.silent());
             // One sent into the silence does not reach the server.
             client.write_all(&frame(2)).await.unwrap();
-            assert_eq!(reply_within(&mut client, Duration::from_millis(400)).await, None);
+            assert_eq!(
+                reply_within(&mut client, Duration::from_millis(400)).await,
+                None
+            );
             assert_eq!(*received.lock().unwrap(), vec![1], "2 is held");
             assert_eq!(proxy.open_connections(), 1, "nothing was closed");
-            assert_eq!(proxy.held(), HeldFrames { to_server: 1, to_client: 1 });
+            assert_eq!(
+                proxy.held(),
+                HeldFrames {
+                    to_server: 1,
+                    to_client: 1
+                }
+            );
             // Then both arrive, in order, on the same connection.
-            assert_eq!(reply_within(&mut client, Duration::from_secs(5)).await, Some(frame(1)));
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(1))
+            );
             assert!(silenced_at.elapsed() >= Duration::from_millis(600));
-            assert_eq!(reply_within(&mut client, Duration::from_secs(5)).await, Some(frame(2)));
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(2))
+            );
             assert_eq!(round_trip(&mut client, 3).await.unwrap(), frame(3));
             assert_eq!(*received.lock().unwrap(), vec![1, 2, 3]);
             assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -1438,10 +1463,21 @@ mod silences {
             // One that waits is connected when the silence ends.
             let mut patient = TcpStream::connect(proxy.addr()).await.unwrap();
             patient.write_all(&frame(0)).await.unwrap();
-            assert_eq!(reply_within(&mut patient, Duration::from_secs(5)).await, Some(frame(0)));
+            assert_eq!(
+                reply_within(&mut patient, Duration::from_secs(5)).await,
+                Some(frame(0))
+            );
             assert_eq!(round_trip(&mut patient, 8).await.unwrap(), frame(8));
-            assert_eq!(*received.lock().unwrap(), vec![8], "7 was lost with its connection");
-            assert_eq!(accepted.load(Ordering::SeqCst), 2, "the given-up attempt never arrived");
+            assert_eq!(
+                *received.lock().unwrap(),
+                vec![8],
+                "7 was lost with its connection"
+            );
+            assert_eq!(
+                accepted.load(Ordering::SeqCst),
+                2,
+                "the given-up attempt never arrived"
+            );
         });
     }
 
@@ -1459,10 +1495,16 @@ mod silences {
             proxy.silence_for(10_000);
             let mut client = TcpStream::connect(proxy.addr()).await.unwrap();
             client.write_all(&frame(0)).await.unwrap();
-            assert_eq!(reply_within(&mut client, Duration::from_millis(200)).await, None);
+            assert_eq!(
+                reply_within(&mut client, Duration::from_millis(200)).await,
+                None
+            );
             proxy.end_silence();
             assert!(!proxy.silent());
-            assert_eq!(reply_within(&mut client, Duration::from_secs(5)).await, Some(frame(0)));
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(0))
+            );
             // A cut still ends a connection in a silence.
             proxy.silence_for(10_000);
             proxy.cut_all();

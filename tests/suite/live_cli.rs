@@ -12,7 +12,9 @@
 //! next run with a command that removes it; that a raised soft open-file
 //! limit lets a run go through; that with the client-side expiry policy
 //! clients give up on their sessions after a long outage, open new ones,
-//! and the fixed Curator-style lock holds.
+//! and the fixed Curator-style lock holds; that silent connections run on a
+//! sans-IO recipe (the short one unnoticed, the long one expiring its
+//! session, a new one opened) and the fixed lock holds.
 //!
 //! Open-file limits (no server needed): a hard limit below what the run
 //! needs is refused at once with the number needed; a soft one below it is

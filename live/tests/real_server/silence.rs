@@ -60,7 +60,10 @@ fn record_states(
         loop {
             let state = watcher.changed().await;
             log.lock().unwrap().push((t0.elapsed(), state));
-            if matches!(state, zkc::SessionState::Expired | zkc::SessionState::Closed) {
+            if matches!(
+                state,
+                zkc::SessionState::Expired | zkc::SessionState::Closed
+            ) {
                 return;
             }
         }
@@ -119,13 +122,19 @@ fn a_short_silence_holds_bytes_both_ways_and_the_connection_carries_on() {
             tokio::join!(create, notified, applied_during);
         let created_after = silenced_at.elapsed();
         assert!(created.is_ok(), "{created:?}");
-        assert!(!applied_during, "the write reached the server in the silence");
+        assert!(
+            !applied_during,
+            "the write reached the server in the silence"
+        );
         assert_eq!(event, zkc::EventType::NodeDataChanged);
         assert!(
             notified_after >= Duration::from_millis(800),
             "notified {notified_after:?} after the silence began"
         );
-        assert!(created_after >= Duration::from_millis(800), "{created_after:?}");
+        assert!(
+            created_after >= Duration::from_millis(800),
+            "{created_after:?}"
+        );
         let held = proxy.held();
         assert!(held.to_server >= 1 && held.to_client >= 1, "{held:?}");
         // The same connection and session carry on; nothing was lost.
@@ -174,11 +183,20 @@ fn a_silence_past_the_session_timeout_expires_the_session_with_the_connection_op
                 break silenced_at.elapsed();
             }
             open_before_expiry &= proxy.open_connections() >= 1;
-            assert!(silenced_at.elapsed() < Duration::from_secs(4), "never expired");
+            assert!(
+                silenced_at.elapsed() < Duration::from_secs(4),
+                "never expired"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        assert!(open_before_expiry, "the proxy closed a connection in the silence");
-        assert!(proxy.silent(), "expired after the silence: {expired_after:?}");
+        assert!(
+            open_before_expiry,
+            "the proxy closed a connection in the silence"
+        );
+        assert!(
+            proxy.silent(),
+            "expired after the silence: {expired_after:?}"
+        );
         // Last heard at most a ping interval (300 ms) and a tick before the silence.
         assert!(
             expired_after >= Duration::from_millis(1_300),
