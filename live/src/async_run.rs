@@ -8,6 +8,10 @@
 //! front of the server. The proxy is where the faults strike:
 //! - a drop (`disconnect`): every connection of the client is cut and its
 //!   reconnects fall into a hole for `down_ms` ([`FaultProxy::drop_for`]);
+//! - a silent connection (`silent`): nothing passes the proxy either way
+//!   for `down_ms`, nothing is closed ([`FaultProxy::silence_for`]): the
+//!   real crate notices at its own read timeout, the server expires the
+//!   session if the silence outlasts it; the heal ends it;
 //! - a lost request or reply (`lose_request`, `lose_reply`): the proxy
 //!   numbers the client's requests as the simulator does and asks the seed's
 //!   plan about each ([`FaultProxy::set_request_hook`]);
@@ -349,6 +353,10 @@ impl Strike {
                 proxy.drop_for(down_ms);
                 true
             }
+            Fault::Silent { down_ms } => {
+                proxy.silence_for(down_ms);
+                true
+            }
             Fault::Pause { .. } => {
                 proxy.black_hole(crate::proxy::Hole::Both);
                 lock(&self.run).clients[client].paused = true;
@@ -448,6 +456,7 @@ impl Supervisor {
                     for slot in &mut run.clients {
                         slot.paused = false;
                         slot.proxy.heal();
+                        slot.proxy.end_silence();
                     }
                 }
                 Phase::Healing { .. } if all_done => break,

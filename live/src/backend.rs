@@ -12,6 +12,10 @@
 //!   it, the reply never arrives), then the cut;
 //! - session expiry: a second connection into the victim's session (its id
 //!   and password), closed: the server ends the session;
+//! - a silent connection: the proxy forwards nothing either way for the
+//!   fault's `down_ms` and closes nothing ([`FaultProxy::silence_for`]);
+//!   the client library notices at its read timeout, the server expires
+//!   the session if the silence outlasts it;
 //! - a client pause: nothing passes the client's proxy until it resumes
 //!   (no pings: past the session timeout the server expires it).
 //!
@@ -349,6 +353,10 @@ impl Connection for ZkConnection {
         self.cut(down_ms);
     }
 
+    fn silence(&mut self, down_ms: u64) {
+        self.proxy.silence_for(down_ms);
+    }
+
     fn pause(&mut self) {
         self.stop_heal_timer();
         self.proxy.black_hole(Hole::Both);
@@ -380,6 +388,7 @@ impl Connection for ZkConnection {
     fn heal(&mut self) {
         self.stop_heal_timer();
         self.proxy.heal();
+        self.proxy.end_silence();
     }
 
     fn close(&mut self) -> BoxFuture<'_, ()> {

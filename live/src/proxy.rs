@@ -13,6 +13,19 @@
 //! - [`FaultProxy::heal`]: frames flow again. A connection that lost a frame
 //!   in the hole cannot carry on (its byte stream has a gap), so healing cuts
 //!   it; the client reconnects.
+//! - [`FaultProxy::silence_for`]: a silent network for `down_ms` (the
+//!   simulator's `silent` fault): nothing is forwarded either way and
+//!   nothing is lost or closed; what either end sends waits in the proxy
+//!   (as TCP retransmits it) and is delivered in order when the silence
+//!   ends, so the connection carries on. A client notices only by its own
+//!   read timeout, a server by its session timeout. What a client sent on a
+//!   connection it closed during the silence never arrives (as in the
+//!   simulator, where a message into the silence is lost if its connection
+//!   is gone by the silence's end), and a connection opened during the
+//!   silence reaches the server only when it ends, if the client still
+//!   waits on it (an unanswered SYN: the server never hears of an attempt
+//!   the client gave up). Overlapping silences last until the last one
+//!   ends; [`FaultProxy::end_silence`] ends them all at once.
 //!
 //! The proxy forwards whole frames of ZooKeeper's wire protocol (a 4-byte
 //! big-endian length, then the body), so a hole opens and closes between
@@ -47,6 +60,7 @@
 //! Runs on the ambient tokio runtime; dropping the proxy closes everything.
 
 use crate::descriptors::LocalFailure;
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -152,6 +166,16 @@ pub struct Swallowed {
     pub other_frames: u64,
 }
 
+/// Frames a silence held back so far (delivered at its end, or lost with a
+/// connection the client gave up), over all connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeldFrames {
+    /// Client-to-server frames: requests, pings, handshakes.
+    pub to_server: u64,
+    /// Server-to-client frames: replies, notifications, handshakes.
+    pub to_client: u64,
+}
+
 /// Why the proxy could not start or a wait failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -181,6 +205,18 @@ struct Control {
     /// Incremented by every change of the hole: a heal timer heals only the
     /// hole of its own generation.
     hole_generation: u64,
+    /// Silences in force ([`FaultProxy::silence_for`]): while any is, no
+    /// frame is forwarded either way.
+    silences: u32,
+    /// Incremented by [`FaultProxy::end_silence`]: a silence's timer ends
+    /// only a silence of its own generation.
+    silence_generation: u64,
+}
+
+impl Control {
+    fn silent(&self) -> bool {
+        self.silences > 0
+    }
 }
 
 struct Shared {
@@ -194,6 +230,9 @@ struct Shared {
     /// The latest session granted on a link (see [`FaultProxy::session`]).
     session: watch::Sender<Option<LinkSession>>,
     request_hook: Mutex<Option<RequestHook>>,
+    /// Frames held by silences, to the server and to the client.
+    held_to_server: AtomicU64,
+    held_to_client: AtomicU64,
     /// Client requests numbered so far (the last number given).
     requests_numbered: AtomicU64,
     losses_struck: AtomicU64,
@@ -268,6 +307,40 @@ impl Shared {
         });
     }
 
+    /// A silence for `down_ms` (none if 0), ended by its own timer.
+    fn silence_for(self: &Arc<Self>, down_ms: u64) {
+        if down_ms == 0 {
+            return;
+        }
+        let mut generation = 0;
+        self.control.send_modify(|control| {
+            control.silences += 1;
+            generation = control.silence_generation;
+        });
+        let shared: Weak<Shared> = Arc::downgrade(self);
+        self.runtime.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(down_ms)).await;
+            if let Some(shared) = shared.upgrade() {
+                shared.control.send_if_modified(|control| {
+                    let current = control.silence_generation == generation && control.silent();
+                    if current {
+                        control.silences -= 1;
+                    }
+                    current
+                });
+            }
+        });
+    }
+
+    /// Counts a frame a silence holds back.
+    fn note_held(&self, direction: Direction) {
+        let counter = match direction {
+            Direction::ToServer => &self.held_to_server,
+            Direction::ToClient => &self.held_to_client,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Asks the hook (if any) about request `number`.
     fn ask_hook(&self, number: u64) -> Option<RequestLoss> {
         let hook = self.request_hook.lock().unwrap().clone();
@@ -319,6 +392,8 @@ impl FaultProxy {
             local_failure,
             session: watch::Sender::new(None),
             request_hook: Mutex::new(None),
+            held_to_server: AtomicU64::new(0),
+            held_to_client: AtomicU64::new(0),
             requests_numbered: AtomicU64::new(0),
             losses_struck: AtomicU64::new(0),
             runtime: tokio::runtime::Handle::current(),
@@ -369,6 +444,37 @@ impl FaultProxy {
     /// heals at once and cuts.
     pub fn drop_for(&self, down_ms: u64) {
         self.shared.drop_for(down_ms);
+    }
+
+    /// A silent network for `down_ms` (see the module doc): every
+    /// connection, open or opened meanwhile, forwards nothing either way
+    /// and stays open; what waits is delivered when the silence ends. A
+    /// silence already in force lasts until the later end. With 0, nothing.
+    pub fn silence_for(&self, down_ms: u64) {
+        self.shared.silence_for(down_ms);
+    }
+
+    /// Ends every silence now: what waited is delivered.
+    pub fn end_silence(&self) {
+        self.shared.control.send_if_modified(|control| {
+            let silent = control.silent();
+            control.silences = 0;
+            control.silence_generation += 1;
+            silent
+        });
+    }
+
+    /// Whether a silence is in force.
+    pub fn silent(&self) -> bool {
+        self.shared.control.borrow().silent()
+    }
+
+    /// The frames silences held back so far.
+    pub fn held(&self) -> HeldFrames {
+        HeldFrames {
+            to_server: self.shared.held_to_server.load(Ordering::SeqCst),
+            to_client: self.shared.held_to_client.load(Ordering::SeqCst),
+        }
     }
 
     /// Lets `hook` choose, for every client request from now on, whether
@@ -502,12 +608,20 @@ impl Drop for OpenGuard<'_> {
 }
 
 /// Forwards one client connection until either side closes, a cut, or a
-/// heal that finds it damaged; then closes the client side gently.
+/// heal that finds it damaged; then closes the client side gently. A
+/// connection accepted during a silence reaches the server only when the
+/// silence ends, and not at all if the client closes it first.
 async fn serve_connection(client: TcpStream, epoch: u64, shared: Arc<Shared>) {
     let _open = OpenGuard::new(&shared.open_connections);
     // Frames are small and answered one by one: no Nagle delays on the hop.
     let _ = client.set_nodelay(true);
-    let (mut client_read, mut client_write) = client.into_split();
+    let (client_read, mut client_write) = client.into_split();
+    let mut client_read = FrameReader::new(client_read);
+    let mut control = shared.control.subscribe();
+    let early = match wait_to_connect(&mut client_read, &mut control, epoch, &shared).await {
+        Some(early) => early,
+        None => return close_gently(client_read.into_inner(), client_write).await,
+    };
     let upstream = shared.upstream.lock().unwrap().clone();
     let connected = TcpStream::connect(&upstream).await;
     if let Err(error) = &connected {
@@ -516,19 +630,51 @@ async fn serve_connection(client: TcpStream, epoch: u64, shared: Arc<Shared>) {
     }
     if let Ok(server) = connected {
         let _ = server.set_nodelay(true);
-        let (mut server_read, mut server_write) = server.into_split();
+        let (server_read, mut server_write) = server.into_split();
+        let mut server_read = FrameReader::new(server_read);
         // The pumps and `until_ended` run in this one task, so a pump's
         // check of the hole and its marking of damage are never interleaved
         // with `until_ended`'s check.
         let link = Link::default();
-        let mut control = shared.control.subscribe();
+        let to_server = Pump::new(Direction::ToServer, &shared, &link, early);
+        let to_client = Pump::new(Direction::ToClient, &shared, &link, Waiting::default());
         tokio::select! {
-            _ = pump(&mut client_read, &mut server_write, Direction::ToServer, &shared, &link) => {}
-            _ = pump(&mut server_read, &mut client_write, Direction::ToClient, &shared, &link) => {}
+            _ = to_server.run(&mut client_read, &mut server_write) => {}
+            _ = to_client.run(&mut server_read, &mut client_write) => {}
             _ = until_ended(&mut control, epoch, &link.damaged) => {}
         }
     }
-    close_gently(client_read, client_write).await;
+    close_gently(client_read.into_inner(), client_write).await;
+}
+
+/// Holds a connection accepted during a silence (its frames wait) until the
+/// silence ends: what waited then, or `None` if the client closed it or a
+/// cut ended it first.
+async fn wait_to_connect(
+    client: &mut FrameReader<OwnedReadHalf>,
+    control: &mut watch::Receiver<Control>,
+    epoch: u64,
+    shared: &Shared,
+) -> Option<Waiting> {
+    let mut early = Waiting::default();
+    loop {
+        {
+            let now = control.borrow_and_update();
+            if now.cut_epoch != epoch {
+                return None;
+            }
+            if !now.silent() {
+                return Some(early);
+            }
+        }
+        tokio::select! {
+            read = client.next() => match read {
+                Ok(frame) => early.hold(frame, shared, Direction::ToServer),
+                Err(_) => return None,
+            },
+            changed = control.changed() => changed.ok()?,
+        }
+    }
 }
 
 /// Returns when the connection must end: cut, or healed after damage.
@@ -547,44 +693,138 @@ async fn until_ended(control: &mut watch::Receiver<Control>, epoch: u64, damaged
     }
 }
 
-/// Forwards whole frames from `from` to `to`, swallowing them while the
-/// hole covers `direction`. Returns when the stream ends outside a hole (an
-/// end inside a hole is swallowed too: the connection then waits for a cut
-/// or a heal).
-async fn pump(
-    from: &mut OwnedReadHalf,
-    to: &mut OwnedWriteHalf,
+/// What one direction of a link holds back for the end of a silence.
+#[derive(Default)]
+struct Waiting {
+    frames: VecDeque<Vec<u8>>,
+    /// The sender closed its side during the silence.
+    ended: bool,
+}
+
+impl Waiting {
+    fn hold(&mut self, frame: Vec<u8>, shared: &Shared, direction: Direction) {
+        shared.note_held(direction);
+        self.frames.push_back(frame);
+    }
+
+    /// The next thing to forward after a silence: a frame, or the sender's
+    /// end once its frames are out (`Some(Err)`). A client that closed its
+    /// connection during the silence gave up on what it sent there: it is
+    /// dropped, as the simulator loses a message into the silence whose
+    /// connection is gone by its end.
+    fn next(&mut self, direction: Direction) -> Option<io::Result<Vec<u8>>> {
+        if self.ended && direction == Direction::ToServer {
+            self.frames.clear();
+        }
+        match self.frames.pop_front() {
+            Some(frame) => Some(Ok(frame)),
+            None if self.ended => Some(Err(io::ErrorKind::UnexpectedEof.into())),
+            None => None,
+        }
+    }
+}
+
+/// One direction of a proxied connection.
+struct Pump<'a> {
     direction: Direction,
-    shared: &Arc<Shared>,
-    link: &Link,
-) {
-    let mut index = 0u64;
-    loop {
-        let frame = read_frame(from).await;
-        let fate = match &frame {
-            Ok(frame) => fate(shared, link, direction, index, frame),
-            Err(_) if shared.control.borrow().hole.swallows(direction) => Fate::Swallow,
-            Err(_) => Fate::Forward,
-        };
-        match (frame, fate) {
-            (Ok(frame), Fate::Forward) => {
-                if to.write_all(&frame).await.is_err() {
-                    return;
+    shared: &'a Arc<Shared>,
+    link: &'a Link,
+    waiting: Waiting,
+    control: watch::Receiver<Control>,
+}
+
+impl<'a> Pump<'a> {
+    fn new(
+        direction: Direction,
+        shared: &'a Arc<Shared>,
+        link: &'a Link,
+        waiting: Waiting,
+    ) -> Self {
+        let control = shared.control.subscribe();
+        Pump {
+            direction,
+            shared,
+            link,
+            waiting,
+            control,
+        }
+    }
+
+    /// Forwards whole frames from `from` to `to`, swallowing them while the
+    /// hole covers the pump's direction and holding them while a silence
+    /// lasts. Returns when the stream ends outside a hole (an end inside a
+    /// hole is swallowed too: the connection then waits for a cut or a heal).
+    async fn run(mut self, from: &mut FrameReader<OwnedReadHalf>, to: &mut OwnedWriteHalf) {
+        let (shared, link, direction) = (self.shared, self.link, self.direction);
+        let mut index = 0u64;
+        loop {
+            if self.control.borrow().silent() {
+                self.hold_while_silent(from).await;
+                continue;
+            }
+            let frame = match self.waiting.next(direction) {
+                Some(frame) => frame,
+                None => {
+                    let read = from.next().await;
+                    // Read as a silence began: it waits for the silence's end.
+                    if self.control.borrow().silent() {
+                        self.wait(read);
+                        continue;
+                    }
+                    read
+                }
+            };
+            let fate = match &frame {
+                Ok(frame) => fate(shared, link, direction, index, frame),
+                Err(_) if shared.control.borrow().hole.swallows(direction) => Fate::Swallow,
+                Err(_) => Fate::Forward,
+            };
+            match (frame, fate) {
+                (Ok(frame), Fate::Forward) => {
+                    if to.write_all(&frame).await.is_err() {
+                        return;
+                    }
+                }
+                (Ok(frame), Fate::Swallow) => swallow(shared, link, direction, index, &frame),
+                (Ok(frame), Fate::Strike { down_ms }) => {
+                    shared.losses_struck.fetch_add(1, Ordering::SeqCst);
+                    shared.drop_for(down_ms);
+                    swallow(shared, link, direction, index, &frame);
+                }
+                (Err(_), Fate::Forward) => return,
+                (Err(_), _) => {
+                    link.damaged.store(true, Ordering::Relaxed);
+                    std::future::pending::<()>().await;
                 }
             }
-            (Ok(frame), Fate::Swallow) => swallow(shared, link, direction, index, &frame),
-            (Ok(frame), Fate::Strike { down_ms }) => {
-                shared.losses_struck.fetch_add(1, Ordering::SeqCst);
-                shared.drop_for(down_ms);
-                swallow(shared, link, direction, index, &frame);
+            index += 1;
+        }
+    }
+
+    /// Reads what arrives into the waiting queue until no silence is in force.
+    async fn hold_while_silent(&mut self, from: &mut FrameReader<OwnedReadHalf>) {
+        loop {
+            if !self.control.borrow_and_update().silent() {
+                return;
             }
-            (Err(_), Fate::Forward) => return,
-            (Err(_), _) => {
-                link.damaged.store(true, Ordering::Relaxed);
-                std::future::pending::<()>().await;
+            let ended = self.waiting.ended;
+            tokio::select! {
+                read = from.next(), if !ended => self.wait(read),
+                changed = self.control.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
             }
         }
-        index += 1;
+    }
+
+    /// Holds what was read (a frame, or the sender's end) for the silence's end.
+    fn wait(&mut self, read: io::Result<Vec<u8>>) {
+        match read {
+            Ok(frame) => self.waiting.hold(frame, self.shared, self.direction),
+            Err(_) => self.waiting.ended = true,
+        }
     }
 }
 
@@ -652,15 +892,66 @@ fn frame_xid(index: u64, frame: &[u8]) -> Option<i32> {
 pub(crate) async fn read_frame(from: &mut (impl AsyncRead + Unpin)) -> io::Result<Vec<u8>> {
     let mut prefix = [0u8; 4];
     from.read_exact(&mut prefix).await?;
-    let length = i32::from_be_bytes(prefix);
-    let length = usize::try_from(length)
-        .ok()
-        .filter(|length| *length <= MAX_FRAME_BYTES)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not a ZooKeeper frame"))?;
+    let length = frame_length(prefix)?;
     let mut frame = vec![0u8; 4 + length];
     frame[..4].copy_from_slice(&prefix);
     from.read_exact(&mut frame[4..]).await?;
     Ok(frame)
+}
+
+/// Reads whole frames, keeping a partial one across cancellation (a
+/// `select!` that stops waiting loses nothing).
+pub(crate) struct FrameReader<R> {
+    inner: R,
+    buffer: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub(crate) fn new(inner: R) -> FrameReader<R> {
+        FrameReader {
+            inner,
+            buffer: Vec::new(),
+        }
+    }
+
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// The next frame, length prefix included; an error at the end of the
+    /// stream or on bytes that are no ZooKeeper frame. Cancel-safe.
+    pub(crate) async fn next(&mut self) -> io::Result<Vec<u8>> {
+        loop {
+            if let Some(frame) = self.complete_frame()? {
+                return Ok(frame);
+            }
+            self.buffer.reserve(4096);
+            if self.inner.read_buf(&mut self.buffer).await? == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+    }
+
+    /// The first frame of the buffer, if it is all there.
+    fn complete_frame(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let Some(prefix) = self.buffer.get(..4) else {
+            return Ok(None);
+        };
+        let length = frame_length(prefix.try_into().expect("4 bytes"))?;
+        if self.buffer.len() < 4 + length {
+            return Ok(None);
+        }
+        let rest = self.buffer.split_off(4 + length);
+        Ok(Some(std::mem::replace(&mut self.buffer, rest)))
+    }
+}
+
+/// The body length a frame's prefix announces, if it is a ZooKeeper frame's.
+fn frame_length(prefix: [u8; 4]) -> io::Result<usize> {
+    usize::try_from(i32::from_be_bytes(prefix))
+        .ok()
+        .filter(|length| *length <= MAX_FRAME_BYTES)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not a ZooKeeper frame"))
 }
 
 /// Classifies a swallowed frame. Frame 0 of each direction is the connect
@@ -1046,6 +1337,178 @@ mod self_struck_faults {
             let cleared = tokio::time::timeout(Duration::from_secs(5), changes.changed()).await;
             assert!(matches!(cleared, Ok(Ok(()))));
             assert_eq!(proxy.session(), None);
+        });
+    }
+}
+
+#[cfg(test)]
+mod silences {
+    use super::tests::*;
+    use super::*;
+
+    /// A stand-in server that answers each frame `delay` after it arrived
+    /// (the handshake at once), logging every xid it received and counting
+    /// the connections it accepted.
+    async fn slow_echo_server(
+        delay: Duration,
+    ) -> (SocketAddr, Arc<Mutex<Vec<i32>>>, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (log, accepted) = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let (received, count) = (log.clone(), accepted.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let received = received.clone();
+                tokio::spawn(async move {
+                    let (mut read, mut write) = stream.into_split();
+                    let mut index = 0;
+                    while let Ok(frame) = read_frame(&mut read).await {
+                        if let Some(xid) = frame_xid(index, &frame) {
+                            received.lock().unwrap().push(xid);
+                            tokio::time::sleep(delay).await;
+                        }
+                        index += 1;
+                        if write.write_all(&frame).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, log, accepted)
+    }
+
+    /// Polls until `done`, at most 5 s.
+    async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !done() {
+            if tokio::time::Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
+    /// Reads one 12-byte echo within `patience`, if it comes.
+    async fn reply_within(stream: &mut TcpStream, patience: Duration) -> Option<Vec<u8>> {
+        let mut reply = vec![0u8; 12];
+        let read = tokio::time::timeout(patience, stream.read_exact(&mut reply)).await;
+        matches!(read, Ok(Ok(_))).then_some(reply)
+    }
+
+    #[test]
+    fn a_silence_holds_frames_both_ways_keeps_the_connection_and_delivers_them_after() {
+        runtime().block_on(async {
+            let (server, received, accepted) = slow_echo_server(Duration::from_millis(100)).await;
+            let proxy = FaultProxy::start(&server.to_string()).await.unwrap();
+            let mut client = TcpStream::connect(proxy.addr()).await.unwrap();
+            assert_eq!(round_trip(&mut client, 0).await.unwrap(), frame(0));
+            // A request that reached the server: its reply is held.
+            client.write_all(&frame(1)).await.unwrap();
+            assert!(eventually(|| received.lock().unwrap().contains(&1)).await);
+            let silenced_at = tokio::time::Instant::now();
+            proxy.silence_for(600);
+            assert!(proxy.silent());
+            // One sent into the silence does not reach the server.
+            client.write_all(&frame(2)).await.unwrap();
+            assert_eq!(
+                reply_within(&mut client, Duration::from_millis(400)).await,
+                None
+            );
+            assert_eq!(*received.lock().unwrap(), vec![1], "2 is held");
+            assert_eq!(proxy.open_connections(), 1, "nothing was closed");
+            assert_eq!(
+                proxy.held(),
+                HeldFrames {
+                    to_server: 1,
+                    to_client: 1
+                }
+            );
+            // Then both arrive, in order, on the same connection.
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(1))
+            );
+            assert!(silenced_at.elapsed() >= Duration::from_millis(600));
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(2))
+            );
+            assert_eq!(round_trip(&mut client, 3).await.unwrap(), frame(3));
+            assert_eq!(*received.lock().unwrap(), vec![1, 2, 3]);
+            assert_eq!(accepted.load(Ordering::SeqCst), 1);
+            assert_eq!(proxy.swallowed(), Swallowed::default(), "nothing was lost");
+        });
+    }
+
+    #[test]
+    fn what_a_client_sent_on_a_connection_it_closed_in_the_silence_never_arrives() {
+        runtime().block_on(async {
+            let (server, received, accepted) = slow_echo_server(Duration::ZERO).await;
+            let proxy = FaultProxy::start(&server.to_string()).await.unwrap();
+            let mut old = TcpStream::connect(proxy.addr()).await.unwrap();
+            assert_eq!(round_trip(&mut old, 0).await.unwrap(), frame(0));
+            proxy.silence_for(400);
+            old.write_all(&frame(7)).await.unwrap();
+            // An attempt opened in the silence and given up: never connected.
+            let mut attempt = TcpStream::connect(proxy.addr()).await.unwrap();
+            attempt.write_all(&frame(0)).await.unwrap();
+            assert!(eventually(|| proxy.held().to_server == 2).await);
+            drop((old, attempt));
+            // One that waits is connected when the silence ends.
+            let mut patient = TcpStream::connect(proxy.addr()).await.unwrap();
+            patient.write_all(&frame(0)).await.unwrap();
+            assert_eq!(
+                reply_within(&mut patient, Duration::from_secs(5)).await,
+                Some(frame(0))
+            );
+            assert_eq!(round_trip(&mut patient, 8).await.unwrap(), frame(8));
+            assert_eq!(
+                *received.lock().unwrap(),
+                vec![8],
+                "7 was lost with its connection"
+            );
+            assert_eq!(
+                accepted.load(Ordering::SeqCst),
+                2,
+                "the given-up attempt never arrived"
+            );
+        });
+    }
+
+    #[test]
+    fn overlapping_silences_last_to_the_later_end_and_end_silence_ends_them() {
+        runtime().block_on(async {
+            let proxy = FaultProxy::start(&echo_server().await.to_string())
+                .await
+                .unwrap();
+            let started = tokio::time::Instant::now();
+            proxy.silence_for(500);
+            proxy.silence_for(200);
+            assert!(eventually(|| !proxy.silent()).await);
+            assert!(started.elapsed() >= Duration::from_millis(500));
+            proxy.silence_for(10_000);
+            let mut client = TcpStream::connect(proxy.addr()).await.unwrap();
+            client.write_all(&frame(0)).await.unwrap();
+            assert_eq!(
+                reply_within(&mut client, Duration::from_millis(200)).await,
+                None
+            );
+            proxy.end_silence();
+            assert!(!proxy.silent());
+            assert_eq!(
+                reply_within(&mut client, Duration::from_secs(5)).await,
+                Some(frame(0))
+            );
+            // A cut still ends a connection in a silence.
+            proxy.silence_for(10_000);
+            proxy.cut_all();
+            assert!(ends_cleanly(&mut client).await);
         });
     }
 }

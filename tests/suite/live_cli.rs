@@ -12,7 +12,9 @@
 //! next run with a command that removes it; that a raised soft open-file
 //! limit lets a run go through; that with the client-side expiry policy
 //! clients give up on their sessions after a long outage, open new ones,
-//! and the fixed Curator-style lock holds.
+//! and the fixed Curator-style lock holds; that silent connections run on a
+//! sans-IO recipe (the short one unnoticed, the long one expiring its
+//! session, a new one opened) and the fixed lock holds.
 //!
 //! Open-file limits (no server needed): a hard limit below what the run
 //! needs is refused at once with the number needed; a soft one below it is
@@ -699,6 +701,62 @@ fn clients_give_up_on_their_sessions_after_long_outages_and_the_fixed_lock_holds
     assert!(
         !untouched.iter().any(|(_, text)| text.contains("gives up")),
         "client 2 kept its connection: {untouched:?}"
+    );
+    assert_eq!(node_count(&addr), before, "the runs left nodes behind");
+}
+
+/// A sans-IO lock with a short and a long silent connection.
+const SILENT_FIXTURE: &str = "tests/fixtures/lock-fixed-silent-live.toml";
+
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test suite -- --ignored live_cli::"]
+fn silent_connections_run_live_on_a_sans_io_recipe_and_the_long_one_expires_its_session() {
+    let _server = server_to_myself();
+    let addr = zk_addr();
+    let before = node_count(&addr);
+    let output = zkcheck(&["live", SILENT_FIXTURE, "--zk", &addr, "--seed", "1"]);
+    let printed = format!("{}{}", stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert!(
+        printed.contains("pass: fenced_mutual_exclusion, liveness, no_leaks"),
+        "{printed}"
+    );
+    assert_eq!(
+        printed.matches("connection goes silent for").count(),
+        2,
+        "{printed}"
+    );
+    // The same run through the library: its trace has the session changes.
+    let registry = zkcheck::Registry::builtin();
+    let file = std::path::Path::new(SILENT_FIXTURE);
+    let scenario = zk_sim::scenario::Scenario::load(file, registry.sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let options = zk_live::LiveOptions {
+        addr: addr.clone(),
+        seed: 1,
+        root: None,
+    };
+    let live = zk_live::run_live(&scenario, &options).unwrap_or_else(|error| panic!("{error}"));
+    assert!(live.report.passed(), "{:?}", live.report.violations);
+    // Client 0's silence (500 ms) stayed below its read timeout: one session.
+    let short = session_lines(&live.report, 0);
+    assert_eq!(short.len(), 1, "client 0 kept its session: {short:?}");
+    // Client 1's (3,500 ms) outlasted its 2 s session: expired, then a new one.
+    let long = session_lines(&live.report, 1);
+    let expired = long
+        .iter()
+        .position(|(_, text)| text.ends_with("expired"))
+        .unwrap_or_else(|| panic!("client 1's session did not expire: {long:?}"));
+    let (expired_ms, _) = long[expired];
+    assert!(
+        (3_500.0..5_500.0).contains(&expired_ms),
+        "expired {expired_ms} ms into the run, silent from 1,500 ms: {long:?}"
+    );
+    assert!(
+        long[expired..]
+            .iter()
+            .any(|(_, text)| text.starts_with("opens session")),
+        "client 1 opened no new session: {long:?}"
     );
     assert_eq!(node_count(&addr), before, "the runs left nodes behind");
 }

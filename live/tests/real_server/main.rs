@@ -16,3 +16,4 @@ mod ensemble;
 mod faults;
 mod proxy_faults;
 mod session;
+mod silence;

@@ -881,6 +881,9 @@ impl<R: SimRecipe> ConnectionTask<R> {
                     run.observe(now, self.client, Seen::SessionEnded, None);
                 }
             }
+            // The session layer learns of it from the client library, at
+            // the library's read timeout (`sync_state`).
+            Fault::Silent { down_ms } => conn.silence(*down_ms),
             Fault::Pause { pause_ms } => {
                 conn.pause();
                 link.paused_until = Some(now + pause_ms * 1_000_000);

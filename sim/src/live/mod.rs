@@ -19,6 +19,9 @@
 //! Faults the real world cannot inject are refused before anything runs
 //! ([`unsupported`]): spurious and delayed watch events, the container
 //! reaper on demand, ensemble faults and ensembles, a preset sequence counter.
+//! A `silent` connection is the proxy's silence (nothing forwarded, nothing
+//! closed): the real client library notices it by its own read timeout and
+//! the session layer follows the library's state.
 
 mod app;
 mod common;
@@ -97,13 +100,19 @@ pub trait Connection: Send {
     fn changed(&mut self) -> BoxFuture<'_, ()>;
     /// Drops the connection now; reconnecting fails for `down_ms`.
     fn disconnect(&mut self, down_ms: u64);
+    /// The connection goes silent for `down_ms` (`Fault::Silent`): it stays
+    /// open, nothing passes either way (what is sent waits), reconnect
+    /// attempts hang; the client library notices only at its own read
+    /// timeout, the server expires the session past its timeout. Then what
+    /// waited is delivered.
+    fn silence(&mut self, down_ms: u64);
     /// A process pause: nothing goes in or out until [`Connection::resume`].
     fn pause(&mut self);
     fn resume(&mut self);
     /// Expires the session on the server (a second connection with the
     /// session's id and password, closed).
     fn expire(&mut self) -> BoxFuture<'_, Result<(), BackendError>>;
-    /// Lets every fault in force heal (ends holes and pauses).
+    /// Lets every fault in force heal (ends holes, silences and pauses).
     fn heal(&mut self);
     /// Closes the session (its ephemerals go).
     fn close(&mut self) -> BoxFuture<'_, ()>;

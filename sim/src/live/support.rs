@@ -66,11 +66,6 @@ pub fn unsupported(scenario: &Scenario) -> Option<String> {
             rates.reaps_per_s,
             "a real server's container reaper runs on its own schedule",
         ),
-        (
-            "faults.rates.silences_per_s",
-            rates.silences_per_s,
-            "the live driver's proxies drop connections, they do not black-hole them",
-        ),
     ];
     if let Some((key, _, why)) = opt_in.iter().find(|(_, rate, _)| *rate > 0.0) {
         return Some(format!("`{key}`: cannot be injected live ({why})"));
@@ -88,7 +83,7 @@ pub fn unsupported(scenario: &Scenario) -> Option<String> {
             let name = FaultEntry::from(scheduled.clone()).fault;
             return Some(format!(
                 "`faults.schedule[{index}].fault = \"{name}\"`: cannot be injected live (only \
-                 disconnect, lose_request, lose_reply, expire and pause can)"
+                 disconnect, silent, lose_request, lose_reply, expire and pause can)"
             ));
         }
     }
@@ -100,6 +95,7 @@ fn injectable(fault: &Fault) -> bool {
     matches!(
         fault,
         Fault::Disconnect { .. }
+            | Fault::Silent { .. }
             | Fault::LoseReply { .. }
             | Fault::LoseRequest { .. }
             | Fault::Expire
