@@ -74,3 +74,13 @@ pub fn scratch(suite: &str, test: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     dir
 }
+
+/// The real server, to this test alone: the tests that use one compare its
+/// node count before and after (live_cli, live_async), so they run one at
+/// a time, whichever module they are in.
+pub fn real_server_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERVER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -203,6 +203,7 @@ fn options(seed: u64) -> LiveOptions {
 #[test]
 #[ignore = "needs a real ZooKeeper at ZK_ADDR (scripts/zk-server start)"]
 fn an_unguarded_async_lock_breaks_mutual_exclusion_live() {
+    let _server = crate::common::real_server_to_myself();
     let live =
         run_live(&scenario("unguarded", ""), &options(1)).unwrap_or_else(|error| panic!("{error}"));
     let violated: Vec<Property> = live.report.violations.iter().map(|v| v.property).collect();
@@ -216,6 +217,7 @@ fn an_unguarded_async_lock_breaks_mutual_exclusion_live() {
 #[test]
 #[ignore = "needs a real ZooKeeper at ZK_ADDR (scripts/zk-server start)"]
 fn a_guarded_async_lock_holds_live_through_every_fault() {
+    let _server = crate::common::real_server_to_myself();
     let live = run_live(&scenario("guarded", FAULTS), &options(2))
         .unwrap_or_else(|error| panic!("{error}"));
     let report = &live.report;

@@ -234,13 +234,9 @@ fn a_bad_root_is_refused() {
 // ---- with a real server ----
 
 /// The real-server tests compare the server's node count before and after:
-/// they run one at a time.
-static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// they run one at a time (with live_async's too).
 fn server_to_myself() -> std::sync::MutexGuard<'static, ()> {
-    SERVER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::common::real_server_to_myself()
 }
 
 fn zk_addr() -> String {
