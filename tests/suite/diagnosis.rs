@@ -7,14 +7,8 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
-#[path = "../diagnosis_precision/counting.rs"]
-mod counting;
-// The precision set's fixture locks; this file uses a few of their bugs.
-#[allow(dead_code)]
-#[path = "../diagnosis_precision/fixtures.rs"]
-mod fixtures;
-#[path = "../diagnosis_precision/leftover.rs"]
-mod leftover;
+// The precision set's recipes; this file uses a few of their bugs.
+use crate::diagnosis_precision::{counting, fixtures, leftover};
 
 use fixtures::{Bugs, FixtureLock};
 use std::path::Path;

@@ -19,12 +19,13 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+// Shared with diagnosis.rs, which uses a few of their bugs.
 #[path = "../diagnosis_precision/counting.rs"]
-mod counting;
+pub(crate) mod counting;
 #[path = "../diagnosis_precision/fixtures.rs"]
-mod fixtures;
+pub(crate) mod fixtures;
 #[path = "../diagnosis_precision/leftover.rs"]
-mod leftover;
+pub(crate) mod leftover;
 
 use fixtures::{Bugs, FixtureLock, Release};
 use std::ops::Range;
