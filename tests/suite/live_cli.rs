@@ -679,16 +679,7 @@ fn clients_give_up_on_their_sessions_after_long_outages_and_the_fixed_lock_holds
         2,
         "{printed}"
     );
-    let registry = zkcheck::Registry::builtin();
-    let file = std::path::Path::new(CLIENT_EXPIRY_FIXTURE);
-    let scenario = zk_sim::scenario::Scenario::load(file, registry.sim_recipes())
-        .unwrap_or_else(|error| panic!("{error}"));
-    let options = zk_live::LiveOptions {
-        addr: addr.clone(),
-        seed: 1,
-        root: None,
-    };
-    let live = zk_live::run_live(&scenario, &options).unwrap_or_else(|error| panic!("{error}"));
+    let (scenario, live) = run_library_live(CLIENT_EXPIRY_FIXTURE, &addr);
     assert!(live.report.passed(), "{:?}", live.report.violations);
     let timeout_ms = scenario.raw.timing.session_timeout_ms as f64;
     assert_gave_up_and_reopened(&live.report, 0, timeout_ms);
@@ -699,6 +690,22 @@ fn clients_give_up_on_their_sessions_after_long_outages_and_the_fixed_lock_holds
         "client 2 kept its connection: {untouched:?}"
     );
     assert_eq!(node_count(&addr), before, "the runs left nodes behind");
+}
+
+/// `fixture` run live at seed 1 through the library (its report keeps the
+/// trace the command line summarizes): the scenario and the run.
+fn run_library_live(fixture: &str, addr: &str) -> (zk_sim::scenario::Scenario, zk_live::LiveRun) {
+    let registry = zkcheck::Registry::builtin();
+    let file = std::path::Path::new(fixture);
+    let scenario = zk_sim::scenario::Scenario::load(file, registry.sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let options = zk_live::LiveOptions {
+        addr: addr.to_string(),
+        seed: 1,
+        root: None,
+    };
+    let live = zk_live::run_live(&scenario, &options).unwrap_or_else(|error| panic!("{error}"));
+    (scenario, live)
 }
 
 /// A sans-IO lock with a short and a long silent connection.
@@ -723,16 +730,7 @@ fn silent_connections_run_live_on_a_sans_io_recipe_and_the_long_one_expires_its_
         "{printed}"
     );
     // The same run through the library: its trace has the session changes.
-    let registry = zkcheck::Registry::builtin();
-    let file = std::path::Path::new(SILENT_FIXTURE);
-    let scenario = zk_sim::scenario::Scenario::load(file, registry.sim_recipes())
-        .unwrap_or_else(|error| panic!("{error}"));
-    let options = zk_live::LiveOptions {
-        addr: addr.clone(),
-        seed: 1,
-        root: None,
-    };
-    let live = zk_live::run_live(&scenario, &options).unwrap_or_else(|error| panic!("{error}"));
+    let (_, live) = run_library_live(SILENT_FIXTURE, &addr);
     assert!(live.report.passed(), "{:?}", live.report.violations);
     // Client 0's silence (500 ms) stayed below its read timeout: one session.
     let short = session_lines(&live.report, 0);
