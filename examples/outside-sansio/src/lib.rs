@@ -1,25 +1,43 @@
 //! Sans-IO recipes written outside zkcheck to measure how often its
 //! diagnoses name the right mechanism (issue 40): a lock on one ephemeral
-//! node with a retry loop (`flag_lock.rs`), a ticket lock (`ticket_lock.rs`)
-//! and a semaphore that ranks by priority (`data_semaphore.rs`), each with
+//! node with a retry loop (`flag_lock.rs`), a ticket lock (`ticket_lock.rs`),
+//! a semaphore that ranks by priority (`data_semaphore.rs`) and a work
+//! queue with claim nodes (`claim_queue.rs`), each with
 //! its bugs behind variants and a fixed variant, registered next to the
 //! built-in recipes. `tests/precision.rs` holds the labels and the
 //! measurement.
 
+pub mod claim_queue;
 pub mod data_semaphore;
 pub mod flag_lock;
 pub mod ticket_lock;
 
 use flag_lock::{Bugs, FlagLock};
-use zkcheck::shapes::HoldCall;
+use zkcheck::shapes::{HoldCall, QueueCall};
 use zkcheck::{RecipeEntry, RecipeKind, Registry, VariantTable};
 
-/// The built-in recipes and this crate's three, with their variants.
+/// The built-in recipes and this crate's four, with their variants.
 pub fn registry() -> Registry {
     Registry::builtin()
         .with(flag_lock())
         .with(ticket_lock())
         .with(data_semaphore())
+        .with(claim_queue())
+}
+
+fn claim_queue() -> RecipeEntry {
+    let queues = VariantTable::queue(QueueCall::calls(), |c, refused_claim_is_mine: bool| {
+        claim_queue::ClaimQueue::new(c.path.clone(), refused_claim_is_mine)
+    })
+    .needs_existing_path();
+    RecipeEntry::new("claim_queue", RecipeKind::Queue, "/work").with_variants(queues.rows([
+        (
+            "refused_claim_is_mine",
+            "takes a refused claim and a missing item for its own",
+            true,
+        ),
+        ("fixed", "moves on from a refused claim", false),
+    ]))
 }
 
 fn flag_lock() -> RecipeEntry {

@@ -24,11 +24,15 @@ const CONTENTION: &str = "[workload]\ncycles = 5\nhold_ms = [1, 10]\nthink_ms = 
 const LOST_REPLIES: &str = "[workload]\ncycles = 5\nhold_ms = [1, 10]\nthink_ms = [0, 10]\n\n\
                             [faults.rates]\nloss_after_apply = 0.05\n";
 
+/// Two producers of 10 items each, two consumers.
+const QUEUE: &str = "[workload]\nproducers = 2\nitems = 10\nthink_ms = [0, 10]\n";
+
 /// `recipe`'s `variant`, `clients` clients, `body` appended.
 fn scenario(recipe: &str, variant: &str, clients: u32, config: &str, body: &str) -> Scenario {
     let path = match recipe {
         "flag_lock" => "/flag",
         "ticket_lock" => "/tickets",
+        "claim_queue" => "/work",
         _ => "/leases",
     };
     let text = format!(
@@ -83,6 +87,12 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
             Property::MutualExclusion,
             &["two-live-holders"],
         ),
+        one(
+            "claim_queue/refused_claim_is_mine",
+            scenario("claim_queue", "refused_claim_is_mine", 4, "", &format!("{QUEUE}{}", checks("\"exactly_once\""))),
+            Property::ExactlyOnce,
+            &["item-delivered-twice"],
+        ),
     ];
     let fixed = vec![
         one(
@@ -107,6 +117,12 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
                 &format!("{CONTENTION}{}", checks("\"mutual_exclusion\", \"liveness\"")),
             ),
             Property::MutualExclusion,
+            &[],
+        ),
+        one(
+            "claim_queue/fixed",
+            scenario("claim_queue", "fixed", 4, "", &format!("{QUEUE}{}", checks("\"exactly_once\", \"liveness\""))),
+            Property::ExactlyOnce,
             &[],
         ),
     ];
