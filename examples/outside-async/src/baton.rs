@@ -68,7 +68,11 @@ impl Baton {
 
     /// Writes our id at `version`; None when another writer came first.
     async fn take(&self, version: i32) -> Result<Option<i64>, Error> {
-        match self.client.set_data(&self.path, &self.id, Some(version)).await {
+        match self
+            .client
+            .set_data(&self.path, &self.id, Some(version))
+            .await
+        {
             Ok(stat) => Ok(Some(stat.mzxid)),
             Err(Error::BadVersion) => Ok(None),
             Err(error) => Err(error),
@@ -77,6 +81,9 @@ impl Baton {
 
     /// Gives the baton back.
     pub async fn release(&self) -> Result<(), Error> {
-        self.client.set_data(&self.path, b"", None).await.map(|_| ())
+        self.client
+            .set_data(&self.path, b"", None)
+            .await
+            .map(|_| ())
     }
 }

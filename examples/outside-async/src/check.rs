@@ -36,22 +36,42 @@ pub fn registry() -> Registry {
     Registry::builtin()
         .with(
             RecipeEntry::new("session_latch", RecipeKind::Election, "/latch")
-                .variant(latch("recreate_after_loss", "a new node after a connection loss", true))
+                .variant(latch(
+                    "recreate_after_loss",
+                    "a new node after a connection loss",
+                    true,
+                ))
                 .variant(latch("fixed", "keeps its node while it is there", false)),
         )
         .with(
             RecipeEntry::new("lease_mutex", RecipeKind::ExclusiveLock, "/mutex")
-                .variant(mutex("ignores_session", "holds on through a disconnect", true))
-                .variant(mutex("fixed", "stops holding when its session is in doubt", false)),
+                .variant(mutex(
+                    "ignores_session",
+                    "holds on through a disconnect",
+                    true,
+                ))
+                .variant(mutex(
+                    "fixed",
+                    "stops holding when its session is in doubt",
+                    false,
+                )),
         )
         .with(
             RecipeEntry::new("counter_semaphore", RecipeKind::Semaphore, "/sem")
                 .variant(semaphore("unversioned", "writes the counter blindly", true))
-                .variant(semaphore("fixed", "writes the counter at the version read", false)),
+                .variant(semaphore(
+                    "fixed",
+                    "writes the counter at the version read",
+                    false,
+                )),
         )
         .with(
             RecipeEntry::new("baton", RecipeKind::ExclusiveLock, "/baton")
-                .variant(baton("read_then_watch", "reads, then watches: two requests", true))
+                .variant(baton(
+                    "read_then_watch",
+                    "reads, then watches: two requests",
+                    true,
+                ))
                 .variant(baton("fixed", "reads and watches in one request", false)),
         )
 }

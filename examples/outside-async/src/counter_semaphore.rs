@@ -71,7 +71,11 @@ impl CounterSemaphore {
     async fn write(&self, count: u64, version: i32) -> Result<Option<i64>, Error> {
         let expected = (!self.unversioned).then_some(version);
         let data = count.to_string();
-        match self.client.set_data(&self.count, data.as_bytes(), expected).await {
+        match self
+            .client
+            .set_data(&self.count, data.as_bytes(), expected)
+            .await
+        {
             Ok(stat) => Ok(Some(stat.mzxid)),
             Err(Error::BadVersion) => Ok(None),
             Err(error) => Err(error),

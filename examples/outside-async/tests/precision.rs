@@ -60,13 +60,29 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
     let run = |name: &str, s: Scenario, property: Property, accept: &[&str]| {
         Labelled::new(name, s, seeds.clone(), property, accept)
     };
-    let latch = |variant| scenario("session_latch", variant, 3, LOSSES, &["liveness", "one_leader"]);
+    let latch = |variant| {
+        scenario(
+            "session_latch",
+            variant,
+            3,
+            LOSSES,
+            &["liveness", "one_leader"],
+        )
+    };
     let mutex = |variant| scenario("lease_mutex", variant, 3, EXPIRIES, &["mutual_exclusion"]);
     let semaphore = |variant| {
         let check = ["mutual_exclusion", "liveness"];
         scenario("counter_semaphore", variant, 4, CONTENTION, &check)
     };
-    let baton = |variant| scenario("baton", variant, 3, CONTENTION, &["liveness", "mutual_exclusion"]);
+    let baton = |variant| {
+        scenario(
+            "baton",
+            variant,
+            3,
+            CONTENTION,
+            &["liveness", "mutual_exclusion"],
+        )
+    };
     let buggy = vec![
         // Its old node stays beside the new one: it holds two nodes, and
         // waits behind its own.
@@ -90,13 +106,23 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
         ),
         // A wake-up lost between a read and a watch: no mechanism of the
         // diagnosis's names it.
-        run("baton/read_then_watch", baton("read_then_watch"), Liveness, &["undiagnosed"]),
+        run(
+            "baton/read_then_watch",
+            baton("read_then_watch"),
+            Liveness,
+            &["undiagnosed"],
+        ),
     ];
     let fixed = vec![
         run("session_latch/fixed", latch("fixed"), Liveness, &[]).and(OneLeader, &[]),
         run("lease_mutex/fixed", mutex("fixed"), MutualExclusion, &[]),
-        run("counter_semaphore/fixed", semaphore("fixed"), MutualExclusion, &[])
-            .and(Liveness, &[]),
+        run(
+            "counter_semaphore/fixed",
+            semaphore("fixed"),
+            MutualExclusion,
+            &[],
+        )
+        .and(Liveness, &[]),
         run("baton/fixed", baton("fixed"), Liveness, &[]).and(MutualExclusion, &[]),
     ];
     (buggy, fixed)
@@ -111,13 +137,24 @@ fn judge(buggy: &PrecisionReport, fixed: &PrecisionReport, set: &[Labelled]) {
     assert!(below.is_empty(), "below {FLOOR}: {below:?}\n{table}");
     for mislabel in &buggy.mislabels {
         let elsewhere = set.iter().any(|run| {
-            run.name != mislabel.run && run.expect.iter().any(|e| e.accept.contains(&mislabel.given))
+            run.name != mislabel.run
+                && run
+                    .expect
+                    .iter()
+                    .any(|e| e.accept.contains(&mislabel.given))
         });
-        assert!(!elsewhere, "another recipe's mechanism: {mislabel:?}\n{table}");
+        assert!(
+            !elsewhere,
+            "another recipe's mechanism: {mislabel:?}\n{table}"
+        );
     }
     for run in &buggy.runs {
         let right = run.correct + run.undiagnosed;
-        assert!(run.failing == 0 || right > 0, "{}: no seed labelled right\n{table}", run.name);
+        assert!(
+            run.failing == 0 || right > 0,
+            "{}: no seed labelled right\n{table}",
+            run.name
+        );
     }
     for run in &fixed.runs {
         assert_eq!(run.failing, 0, "{} fails\n{}", run.name, fixed.table());

@@ -60,7 +60,10 @@ impl DataSemaphore {
         self.reading = children.into_iter().map(|c| (c, None)).collect();
         for (index, (child, _)) in self.reading.iter().enumerate() {
             let path = self.dir.child(child).expect("a child name");
-            out.send(Tag(READ + index as u32), Request::GetData { path, watch: false });
+            out.send(
+                Tag(READ + index as u32),
+                Request::GetData { path, watch: false },
+            );
         }
     }
 

@@ -63,7 +63,11 @@ fn flag_lock() -> RecipeEntry {
                 ..none
             },
         ),
-        ("fixed", "tries again; recovers its own node by its data", none),
+        (
+            "fixed",
+            "tries again; recovers its own node by its data",
+            none,
+        ),
     ]))
 }
 
@@ -74,8 +78,16 @@ fn ticket_lock() -> RecipeEntry {
     .needs_existing_path();
     RecipeEntry::new("ticket_lock", RecipeKind::ExclusiveLock, "/tickets").with_variants(
         locks.rows([
-            ("watch_first", "every waiter watches the ticket served", true),
-            ("fixed", "each waiter watches the ticket before its own", false),
+            (
+                "watch_first",
+                "every waiter watches the ticket served",
+                true,
+            ),
+            (
+                "fixed",
+                "each waiter watches the ticket before its own",
+                false,
+            ),
         ]),
     )
 }
@@ -87,7 +99,11 @@ fn data_semaphore() -> RecipeEntry {
     .needs_existing_path();
     RecipeEntry::new("data_semaphore", RecipeKind::Semaphore, "/leases").with_variants(
         semaphores.rows([
-            ("by_priority", "ranks the leases by the priority in their data", true),
+            (
+                "by_priority",
+                "ranks the leases by the priority in their data",
+                true,
+            ),
             ("fixed", "ranks the leases by sequence number", false),
         ]),
     )

@@ -59,19 +59,37 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
     let buggy = vec![
         one(
             "flag_lock/gone_means_wait",
-            scenario("flag_lock", "gone_means_wait", 3, "", &format!("{CONTENTION}{liveness}")),
+            scenario(
+                "flag_lock",
+                "gone_means_wait",
+                3,
+                "",
+                &format!("{CONTENTION}{liveness}"),
+            ),
             Property::Liveness,
             &["watch-on-deleted-node"],
         ),
         one(
             "flag_lock/blind_retry",
-            scenario("flag_lock", "blind_retry", 3, "", &format!("{LOST_REPLIES}{liveness}")),
+            scenario(
+                "flag_lock",
+                "blind_retry",
+                3,
+                "",
+                &format!("{LOST_REPLIES}{liveness}"),
+            ),
             Property::Liveness,
             &["waits-on-own-node", "queued-behind-stuck-client"],
         ),
         one(
             "ticket_lock/watch_first",
-            scenario("ticket_lock", "watch_first", 4, "", &format!("{CONTENTION}{}", checks("\"herd\""))),
+            scenario(
+                "ticket_lock",
+                "watch_first",
+                4,
+                "",
+                &format!("{CONTENTION}{}", checks("\"herd\"")),
+            ),
             Property::Herd,
             &["one-release-wakes-many"],
         ),
@@ -89,7 +107,13 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
         ),
         one(
             "claim_queue/refused_claim_is_mine",
-            scenario("claim_queue", "refused_claim_is_mine", 4, "", &format!("{QUEUE}{}", checks("\"exactly_once\""))),
+            scenario(
+                "claim_queue",
+                "refused_claim_is_mine",
+                4,
+                "",
+                &format!("{QUEUE}{}", checks("\"exactly_once\"")),
+            ),
             Property::ExactlyOnce,
             &["item-delivered-twice"],
         ),
@@ -97,13 +121,25 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
     let fixed = vec![
         one(
             "flag_lock/fixed",
-            scenario("flag_lock", "fixed", 3, "", &format!("{LOST_REPLIES}{liveness}")),
+            scenario(
+                "flag_lock",
+                "fixed",
+                3,
+                "",
+                &format!("{LOST_REPLIES}{liveness}"),
+            ),
             Property::Liveness,
             &[],
         ),
         one(
             "ticket_lock/fixed",
-            scenario("ticket_lock", "fixed", 4, "", &format!("{CONTENTION}{}", checks("\"herd\", \"liveness\""))),
+            scenario(
+                "ticket_lock",
+                "fixed",
+                4,
+                "",
+                &format!("{CONTENTION}{}", checks("\"herd\", \"liveness\"")),
+            ),
             Property::Herd,
             &[],
         ),
@@ -114,14 +150,23 @@ fn set(seeds: Range<u64>) -> (Vec<Labelled>, Vec<Labelled>) {
                 "fixed",
                 4,
                 "max_leases = 2\n",
-                &format!("{CONTENTION}{}", checks("\"mutual_exclusion\", \"liveness\"")),
+                &format!(
+                    "{CONTENTION}{}",
+                    checks("\"mutual_exclusion\", \"liveness\"")
+                ),
             ),
             Property::MutualExclusion,
             &[],
         ),
         one(
             "claim_queue/fixed",
-            scenario("claim_queue", "fixed", 4, "", &format!("{QUEUE}{}", checks("\"exactly_once\", \"liveness\""))),
+            scenario(
+                "claim_queue",
+                "fixed",
+                4,
+                "",
+                &format!("{QUEUE}{}", checks("\"exactly_once\", \"liveness\"")),
+            ),
             Property::ExactlyOnce,
             &[],
         ),
@@ -138,12 +183,23 @@ fn judge(buggy: &PrecisionReport, fixed: &PrecisionReport, set: &[Labelled]) {
     assert!(below.is_empty(), "below {FLOOR}: {below:?}\n{table}");
     for mislabel in &buggy.mislabels {
         let elsewhere = set.iter().any(|run| {
-            run.name != mislabel.run && run.expect.iter().any(|e| e.accept.contains(&mislabel.given))
+            run.name != mislabel.run
+                && run
+                    .expect
+                    .iter()
+                    .any(|e| e.accept.contains(&mislabel.given))
         });
-        assert!(!elsewhere, "another recipe's mechanism: {mislabel:?}\n{table}");
+        assert!(
+            !elsewhere,
+            "another recipe's mechanism: {mislabel:?}\n{table}"
+        );
     }
     for run in &buggy.runs {
-        assert!(run.correct > 0, "{}: no seed labelled right\n{table}", run.name);
+        assert!(
+            run.correct > 0,
+            "{}: no seed labelled right\n{table}",
+            run.name
+        );
     }
     for run in &fixed.runs {
         assert_eq!(run.failing, 0, "{} fails\n{}", run.name, fixed.table());
