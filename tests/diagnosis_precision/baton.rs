@@ -46,7 +46,14 @@ impl ReadThenWatch {
             (PREPARE, Ok(_) | Err(ZkError::NodeExists)) => self.read(out),
             (READ, Ok(Reply::Data { data, stat })) if data.is_empty() => {
                 let (data, version) = (self.id.clone(), stat.version);
-                out.send(TAKE, Request::SetData { path, data, version });
+                out.send(
+                    TAKE,
+                    Request::SetData {
+                        path,
+                        data,
+                        version,
+                    },
+                );
             }
             (READ, Ok(_)) => {
                 self.waiting = true;
@@ -74,7 +81,14 @@ impl Recipe for ReadThenWatch {
             }
             Input::Call(HoldCall::Release) => {
                 let (path, data, version) = (self.node.clone(), Vec::new(), ANY_VERSION);
-                out.send(FREE, Request::SetData { path, data, version });
+                out.send(
+                    FREE,
+                    Request::SetData {
+                        path,
+                        data,
+                        version,
+                    },
+                );
             }
             Input::Reply { tag, result } => self.reply(tag, result, out),
             Input::Watch(_) if self.waiting => self.read(out),

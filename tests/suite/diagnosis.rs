@@ -372,10 +372,17 @@ fn a_wake_up_lost_on_a_persistent_node_is_undiagnosed() {
          [properties]\ncheck = [\"liveness\"]\n",
     );
     let counts = mechanisms(&scenario, 0..100, "liveness", |seed, diagnosis| {
-        let waits = diagnosis.findings.iter().find(|f| f.what.contains("a persistent node"));
+        let waits = diagnosis
+            .findings
+            .iter()
+            .find(|f| f.what.contains("a persistent node"));
         assert!(waits.is_some(), "seed {seed}: {diagnosis:#?}");
     });
-    assert_eq!(counts.keys().collect::<Vec<_>>(), ["undiagnosed"], "{counts:?}");
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        ["undiagnosed"],
+        "{counts:?}"
+    );
 }
 
 /// A scenario of one of the test's recipes: 3 clients, `body` appended.
