@@ -225,3 +225,33 @@ fn full_measurement() {
     }
     judge(&report, &fixed_report, &buggy);
 }
+
+/// `blind_retry` never reads its node: its diagnosis says it created the
+/// path again and was refused, never that it recovered the node by reading
+/// (what it once said, from another recipe's bug).
+#[test]
+fn a_refused_re_create_is_named_for_what_the_history_shows() {
+    let body = format!("{LOST_REPLIES}{}", checks("\"liveness\""));
+    let runner = scenario("flag_lock", "blind_retry", 3, "", &body).runner();
+    let mut named = 0;
+    for seed in 0..40 {
+        for violation in runner.run(seed, false).violations {
+            let Some(diagnosis) = violation.diagnosis else {
+                continue;
+            };
+            let own = diagnosis
+                .findings
+                .iter()
+                .filter(|f| f.mechanism == "waits-on-own-node");
+            for finding in own {
+                named += 1;
+                assert!(
+                    finding.why.contains("the server refused (NodeExists)"),
+                    "{finding:?}"
+                );
+                assert!(!finding.why.contains("by reading"), "{finding:?}");
+            }
+        }
+    }
+    assert!(named > 0, "no seed of 40 named waits-on-own-node");
+}
