@@ -8,7 +8,7 @@
 #![cfg(madsim)]
 
 // The precision set's recipes; this file uses a few of their bugs.
-use crate::diagnosis_precision::{counting, fixtures, leftover};
+use crate::diagnosis_precision::{baton, counting, fixtures, leftover};
 
 use fixtures::{Bugs, FixtureLock};
 use std::path::Path;
@@ -327,10 +327,20 @@ fn with_test_recipes() -> &'static zk_sim::scenario::SimRecipes {
                     FixtureLock::new(c.path.clone(), c.unique_id, dropping)
                 })
                 .needs_existing_path();
+            let calls = zkcheck::shapes::HoldCall::calls();
+            let read_then_watch =
+                Variant::hold("read_then_watch", "reads, then watches", calls, |c| {
+                    baton::ReadThenWatch::new(&c.path, c.unique_id)
+                })
+                .needs_existing_path();
             Registry::builtin()
                 .with(
                     RecipeEntry::new("counting_sem", RecipeKind::Semaphore, "/dl")
                         .variant(counting),
+                )
+                .with(
+                    RecipeEntry::new("fixture_baton", RecipeKind::ExclusiveLock, "/dl")
+                        .variant(read_then_watch),
                 )
                 .with(
                     RecipeEntry::new("leftover_lock", RecipeKind::Semaphore, "/dl")
@@ -346,6 +356,33 @@ fn with_test_recipes() -> &'static zk_sim::scenario::SimRecipes {
                 )
         })
         .sim_recipes()
+}
+
+/// A lock kept in a persistent node's data, read and then watched in two
+/// requests (`diagnosis_precision/baton.rs`): a release between the two is
+/// a lost wake-up no mechanism names. It is `undiagnosed` with what the
+/// client waits on, never `waits-on-finished-client` (no client is bound
+/// to a persistent node).
+#[test]
+fn a_wake_up_lost_on_a_persistent_node_is_undiagnosed() {
+    let scenario = test_scenario(
+        "fixture_baton",
+        "read_then_watch",
+        "[workload]\ncycles = 5\nhold_ms = [1, 10]\nthink_ms = [0, 10]\n\n\
+         [properties]\ncheck = [\"liveness\"]\n",
+    );
+    let counts = mechanisms(&scenario, 0..100, "liveness", |seed, diagnosis| {
+        let waits = diagnosis
+            .findings
+            .iter()
+            .find(|f| f.what.contains("a persistent node"));
+        assert!(waits.is_some(), "seed {seed}: {diagnosis:#?}");
+    });
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        ["undiagnosed"],
+        "{counts:?}"
+    );
 }
 
 /// A scenario of one of the test's recipes: 3 clients, `body` appended.

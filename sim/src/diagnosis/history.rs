@@ -81,9 +81,22 @@ pub struct NodeRecord {
     pub reply_delivered: bool,
     /// When the reply was lost, if it was.
     pub reply_lost_ns: Option<SimNanos>,
+    /// When its creator, after the reply was lost and before it created
+    /// any other node under the same parent, got a listing of the parent
+    /// that held the node: it could recover the node by reading.
+    pub recovered_ns: Option<SimNanos>,
     pub deletes: Vec<DeleteAttempt>,
     /// When and how it went (None while it exists).
     pub removed: Option<(SimNanos, Removal)>,
+}
+
+impl NodeRecord {
+    /// Its creator learned its name: from its create's reply, or from a
+    /// listing it got after that reply was lost and before it created
+    /// another node beside it (see `recovered_ns`).
+    pub fn name_known(&self) -> bool {
+        self.reply_delivered || self.recovered_ns.is_some()
+    }
 }
 
 /// A children listing the server gave a client: of which node, when, and
@@ -251,7 +264,33 @@ impl History {
             children: children.clone(),
             reply_lost: false,
         };
+        self.recovery_read(client, at_ns, &listing);
         self.clients[client].listings.insert(dir.clone(), listing);
+    }
+
+    /// Marks the nodes `listing` lets `client` recover: its own, whose
+    /// create's reply was lost, with no later node of its under `dir`.
+    fn recovery_read(&mut self, client: ClientIndex, at_ns: SimNanos, listing: &Listing) {
+        let newest = |nodes: &BTreeMap<Path, NodeRecord>| {
+            nodes
+                .iter()
+                .filter(|(path, node)| {
+                    node.creator == client && path.parent().as_ref() == Some(&listing.dir)
+                })
+                .map(|(_, node)| node.created_ns)
+                .max()
+        };
+        let newest_ns = newest(&self.nodes);
+        for (path, node) in self.nodes.iter_mut() {
+            let recoverable = node.creator == client
+                && !node.reply_delivered
+                && node.reply_lost_ns.is_some()
+                && node.recovered_ns.is_none()
+                && Some(node.created_ns) == newest_ns;
+            if recoverable && listing.has(path) {
+                node.recovered_ns = Some(at_ns);
+            }
+        }
     }
 
     fn created(
@@ -271,6 +310,7 @@ impl History {
                 persistent: !ephemeral,
                 reply_delivered: false,
                 reply_lost_ns: None,
+                recovered_ns: None,
                 deletes: Vec::new(),
                 removed: None,
             },
@@ -360,6 +400,13 @@ impl History {
             Request::GetChildren { path, .. } | Request::GetChildren2 { path, .. } => {
                 if let Some(listing) = self.clients[client].listings.get_mut(&path) {
                     listing.reply_lost = true;
+                    // The client never saw it: it recovered nothing by it.
+                    let lost_ns = Some(listing.at_ns);
+                    for node in self.nodes.values_mut() {
+                        if node.creator == client && node.recovered_ns == lost_ns {
+                            node.recovered_ns = None;
+                        }
+                    }
                 }
             }
             Request::Create { .. } | Request::Multi(_) => {

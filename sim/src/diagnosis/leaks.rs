@@ -70,7 +70,7 @@ fn leaked(path: &Path, scene: &Scene) -> Finding {
             .client(creator)
             .at(node.created_ns, format!("c{creator} created it"))
     };
-    if !node.reply_delivered {
+    if !node.name_known() {
         let mut finding = base(
             "orphan-create",
             format!("created by c{creator}, which never received the reply"),

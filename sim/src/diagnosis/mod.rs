@@ -433,6 +433,50 @@ mod tests {
         );
     }
 
+    /// A listing after a lost create reply and before another create
+    /// lets the creator learn its node's name (not an orphan); one after
+    /// another create, or one whose reply was lost, does not.
+    #[test]
+    fn a_listing_after_a_lost_create_reply_is_a_recovery_read() {
+        let mut history = History::new(1);
+        let create = Request::Create {
+            path: Path::new("/l/x-").unwrap(),
+            data: Vec::new(),
+            mode: CreateMode::EphemeralSequential,
+        };
+        let list = Request::GetChildren {
+            path: Path::new("/l").unwrap(),
+            watch: false,
+        };
+        let children = |names: &[&str]| -> Result<Reply, ZkError> {
+            Ok(Reply::Children(
+                names.iter().map(|n| n.to_string()).collect(),
+            ))
+        };
+        let first = Path::new("/l/x-0000000000").unwrap();
+        history.applied(0, 10, SessionId(7), &create, &created("/l/x-0000000000"));
+        history.reply_lost(0, 11);
+        assert!(!history.nodes[&first].name_known());
+        // The listing's reply is lost too: the client saw nothing.
+        history.applied(0, 20, SessionId(7), &list, &children(&["x-0000000000"]));
+        history.reply_lost(0, 21);
+        assert!(!history.nodes[&first].name_known());
+        history.applied(0, 30, SessionId(7), &list, &children(&["x-0000000000"]));
+        assert_eq!(history.nodes[&first].recovered_ns, Some(30));
+        assert!(history.nodes[&first].name_known());
+
+        // Created again without reading: the second node's lost reply is
+        // not recovered by a listing that comes after a third create.
+        let second = Path::new("/l/x-0000000001").unwrap();
+        history.applied(0, 40, SessionId(7), &create, &created("/l/x-0000000001"));
+        history.reply_lost(0, 41);
+        history.applied(0, 50, SessionId(7), &create, &created("/l/x-0000000002"));
+        history.reply_delivered(&created("/l/x-0000000002"));
+        let all = children(&["x-0000000000", "x-0000000001", "x-0000000002"]);
+        history.applied(0, 60, SessionId(7), &list, &all);
+        assert!(!history.nodes[&second].name_known());
+    }
+
     #[test]
     fn a_watch_is_used_up_by_its_event_and_an_event_without_a_request_after_it_is_dropped() {
         let mut history = History::new(1);

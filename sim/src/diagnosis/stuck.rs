@@ -206,14 +206,15 @@ fn mark_cycles(findings: &mut [Finding], scene: &Scene) {
 
 /// The client's one live contender node, when the reply to its create
 /// never reached it and it created no other since: it knows the node only
-/// from a read (a recovery after the lost reply).
+/// from a read (a recovery after the lost reply, in the history).
 fn recovered_node<'a>(client: ClientIndex, scene: &'a Scene) -> Option<&'a Path> {
     let mut own =
         scene.history.nodes.iter().filter(|(_, node)| {
             node.creator == client && !node.persistent && node.removed.is_none()
         });
     let (path, node) = own.next()?;
-    if own.next().is_some() || node.reply_delivered || created_another(path, node, scene) {
+    let read = node.recovered_ns.is_some();
+    if own.next().is_some() || !read || node.reply_delivered || created_another(path, node, scene) {
         return None;
     }
     current_attempt(client, node, scene).then_some(path)
@@ -514,10 +515,12 @@ fn data_watch(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Fi
         Some(NodeKind::Ephemeral { owner }) => {
             waits_on_live_node(client, path, what, scene.owner_client(owner), scene)
         }
+        // No client's session or workload ties a persistent node: what
+        // should change it, the history does not say.
         Some(_) => Finding::new(
-            "waits-on-finished-client",
-            format!("{what}, a persistent node"),
-            format!("nobody deletes {path}"),
+            "undiagnosed",
+            format!("{what}, a persistent node that exists"),
+            format!("{path} has not changed since the watch was set, and no client is bound to change it (it is persistent); whether one should is the recipe's business"),
         )
         .path(path),
         None => {
@@ -587,7 +590,7 @@ fn waits_on_live_node(
     if let Some(other) = other_live_node(path, owner, scene) {
         return match scene.history.nodes.get(other) {
             // Its other node is one it never learned the name of.
-            Some(record) if !record.reply_delivered => orphan(other, what, record),
+            Some(record) if !record.name_known() => orphan(other, what, record),
             _ => holds_two_nodes(path, what, owner, other, scene),
         };
     }
@@ -600,7 +603,7 @@ fn waits_on_live_node(
         .path(path);
     }
     if let Some(record) = record.filter(|r| !r.reply_delivered) {
-        if created_another(path, record, scene) {
+        if !record.name_known() && created_another(path, record, scene) {
             return orphan(path, what, record);
         }
         // It never got the reply and made no other node: it may have
@@ -635,10 +638,7 @@ fn own_node(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Find
     };
     let created = format!("c{client} created {path}");
     if current_attempt(client, record, scene) {
-        let why = match record.reply_delivered {
-            false => "it never got the reply to its create (its current attempt's) and recovered the node by reading, and does not recognise it (it compares a name it recovered with full paths), so it waits for itself",
-            true => "its current attempt created it and got the reply, yet does not recognise it as its own, so it waits for itself",
-        };
+        let why = own_node_why(client, path, record, scene);
         return Finding::new(
             "waits-on-own-node",
             format!("{what}, which is its own node"),
@@ -647,7 +647,7 @@ fn own_node(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Find
         .path(path)
         .at(record.created_ns, created);
     }
-    if !record.reply_delivered && created_another(path, record, scene) {
+    if !record.name_known() && created_another(path, record, scene) {
         // It never learned the node's name: an orphan, not a node it left.
         return orphan(path, what, record);
     }
@@ -688,6 +688,27 @@ fn own_node(client: ClientIndex, path: &Path, what: &str, scene: &Scene) -> Find
             .at(record.created_ns, created)
         }
     }
+}
+
+/// Why a client waits on its current attempt's node `path`, as far as
+/// the history shows: it recovered the node by reading (and does not place
+/// it), it created the path again and the server refused (NodeExists), or
+/// neither; the reply to its create reached it or not.
+fn own_node_why(client: ClientIndex, path: &Path, record: &NodeRecord, scene: &Scene) -> String {
+    if record.reply_delivered {
+        return "its current attempt created it and got the reply, yet does not recognise it as its own, so it waits for itself".to_string();
+    }
+    let collided = scene.history.clients[client]
+        .creates_collided
+        .iter()
+        .any(|(at, collided)| collided == path && *at > record.created_ns);
+    if collided {
+        return format!("it never got the reply to its create (its current attempt's) and created {path} again; the server refused (NodeExists), and it took its own node for another's, so it waits for itself");
+    }
+    if record.recovered_ns.is_some() {
+        return "it never got the reply to its create (its current attempt's) and recovered the node by reading, and does not recognise it (it compares a name it recovered with full paths), so it waits for itself".to_string();
+    }
+    "it never got the reply to its create (its current attempt's) and does not recognise the node as its own (the history shows no read of it), so it waits for itself".to_string()
 }
 
 /// The client's one live node under `path`'s parent, when the watched
@@ -793,7 +814,7 @@ fn holds_two_nodes(
 /// server that had not applied the create yet), which still exists.
 fn superseded(path: &Path, record: &NodeRecord, scene: &Scene) -> bool {
     let parent = path.parent();
-    !record.reply_delivered
+    !record.name_known()
         && scene.history.nodes.iter().any(|(other, later)| {
             other != path
                 && other.parent() == parent
@@ -839,7 +860,7 @@ fn children_watch(
         .nodes
         .iter()
         .filter(|(child, node)| child.parent().as_ref() == Some(path) && node.removed.is_none());
-    if let Some((child, record)) = live_children.find(|(_, node)| !node.reply_delivered) {
+    if let Some((child, record)) = live_children.find(|(_, node)| !node.name_known()) {
         return orphan(child, what, record);
     }
     if let Some(finding) = waits_for_first_contender(client, path, what, scene) {
