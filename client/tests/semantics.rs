@@ -40,7 +40,7 @@ where
     let app = Arc::new(app);
     let simulation = Simulation::new(
         config,
-        |_, _| ApiRecipe,
+        |_, _| ApiRecipe::default(),
         move |client| {
             let app = app.clone();
             let out = out.clone();
@@ -485,7 +485,7 @@ fn connect_fails_clearly_outside_a_simulated_client() {
         let out = recorded.clone();
         let simulation = Simulation::new(
             one_client(),
-            |_, _| ApiRecipe,
+            |_, _| ApiRecipe::default(),
             move |_client| {
                 let out = out.clone();
                 async move {
