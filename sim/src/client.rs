@@ -34,7 +34,9 @@
 //!   queued requests until the connection is back instead;
 //! - on reconnect, the armed watches are re-registered with the last zxid
 //!   seen (the server fires the one-shot ones whose node changed
-//!   meanwhile; persistent ones are armed again without an event);
+//!   meanwhile; persistent ones are armed again without an event, but
+//!   for a `zookeeper-client` recipe: that crate does not re-register
+//!   them, so they hear nothing more from the server);
 //! - after Expired, every request fails with SessionExpired until the driver
 //!   opens a new session.
 
@@ -500,12 +502,27 @@ impl<R: Recipe> ClientSession<R> {
         );
         let session_id = self.session_id.expect("a reconnect needs a session");
         self.state = ConnectionState::Connected;
-        let watches = self.watches.to_watch_set();
+        let watches = self.watches_to_reregister();
         self.state_event(
             KeeperState::SyncConnected,
             SessionEvent::Connected { session_id },
         );
         (watches, self.last_zxid)
+    }
+
+    /// The watches a reconnect re-registers (SetWatches2). A
+    /// `zookeeper-client` recipe's persistent ones are left out:
+    /// zookeeper-client 0.11.2 re-registers with SetWatches, never
+    /// SetWatches2 (`resend_watches` keeps `index` at 0), so its watchers
+    /// stay but hear only session states from then on (measured on a real
+    /// 3.8.0: client/tests/conformance.rs, persistent-loss).
+    pub fn watches_to_reregister(&self) -> WatchSet {
+        let mut watches = self.watches.to_watch_set();
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            watches.persistent.clear();
+            watches.recursive.clear();
+        }
+        watches
     }
 
     /// The client learns its session expired. Requests not yet answered fail
