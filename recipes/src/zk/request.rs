@@ -55,7 +55,8 @@ pub enum Request {
     },
     /// addWatch (ZooKeeper 3.6+): a watch on `path` that stays armed after
     /// it fires, for the path only or for its whole subtree (`mode`). The
-    /// node need not exist.
+    /// node need not exist. The simulator carries it (stepper, world); the
+    /// live driver does not for a sans-IO recipe (it answers Unimplemented).
     AddWatch {
         path: Path,
         mode: AddWatchMode,
