@@ -126,4 +126,7 @@ compared_with_zookeeper! {
     lock_expiry_matches_zookeeper: LockExpiry,
     lock_custom_loss_matches_zookeeper: LockCustomLoss,
     lock_cancelled_loss_matches_zookeeper: LockCancelledLoss,
+    persistent_watches_match_zookeeper: PersistentWatches,
+    persistent_loss_matches_zookeeper: PersistentLoss,
+    persistent_expiry_matches_zookeeper: PersistentExpiry,
 }

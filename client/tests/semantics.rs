@@ -40,7 +40,7 @@ where
     let app = Arc::new(app);
     let simulation = Simulation::new(
         config,
-        |_, _| ApiRecipe,
+        |_, _| ApiRecipe::default(),
         move |client| {
             let app = app.clone();
             let out = out.clone();
@@ -454,7 +454,7 @@ fn an_uncovered_call_fails_naming_it() {
         let mut errors = vec![
             client.list_ephemerals("/").await.unwrap_err().to_string(),
             client
-                .watch("/", zkcheck_zookeeper_client::AddWatchMode::Persistent)
+                .auth("digest", b"user:pass")
                 .await
                 .unwrap_err()
                 .to_string(),
@@ -469,7 +469,7 @@ fn an_uncovered_call_fails_naming_it() {
     for (error, call) in
         errors
             .iter()
-            .zip(["list_ephemerals", "watch", "get_acl", "MultiReader::commit"])
+            .zip(["list_ephemerals", "auth", "get_acl", "MultiReader::commit"])
     {
         assert!(
             error.contains("does not cover") && error.contains(&format!("`{call}`")),
@@ -485,7 +485,7 @@ fn connect_fails_clearly_outside_a_simulated_client() {
         let out = recorded.clone();
         let simulation = Simulation::new(
             one_client(),
-            |_, _| ApiRecipe,
+            |_, _| ApiRecipe::default(),
             move |_client| {
                 let out = out.clone();
                 async move {

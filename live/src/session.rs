@@ -326,6 +326,9 @@ async fn execute(client: &zkc::Client, request: &Request) -> (ZkResult, Option<A
         Request::Create { path, data, mode } => (create(client, path, data, *mode).await, None),
         Request::Check { path, version } => (check(client, path, *version).await, None),
         Request::Multi(ops) => (multi(client, ops).await, None),
+        // The live driver does not carry a sans-IO recipe's persistent
+        // watches (an async recipe calls `Client::watch` itself).
+        Request::AddWatch { .. } => (Err(ZkError::Unimplemented), None),
         Request::Exists { path, watch: true }
         | Request::GetData { path, watch: true }
         | Request::GetChildren { path, watch: true }

@@ -99,6 +99,7 @@ pub fn request(request: &Request) -> String {
             format!("multi [{}]", ops.join("; "))
         }
         Request::Sync { path } => format!("sync {path}"),
+        Request::AddWatch { path, mode } => format!("addWatch {path} {mode:?}"),
     }
 }
 
@@ -141,6 +142,7 @@ fn reply(reply: &Reply) -> String {
             format!("multi ok [{}]", results.join("; "))
         }
         Reply::Synced { path } => format!("synced {path}"),
+        Reply::WatchAdded => "watch added".into(),
     }
 }
 

@@ -697,7 +697,8 @@ impl Rename for Request {
             | Request::GetChildren { path, .. }
             | Request::GetChildren2 { path, .. }
             | Request::Check { path, .. }
-            | Request::Sync { path } => path.rename(r),
+            | Request::Sync { path }
+            | Request::AddWatch { path, .. } => path.rename(r),
             Request::Multi(ops) => ops.iter_mut().for_each(|op| op.rename(r)),
         }
     }
@@ -745,7 +746,7 @@ pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming)
         }
         Reply::Multi(results) => results.iter_mut().for_each(|result| result.rename(r)),
         Reply::Synced { path } => path.rename(r),
-        Reply::Deleted | Reply::Checked => {}
+        Reply::Deleted | Reply::Checked | Reply::WatchAdded => {}
     }
 }
 

@@ -7,7 +7,10 @@
 //! - requests leave in the order the recipe emitted them; replies come back
 //!   in the same order (one TCP connection);
 //! - a watch is recorded client-side when its request succeeds (for exists,
-//!   also on a missing node, in the exist table) and removed when it fires;
+//!   also on a missing node, in the exist table) and removed when it fires,
+//!   unless it is persistent (`addWatch`: it stays until forgotten; a
+//!   recursive one hears its path's and descendants' node events but
+//!   NodeChildrenChanged);
 //!   per path and kind the table keeps the set of distinct watchers
 //!   registered there (the default watcher for `Outbox::send`, a
 //!   recipe-chosen `WatcherId` for `Outbox::send_watched`), as
@@ -30,15 +33,18 @@
 //!   the Rust `zookeeper-client` crate (`Recipe::CLIENT_LIBRARY`) keeps its
 //!   queued requests until the connection is back instead;
 //! - on reconnect, the armed watches are re-registered with the last zxid
-//!   seen (the server fires those whose node changed meanwhile);
+//!   seen (the server fires the one-shot ones whose node changed
+//!   meanwhile; persistent ones are armed again without an event, but
+//!   for a `zookeeper-client` recipe: that crate does not re-register
+//!   them, so they hear nothing more from the server);
 //! - after Expired, every request fails with SessionExpired until the driver
 //!   opens a new session.
 
 use crate::server::WatchSet;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use zk_recipes::zk::{
-    EventType, KeeperState, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
-    ZkResult, Zxid,
+    AddWatchMode, EventType, KeeperState, Path, Reply, Request, SessionEvent, SessionId,
+    WatchedEvent, ZkError, ZkResult, Zxid,
 };
 use zk_recipes::{
     ClientLibrary, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
@@ -58,13 +64,19 @@ pub enum ConnectionState {
 /// The watchers registered on each path, per kind.
 pub type Registrations = BTreeMap<Path, BTreeSet<Watcher>>;
 
-/// The client's record of its armed watches (ZKWatchManager's three maps:
-/// per path, the set of distinct watchers registered there).
+/// The client's record of its armed watches (ZKWatchManager's maps: per
+/// path, the set of distinct watchers registered there; the persistent
+/// and recursive ones stay armed when they fire).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WatchTable {
     pub data: Registrations,
     pub exist: Registrations,
     pub child: Registrations,
+    /// `addWatch` PERSISTENT: every node event of the path.
+    pub persistent: Registrations,
+    /// `addWatch` PERSISTENT_RECURSIVE: the path's and its descendants'
+    /// node events but NodeChildrenChanged.
+    pub recursive: Registrations,
 }
 
 impl WatchTable {
@@ -83,6 +95,10 @@ impl WatchTable {
                 | Request::GetChildren2 { path, watch: true },
                 Ok(_),
             ) => (&mut self.child, path),
+            (Request::AddWatch { path, mode }, Ok(_)) => match mode {
+                AddWatchMode::Persistent => (&mut self.persistent, path),
+                AddWatchMode::PersistentRecursive => (&mut self.recursive, path),
+            },
             _ => return,
         };
         map.entry(path.clone()).or_default().insert(watcher);
@@ -115,17 +131,25 @@ impl WatchTable {
             (&self.data, data),
             (&self.exist, exist),
             (&self.child, child),
+            (&self.persistent, event.event_type != EventType::None),
         ] {
             if let Some(registered) = map.get(path).filter(|_| used) {
                 watchers.extend(registered.iter().copied());
             }
         }
+        if data {
+            // A recursive watch on the path or an ancestor (NodeCreated,
+            // NodeDeleted, NodeDataChanged: the kinds a data watch hears).
+            let covering = self.recursive.iter().filter(|(w, _)| covers(w, path));
+            watchers.extend(covering.flat_map(|(_, registered)| registered.iter().copied()));
+        }
         watchers
     }
 
-    /// Removes the watches a node event fires and returns the distinct
-    /// watchers they belonged to (ZKWatchManager.materialize); empty if none
-    /// was armed (the event then reaches no watcher).
+    /// Removes the one-shot watches a node event fires and returns the
+    /// distinct watchers it reaches, persistent ones included
+    /// (ZKWatchManager.materialize); empty if none was armed (the event
+    /// then reaches no watcher).
     fn fire(&mut self, event: &WatchedEvent) -> BTreeSet<Watcher> {
         let watchers = self.watchers_of(event);
         if let Some(path) = &event.path {
@@ -163,7 +187,7 @@ impl WatchTable {
     /// Returns whether it held any.
     pub fn forget(&mut self, watcher: WatcherId) -> bool {
         let mut held = false;
-        for map in [&mut self.data, &mut self.exist, &mut self.child] {
+        for map in self.maps_mut() {
             map.retain(|_, watchers| {
                 held |= watchers.remove(&Watcher::Id(watcher));
                 !watchers.is_empty()
@@ -174,14 +198,37 @@ impl WatchTable {
 
     /// How many (kind, path) watches are armed.
     pub fn armed_count(&self) -> usize {
-        self.data.len() + self.exist.len() + self.child.len()
+        self.maps().map(BTreeMap::len).sum()
+    }
+
+    /// The five maps: data, exist, child, persistent, recursive.
+    fn maps(&self) -> impl Iterator<Item = &Registrations> {
+        [
+            &self.data,
+            &self.exist,
+            &self.child,
+            &self.persistent,
+            &self.recursive,
+        ]
+        .into_iter()
+    }
+
+    /// The five maps, to change them.
+    pub fn maps_mut(&mut self) -> impl Iterator<Item = &mut Registrations> {
+        [
+            &mut self.data,
+            &mut self.exist,
+            &mut self.child,
+            &mut self.persistent,
+            &mut self.recursive,
+        ]
+        .into_iter()
     }
 
     /// The distinct recipe-chosen watchers holding an armed watch: each gets
     /// a state event once (the default watcher gets `Input::Session`).
     pub fn armed_watchers(&self) -> BTreeSet<WatcherId> {
-        [&self.data, &self.exist, &self.child]
-            .into_iter()
+        self.maps()
             .flat_map(|map| map.values().flatten())
             .filter_map(|watcher| match watcher {
                 Watcher::Id(id) => Some(*id),
@@ -195,6 +242,8 @@ impl WatchTable {
             data: self.data.keys().cloned().collect(),
             exist: self.exist.keys().cloned().collect(),
             child: self.child.keys().cloned().collect(),
+            persistent: self.persistent.keys().cloned().collect(),
+            recursive: self.recursive.keys().cloned().collect(),
         }
     }
 }
@@ -453,12 +502,27 @@ impl<R: Recipe> ClientSession<R> {
         );
         let session_id = self.session_id.expect("a reconnect needs a session");
         self.state = ConnectionState::Connected;
-        let watches = self.watches.to_watch_set();
+        let watches = self.watches_to_reregister();
         self.state_event(
             KeeperState::SyncConnected,
             SessionEvent::Connected { session_id },
         );
         (watches, self.last_zxid)
+    }
+
+    /// The watches a reconnect re-registers (SetWatches2). A
+    /// `zookeeper-client` recipe's persistent ones are left out:
+    /// zookeeper-client 0.11.2 re-registers with SetWatches, never
+    /// SetWatches2 (`resend_watches` keeps `index` at 0), so its watchers
+    /// stay but hear only session states from then on (measured on a real
+    /// 3.8.0: client/tests/conformance.rs, persistent-loss).
+    pub fn watches_to_reregister(&self) -> WatchSet {
+        let mut watches = self.watches.to_watch_set();
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            watches.persistent.clear();
+            watches.recursive.clear();
+        }
+        watches
     }
 
     /// The client learns its session expired. Requests not yet answered fail
@@ -552,6 +616,15 @@ impl<R: Recipe> ClientSession<R> {
     }
 }
 
+/// Whether a recursive watch on `watched` covers `path` (itself or a
+/// descendant).
+fn covers(watched: &Path, path: &Path) -> bool {
+    match path.as_str().strip_prefix(watched.as_str()) {
+        Some(rest) => rest.is_empty() || watched.is_root() || rest.starts_with('/'),
+        None => false,
+    }
+}
+
 /// The input that hands `event` to `watcher`.
 fn input_for<C>(watcher: Watcher, event: WatchedEvent) -> Input<C> {
     match watcher {
@@ -574,11 +647,7 @@ impl<R: zk_recipes::rename::RenameRecipe> zk_recipes::rename::Rename for ClientS
         for (_, request, _) in self.outgoing.iter_mut().chain(self.in_flight.iter_mut()) {
             request.rename(r);
         }
-        for table in [
-            &mut self.watches.data,
-            &mut self.watches.exist,
-            &mut self.watches.child,
-        ] {
+        for table in self.watches.maps_mut() {
             *table = std::mem::take(table)
                 .into_iter()
                 .map(|(path, watchers)| (r.path(&path), watchers))

@@ -499,13 +499,37 @@ impl Client {
         fail_uncovered(self.server_path(path), "set_acl")
     }
 
-    /// Not covered (persistent watches): fails naming the call.
+    /// A persistent watch on `path` (which need not exist): `Persistent`
+    /// hears the path's node events, children changes included;
+    /// `PersistentRecursive` the path's and every descendant's, without
+    /// children changes. Both hear the session's states.
     pub fn watch(
         &self,
         path: &str,
-        _mode: AddWatchMode,
+        mode: AddWatchMode,
     ) -> impl Future<Output = Result<PersistentWatcher>> + Send + '_ {
-        fail_uncovered(self.server_path(path), "watch")
+        let request = self.server_path(path).map(|path| Request::AddWatch {
+            path,
+            mode: match mode {
+                AddWatchMode::Persistent => zk::AddWatchMode::Persistent,
+                AddWatchMode::PersistentRecursive => zk::AddWatchMode::PersistentRecursive,
+            },
+        });
+        let sent = request.map(|request| self.bridge.submit(self.session.zk_id(), request));
+        let (bridge, root) = (self.bridge.clone(), self.root.clone());
+        async move {
+            let id = match sent? {
+                Ticket::Sent { id, .. } => id,
+                Ticket::Failed(error) => return Err(from_zk(error)),
+            };
+            // Taken before the reply: events that come right after it wait here.
+            let events = bridge.persistent_watcher(id);
+            match bridge.reply(id).await {
+                Ok(zk::Reply::WatchAdded) => Ok(PersistentWatcher::new(root, events)),
+                Ok(other) => Err(unexpected_reply("watch", &other)),
+                Err(error) => Err(from_zk(error)),
+            }
+        }
     }
 
     /// Not covered: fails naming the call.

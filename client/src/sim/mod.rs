@@ -23,8 +23,7 @@
 //!   closed when the last handle drops (the world owns them).
 //! - `Connector::with_session` binds a new handle to that session if it is
 //!   the client's live one (no new connection), else fails SessionExpired.
-//! - Not covered (they fail naming the call): persistent watches (`watch`),
-//!   `auth`, `list_auth_users`, `get_acl`/`set_acl`, `list_ephemerals`,
+//! - Not covered (they fail naming the call): `auth`, `list_auth_users`, `get_acl`/`set_acl`, `list_ephemerals`,
 //!   `count_descendants_number`, config reads and `update_ensemble`, and
 //!   `MultiReader::commit` (so a shared or custom prefix's `lock` that must
 //!   find its node after a ConnectionLoss on its create fails naming it).
@@ -32,6 +31,9 @@
 //!   `{uuid}` is drawn from the session and a run-wide count, not the OS;
 //!   its background deletes are simulated tasks on the client's node.
 //! - Watch events carry `zxid` -1 (as servers before 3.9 send).
+//! - A `PersistentWatcher` pends after handing out `Expired` (the crate
+//!   panics); dropping it removes its watch on the client's side only (the
+//!   crate also sends removeWatches, which changes nothing a watcher sees).
 //! - The connect string is only read for its chroot suffix (`host/app`).
 
 mod client;

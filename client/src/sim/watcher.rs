@@ -1,13 +1,14 @@
 //! Watchers: [`StateWatcher`] (a session's states, with the real crate's
 //! watch-channel semantics), [`OneshotWatcher`] (one node event, or the
-//! session's end) and [`PersistentWatcher`] (not covered: never built).
+//! session's end) and [`PersistentWatcher`] (an addWatch's node events and
+//! the session's states).
 
 use super::convert;
 use super::paths::Root;
 use std::fmt;
 use upstream::{Error, SessionState, WatchedEvent};
 use zk_recipes::zk::SessionId as ZkSessionId;
-use zk_sim::async_recipe::{Bridge, WatchEvent};
+use zk_sim::async_recipe::{Bridge, PersistentEvents, WatchEvent};
 
 /// Tracks a session's state: `state` consumes the latest, `changed` waits
 /// for one after the last consumed and returns the latest; after a terminal
@@ -93,22 +94,50 @@ impl fmt::Debug for OneshotWatcher {
     }
 }
 
-/// A persistent watch. The simulation does not cover persistent watches:
-/// `Client::watch` fails, so no such watcher exists.
-#[derive(Debug)]
+/// A persistent or recursive watch (`Client::watch`): hears every node
+/// event its watch fires, in order, and every state change of the session
+/// (Disconnected, SyncConnected, Expired), as the crate's does. Dropping it
+/// removes the watch from the session.
+///
+/// Differs from the crate: after the session's end (Expired) was handed
+/// out, `changed` pends forever (the crate panics).
 pub struct PersistentWatcher {
-    _never_built: (),
+    root: Root,
+    events: PersistentEvents,
+    ended: bool,
 }
 
 impl PersistentWatcher {
-    /// Waits for the next event (never, as none is built).
-    pub async fn changed(&mut self) -> WatchedEvent {
-        std::future::pending().await
+    pub(crate) fn new(root: Root, events: PersistentEvents) -> PersistentWatcher {
+        PersistentWatcher {
+            root,
+            events,
+            ended: false,
+        }
     }
 
-    /// Removes this watcher.
+    /// Waits for the next event: a node event or a session state.
+    pub async fn changed(&mut self) -> WatchedEvent {
+        if self.ended {
+            return std::future::pending().await;
+        }
+        let event = convert::watched_event(self.events.next().await, &self.root);
+        self.ended = event.session_state.is_terminated();
+        event
+    }
+
+    /// Removes this watcher (dropping it does the same).
     #[deprecated(since = "0.10.0", note = "Rust has Drop")]
     pub async fn remove(self) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+impl fmt::Debug for PersistentWatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PersistentWatcher")
+            .field("root", &self.root.path())
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
     }
 }

@@ -10,6 +10,7 @@
 //! with a server the pins are checked against the server too.
 
 pub mod lock_sequences;
+pub mod persistent_sequences;
 pub mod real_side;
 pub mod sequences;
 pub mod sim_side;
@@ -45,10 +46,13 @@ pub enum Sequence {
     LockExpiry,
     LockCustomLoss,
     LockCancelledLoss,
+    PersistentWatches,
+    PersistentLoss,
+    PersistentExpiry,
 }
 
 impl Sequence {
-    pub const ALL: [Sequence; 21] = [
+    pub const ALL: [Sequence; 24] = [
         Sequence::CreateModes,
         Sequence::SequentialNames,
         Sequence::Errors,
@@ -70,6 +74,9 @@ impl Sequence {
         Sequence::LockExpiry,
         Sequence::LockCustomLoss,
         Sequence::LockCancelledLoss,
+        Sequence::PersistentWatches,
+        Sequence::PersistentLoss,
+        Sequence::PersistentExpiry,
     ];
 
     /// A short name: the pinned file's and the root node's.
@@ -96,6 +103,9 @@ impl Sequence {
             Sequence::LockExpiry => "lock-expiry",
             Sequence::LockCustomLoss => "lock-custom-loss",
             Sequence::LockCancelledLoss => "lock-cancelled-loss",
+            Sequence::PersistentWatches => "persistent-watches",
+            Sequence::PersistentLoss => "persistent-loss",
+            Sequence::PersistentExpiry => "persistent-expiry",
         }
     }
 }

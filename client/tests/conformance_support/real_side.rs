@@ -35,6 +35,7 @@ mod sequences {
     use super::Env;
     crate::conformance_support::sequences::define_sequences!(upstream);
     crate::conformance_support::lock_sequences::define_lock_sequences!(upstream);
+    crate::conformance_support::persistent_sequences::define_persistent_sequences!(upstream);
 }
 
 /// A real server and a tokio runtime to drive the real crate.

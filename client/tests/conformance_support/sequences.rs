@@ -82,6 +82,9 @@ macro_rules! define_sequences {
                 Sequence::LockExpiry => lock_expiry(env, zk, &n, &mut t).await,
                 Sequence::LockCustomLoss => lock_custom_loss(env, &zk, &n, &mut t).await,
                 Sequence::LockCancelledLoss => lock_cancelled_loss(env, &zk, &n, &mut t).await,
+                Sequence::PersistentWatches => persistent_watches(env, &zk, &n, &mut t).await,
+                Sequence::PersistentLoss => persistent_loss(env, &zk, &n, &mut t).await,
+                Sequence::PersistentExpiry => persistent_expiry(env, zk, &n, &mut t).await,
             }
             t
         }

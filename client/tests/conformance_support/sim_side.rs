@@ -29,6 +29,9 @@ mod sequences {
     use super::Env;
     crate::conformance_support::sequences::define_sequences!(zkcheck_zookeeper_client);
     crate::conformance_support::lock_sequences::define_lock_sequences!(zkcheck_zookeeper_client);
+    crate::conformance_support::persistent_sequences::define_persistent_sequences!(
+        zkcheck_zookeeper_client
+    );
 }
 
 /// The faults of `sequence`'s run.
@@ -38,10 +41,10 @@ fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
         | Sequence::LockLossAfterApply
         | Sequence::LockCustomLoss
         | Sequence::LockCancelledLoss => Fault::LoseReply { down_ms: DOWN_MS },
-        Sequence::LossBeforeApply | Sequence::LockLossBeforeApply => {
+        Sequence::LossBeforeApply | Sequence::LockLossBeforeApply | Sequence::PersistentLoss => {
             Fault::LoseRequest { down_ms: DOWN_MS }
         }
-        Sequence::Expiry | Sequence::LockExpiry => Fault::Expire,
+        Sequence::Expiry | Sequence::LockExpiry | Sequence::PersistentExpiry => Fault::Expire,
         _ => return Vec::new(),
     };
     vec![ScheduledFault {
@@ -72,7 +75,7 @@ pub fn run(sequence: Sequence, seed: u64, ttl_enabled: bool) -> Transcript {
     };
     let simulation = Simulation::new(
         config,
-        |_, _| ApiRecipe,
+        |_, _| ApiRecipe::default(),
         move |client: SimClient<ApiRecipe>| {
             let shared = shared.clone();
             async move {

@@ -58,7 +58,7 @@ where
     let app = Arc::new(app);
     let simulation = Simulation::new(
         config,
-        |_, _| ApiRecipe,
+        |_, _| ApiRecipe::default(),
         move |client| {
             let (app, out) = (app.clone(), out.clone());
             async move {

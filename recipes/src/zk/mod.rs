@@ -20,7 +20,7 @@ pub use error::ZkError;
 pub use event::{EventType, KeeperState, SessionEvent, WatchedEvent};
 pub use path::{Path, PathError};
 pub use reply::{OpResult, Reply};
-pub use request::{MultiOp, Request, ANY_VERSION};
+pub use request::{AddWatchMode, MultiOp, Request, ANY_VERSION};
 pub use stat::{SessionId, Stat, Zxid};
 
 /// What the server answers to one request.

@@ -32,6 +32,8 @@ pub enum Reply {
     Synced {
         path: Path,
     },
+    /// addWatch: the watch is armed.
+    WatchAdded,
 }
 
 /// The result of one op of a successful multi.

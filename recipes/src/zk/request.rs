@@ -53,6 +53,25 @@ pub enum Request {
     Sync {
         path: Path,
     },
+    /// addWatch (ZooKeeper 3.6+): a watch on `path` that stays armed after
+    /// it fires, for the path only or for its whole subtree (`mode`). The
+    /// node need not exist. The simulator carries it (stepper, world); the
+    /// live driver does not for a sans-IO recipe (it answers Unimplemented).
+    AddWatch {
+        path: Path,
+        mode: AddWatchMode,
+    },
+}
+
+/// The mode of an [`Request::AddWatch`] (ZooKeeper's `AddWatchMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum AddWatchMode {
+    /// NodeCreated, NodeDeleted, NodeDataChanged and NodeChildrenChanged of
+    /// the path.
+    Persistent,
+    /// NodeCreated, NodeDeleted and NodeDataChanged of the path and of
+    /// every node under it (no NodeChildrenChanged).
+    PersistentRecursive,
 }
 
 /// An operation inside a multi.
@@ -102,7 +121,8 @@ impl Request {
         )
     }
 
-    /// True for a read that sets a watch (its `watch` flag).
+    /// True for a request that sets a watch: a read with its `watch` flag,
+    /// or an addWatch.
     pub fn sets_watch(&self) -> bool {
         matches!(
             self,
@@ -110,6 +130,7 @@ impl Request {
                 | Request::GetData { watch: true, .. }
                 | Request::GetChildren { watch: true, .. }
                 | Request::GetChildren2 { watch: true, .. }
+                | Request::AddWatch { .. }
         )
     }
 
@@ -124,7 +145,8 @@ impl Request {
             | Request::GetChildren { path, .. }
             | Request::GetChildren2 { path, .. }
             | Request::Check { path, .. }
-            | Request::Sync { path } => Some(path),
+            | Request::Sync { path }
+            | Request::AddWatch { path, .. } => Some(path),
             Request::Multi(_) => None,
         }
     }

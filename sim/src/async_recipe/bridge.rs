@@ -24,7 +24,7 @@ use crate::oracles::CallObservation;
 use crate::world::Client;
 use madsim::task::NodeId;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -57,6 +57,8 @@ struct Filed {
     next_id: u32,
     replies: BTreeMap<u32, Slot<ZkResult>>,
     watches: BTreeMap<u32, Slot<WatchedEvent>>,
+    /// The persistent watchers (addWatch requests), by request id.
+    persistent: BTreeMap<u32, Stream>,
     /// Every session of the client, its states in order.
     sessions: BTreeMap<SessionId, Vec<ConnectionState>>,
     current: Option<SessionId>,
@@ -80,6 +82,22 @@ impl<T> Slot<T> {
 
     fn fill(&mut self, value: T) {
         self.value = Some(value);
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+/// A persistent watcher's events not yet taken, and who waits for the next.
+#[derive(Default)]
+struct Stream {
+    events: VecDeque<WatchedEvent>,
+    waker: Option<Waker>,
+}
+
+impl Stream {
+    fn push(&mut self, event: WatchedEvent) {
+        self.events.push_back(event);
         if let Some(waker) = self.waker.take() {
             waker.wake();
         }
@@ -174,6 +192,7 @@ impl Bridge {
     /// session expired (or is not the client's any more).
     pub fn submit(&self, session: SessionId, request: Request) -> Ticket {
         let watch = request.sets_watch();
+        let persistent = matches!(request, Request::AddWatch { .. });
         let id = {
             let mut filed = self.filed();
             if filed.current != Some(session) || filed.state_of(session) == ConnectionState::Expired
@@ -183,7 +202,9 @@ impl Bridge {
             let id = filed.next_id;
             filed.next_id = filed.next_id.wrapping_add(1);
             filed.replies.insert(id, Slot::empty());
-            if watch {
+            if persistent {
+                filed.persistent.insert(id, Stream::default());
+            } else if watch {
                 filed.watches.insert(id, Slot::empty());
             }
             id
@@ -202,8 +223,19 @@ impl Bridge {
             forget: |filed, id| {
                 filed.replies.remove(&id);
                 filed.watches.remove(&id);
+                filed.persistent.remove(&id);
             },
             watched_on: None,
+        }
+    }
+
+    /// The events of the persistent watcher an addWatch set (after its
+    /// reply said it is set).
+    pub fn persistent_watcher(&self, id: u32) -> PersistentEvents {
+        PersistentEvents {
+            filed: self.filed.clone(),
+            id,
+            app: self.app.clone(),
         }
     }
 
@@ -223,7 +255,9 @@ impl Bridge {
 
     /// Forgets a watch that was not set (its request failed).
     pub fn forget_watch(&self, id: u32) {
-        self.filed().watches.remove(&id);
+        let mut filed = self.filed();
+        filed.watches.remove(&id);
+        filed.persistent.remove(&id);
     }
 
     /// The latest state of `session`.
@@ -335,6 +369,8 @@ impl Filed {
             ApiOutcome::Watch { id, event } => {
                 if let Some(slot) = self.watches.get_mut(&id) {
                     slot.fill(event);
+                } else if let Some(stream) = self.persistent.get_mut(&id) {
+                    stream.push(event);
                 }
             }
             ApiOutcome::Session(event) => self.session_event(event),
@@ -357,6 +393,45 @@ impl Filed {
         for waker in self.state_wakers.drain(..) {
             waker.wake();
         }
+    }
+}
+
+/// The events a persistent watcher hears, in order (node events and
+/// state changes). Dropping it removes its watch from the session, as
+/// dropping the crate's `PersistentWatcher` does.
+pub struct PersistentEvents {
+    filed: Arc<Mutex<Filed>>,
+    id: u32,
+    app: Client<ApiRecipe>,
+}
+
+impl PersistentEvents {
+    /// The next event; pends until one comes (forever once the watch is
+    /// gone).
+    pub async fn next(&mut self) -> WatchedEvent {
+        std::future::poll_fn(|cx| {
+            let mut filed = self.filed.lock().expect("bridge state");
+            let Some(stream) = filed.persistent.get_mut(&self.id) else {
+                return Poll::Pending;
+            };
+            match stream.events.pop_front() {
+                Some(event) => Poll::Ready(event),
+                None => {
+                    stream.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+}
+
+impl Drop for PersistentEvents {
+    fn drop(&mut self) {
+        if let Ok(mut filed) = self.filed.lock() {
+            filed.persistent.remove(&self.id);
+        }
+        self.app.forget_watcher(WatcherId(self.id));
     }
 }
 

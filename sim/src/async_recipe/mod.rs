@@ -27,7 +27,7 @@ mod recipe;
 #[cfg(madsim)]
 pub(crate) use bridge::forget_bridges;
 #[cfg(madsim)]
-pub use bridge::{Awaited, Bridge, ClaimError, Reply, Ticket, WatchEvent};
+pub use bridge::{Awaited, Bridge, ClaimError, PersistentEvents, Reply, Ticket, WatchEvent};
 pub use context::{Context, Sleep, World};
 pub use recipe::{ApiCall, ApiOutcome, ApiRecipe};
 

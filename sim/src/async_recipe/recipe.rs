@@ -9,9 +9,12 @@
 //! a `OneshotWatcher` of the `zookeeper-client` crate is one object per
 //! call, as a Java `new Watcher() { .. }` per call is. Such a watcher hears a
 //! node event, or the session's end (Expired), never Disconnected or
-//! SyncConnected: the crate's watchers do not see those.
+//! SyncConnected: the crate's one-shot watchers do not see those. A
+//! persistent watcher (an addWatch's, the crate's `PersistentWatcher`)
+//! hears every node event its watch fires and every state change.
 
 use crate::oracles::{CallObservation, ObserveCall};
+use std::collections::BTreeSet;
 use zk_recipes::zk::{KeeperState, Request, SessionEvent, WatchedEvent, ZkResult};
 use zk_recipes::{
     ClientLibrary, HoldId, Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId,
@@ -95,10 +98,15 @@ impl Observe for ApiOutcome {
     }
 }
 
-/// The pass-through machine. It keeps no state: the session layer keeps the
-/// connection's, the async client the application's.
+/// The pass-through machine. It keeps only which watchers are persistent:
+/// the session layer keeps the connection's state, the async client the
+/// application's.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ApiRecipe;
+pub struct ApiRecipe {
+    /// The ids of the addWatch requests sent: their watchers hear state
+    /// changes too.
+    persistent: BTreeSet<u32>,
+}
 
 impl Recipe for ApiRecipe {
     type Call = ApiCall;
@@ -108,6 +116,9 @@ impl Recipe for ApiRecipe {
     fn handle(&mut self, input: Input<ApiCall>, out: &mut Outbox<ApiOutcome>) {
         match input {
             Input::Call(ApiCall::Request { id, request }) => {
+                if matches!(request, Request::AddWatch { .. }) {
+                    self.persistent.insert(id);
+                }
                 if request.sets_watch() {
                     out.send_watched(Tag(id), request, WatcherId(id));
                 } else {
@@ -119,7 +130,9 @@ impl Recipe for ApiRecipe {
                 out.emit(ApiOutcome::Saw { hold, observation })
             }
             Input::Reply { tag, result } => out.emit(ApiOutcome::Reply { id: tag.0, result }),
-            Input::WatcherEvent { watcher, event } if reaches_oneshot_watcher(&event) => {
+            Input::WatcherEvent { watcher, event }
+                if reaches_oneshot_watcher(&event) || self.persistent.contains(&watcher.0) =>
+            {
                 out.emit(ApiOutcome::Watch {
                     id: watcher.0,
                     event,

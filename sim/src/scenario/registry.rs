@@ -365,7 +365,7 @@ impl SimVariant {
                 Box::new(
                     Simulation::new(
                         scenario.world_config(),
-                        |_, _| ApiRecipe,
+                        |_, _| ApiRecipe::default(),
                         move |client| {
                             let bridge = Arc::new(Bridge::start(client));
                             workload(Context::new(bridge, spec.clone(), path.clone()))

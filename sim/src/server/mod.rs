@@ -45,7 +45,9 @@ use sessions::SessionTable;
 use shared::Shared;
 use tree::DataTree;
 use watches::WatchTable;
-use zk_recipes::zk::{Path, Request, SessionId, Stat, WatchedEvent, ZkError, ZkResult, Zxid};
+use zk_recipes::zk::{
+    AddWatchMode, Path, Request, SessionId, Stat, WatchedEvent, ZkError, ZkResult, Zxid,
+};
 
 /// Server settings that change behaviour.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -79,12 +81,19 @@ pub struct Applied {
     pub notifications: Vec<Notification>,
 }
 
-/// Watches a reconnecting client re-registers (ZooKeeper's SetWatches).
+/// Watches a reconnecting client re-registers (ZooKeeper's SetWatches2:
+/// its one-shot lists, then its persistent and recursive ones).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WatchSet {
     pub data: Vec<Path>,
     pub exist: Vec<Path>,
     pub child: Vec<Path>,
+    /// `addWatch` PERSISTENT watches.
+    #[serde(default)]
+    pub persistent: Vec<Path>,
+    /// `addWatch` PERSISTENT_RECURSIVE watches.
+    #[serde(default)]
+    pub recursive: Vec<Path>,
 }
 
 /// Chooses the order of what a real server keeps in a hash set: the names
@@ -151,7 +160,8 @@ pub enum SessionError {
 /// - Every write request (create, delete, set_data, check, multi), whether
 ///   it succeeds or fails, and every session open / close consumes one zxid,
 ///   as ZooKeeper's error transactions do. Reads consume none.
-/// - Watches are per session and one-shot; `disconnect` drops a session's
+/// - Watches are per session, one-shot or (`addWatch`) persistent, for a
+///   path or recursively for its subtree; `disconnect` drops a session's
 ///   server-side watches (the client keeps its own table and re-registers
 ///   them with `set_watches` on reconnect).
 /// - Within one trigger, notifications are ordered by session id.
@@ -293,8 +303,10 @@ impl ZkServer {
     }
 
     /// Re-registers watches after a reconnect (DataTree.setWatches): fires at
-    /// once the watches whose node changed after `relative_zxid`, arms the rest.
-    /// Lists are handled in the order data, exist, child. Consumes no zxid;
+    /// once the one-shot watches whose node changed after `relative_zxid`,
+    /// arms the rest; persistent and recursive watches are armed with no
+    /// event for what changed meanwhile (as 3.8.0). Lists are handled in
+    /// the order data, exist, child, persistent, recursive. Consumes no zxid;
     /// counts as hearing from the session. A dead session gets nothing armed.
     pub fn set_watches(
         &mut self,
@@ -390,6 +402,14 @@ impl ZkServer {
     fn watch_children(&mut self, path: &Path, session: SessionId) {
         if !self.watches.watches_children(path, session) {
             self.watches.watch_children(path, session);
+        }
+    }
+
+    /// Arms a persistent or recursive watch (addWatch) unless the session
+    /// has it.
+    fn add_watch(&mut self, path: &Path, session: SessionId, mode: AddWatchMode) {
+        if !self.watches.has_watch(path, session, mode) {
+            self.watches.add_watch(path, session, mode);
         }
     }
 

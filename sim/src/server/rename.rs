@@ -7,9 +7,9 @@ use super::node::{Node, NodeKind};
 use super::sessions::SessionTable;
 use super::shared::Shared;
 use super::tree::DataTree;
-use super::watches::WatchTable;
+use super::watches::{WatchTable, Watchers};
 use super::ZkServer;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use zk_recipes::rename::{Rename, Renaming};
 use zk_recipes::zk::{Path, SessionId};
 
@@ -70,15 +70,24 @@ impl Node {
 
 impl WatchTable {
     fn renamed(&self, r: &mut Renaming) -> WatchTable {
-        let table = |table: &BTreeMap<Path, BTreeSet<SessionId>>, r: &mut Renaming| {
+        let table = |table: &Watchers, r: &mut Renaming| {
             table
                 .iter()
-                .map(|(path, sessions)| (r.path(path), rename_sessions(sessions, r)))
+                .map(|(path, sessions)| {
+                    let path = r.path(path);
+                    let sessions = sessions.iter().map(|(s, m)| (r.session(*s), *m));
+                    (path, sessions.collect())
+                })
                 .collect()
         };
         WatchTable {
             data: table(&self.data, r),
             child: table(&self.child, r),
+            recursive: self
+                .recursive
+                .iter()
+                .map(|(path, sessions)| (r.path(path), rename_sessions(sessions, r)))
+                .collect(),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Applying one client request: the session check, reads (which may arm a
-//! watch and consume no zxid), single writes and multis (one zxid each,
+//! watch and consume no zxid), addWatch, single writes and multis (one zxid each,
 //! whether they succeed or fail), and the watches a write fires.
 
 use super::writes::{self, WriteContext, WriteOp};
@@ -43,6 +43,11 @@ impl ZkServer {
                 .get_children(session, path, *watch, order)
                 .map(|(children, stat)| Reply::Children2 { children, stat }),
             Request::Sync { path } => Ok(Reply::Synced { path: path.clone() }),
+            // FinalRequestProcessor: no check of the path's node.
+            Request::AddWatch { path, mode } => {
+                self.add_watch(path, session, *mode);
+                Ok(Reply::WatchAdded)
+            }
             Request::Multi(ops) => self.multi(session, ops, &mut notifications),
             write => {
                 let op = WriteOp::of_request(write).expect("every other request is a write");

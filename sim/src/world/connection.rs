@@ -328,7 +328,7 @@ impl<R: SimRecipe> Shared<R> {
             let msg = ToServer::Reconnect {
                 session: session.session_id.expect("reconnect needs a session"),
                 last_zxid: session.last_zxid,
-                watches: session.watches.to_watch_set(),
+                watches: session.watches_to_reregister(),
             };
             self.clients[client].connecting = Some(Connecting::Reconnect);
             self.send_to_server(client, msg);

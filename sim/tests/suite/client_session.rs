@@ -2,10 +2,13 @@
 //! state events reach each distinct watcher once (ZKWatchManager), node
 //! events reach each distinct watcher registered for them once, and
 //! requests made while disconnected fail with ConnectionLoss at a failed
-//! reconnect attempt (ClientCnxn's cleanup), not applied.
+//! reconnect attempt (ClientCnxn's cleanup), not applied; persistent and
+//! recursive watches stay armed, hear state changes and are re-registered
+//! (SetWatches2), on one server and on an ensemble's follower.
 
 use zk_recipes::zk::{
-    CreateMode, EventType, KeeperState, Path, Request, SessionEvent, WatchedEvent, ZkError,
+    AddWatchMode, CreateMode, EventType, KeeperState, Path, Request, SessionEvent, WatchedEvent,
+    ZkError,
 };
 use zk_recipes::{Input, Observation, Observe, Outbox, Recipe, Tag, WatcherId};
 use zk_sim::client::ConnectionState;
@@ -241,4 +244,129 @@ fn a_request_made_while_disconnected_fails_at_a_failed_reconnect_attempt() {
     stepper.take_outcomes(0);
     assert!(!stepper.fail_reconnect_attempt(0));
     assert!(stepper.take_outcomes(0).is_empty());
+}
+
+fn add_watch(p: &str, mode: AddWatchMode) -> Request {
+    Request::AddWatch {
+        path: path(p),
+        mode,
+    }
+}
+
+fn set(p: &str) -> Request {
+    Request::SetData {
+        path: path(p),
+        data: b"x".to_vec(),
+        version: -1,
+    }
+}
+
+/// Applies `request` as the admin session and runs client 0's inbox.
+fn admin_then_run(stepper: &mut Stepper<Registrar>, request: Request) -> Vec<Seen> {
+    stepper.admin(&request).unwrap();
+    stepper.run_client(0);
+    stepper.take_outcomes(0)
+}
+
+#[test]
+fn a_persistent_watch_stays_armed_hears_states_and_is_re_registered() {
+    let mut stepper = stepper();
+    let w1 = WatcherId(1);
+    register(
+        &mut stepper,
+        vec![
+            Send(add_watch("/a", AddWatchMode::Persistent), None),
+            Send(add_watch("/b", AddWatchMode::PersistentRecursive), Some(w1)),
+        ],
+    );
+    let changed = WatchedEvent::node(EventType::NodeDataChanged, path("/a"));
+    for _ in 0..2 {
+        assert_eq!(
+            admin_then_run(&mut stepper, set("/a")),
+            [Seen::Default(changed.clone())]
+        );
+    }
+    let created = WatchedEvent::node(EventType::NodeCreated, path("/b/x"));
+    assert_eq!(
+        admin_then_run(&mut stepper, create("/b/x")),
+        [Seen::Object(w1, created)]
+    );
+    stepper.disconnect(0);
+    let disconnected = WatchedEvent::state(KeeperState::Disconnected);
+    assert_eq!(
+        stepper.take_outcomes(0),
+        [
+            Seen::Session(SessionEvent::Disconnected),
+            Seen::Object(w1, disconnected)
+        ]
+    );
+    // Changed while away: the Java client's SetWatches2 re-arms both with
+    // no event for it (3.8.0's DataTree.setWatches).
+    admin_then_run(&mut stepper, set("/a"));
+    admin_then_run(&mut stepper, create("/b/y"));
+    stepper.reconnect(0);
+    stepper.run_client(0);
+    let outcomes = stepper.take_outcomes(0);
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert_eq!(
+        outcomes[1],
+        Seen::Object(w1, WatchedEvent::state(KeeperState::SyncConnected))
+    );
+    assert_eq!(
+        admin_then_run(&mut stepper, set("/a")),
+        [Seen::Default(changed)]
+    );
+    let deleted = WatchedEvent::node(EventType::NodeDeleted, path("/b/y"));
+    let delete = Request::Delete {
+        path: path("/b/y"),
+        version: -1,
+    };
+    assert_eq!(
+        admin_then_run(&mut stepper, delete),
+        [Seen::Object(w1, deleted)]
+    );
+}
+
+#[test]
+fn a_recursive_watch_on_a_follower_fires_as_it_applies_and_moves_with_the_session() {
+    let mut stepper: Stepper<Registrar> = Stepper::new();
+    stepper.admin(&create("/r")).unwrap();
+    stepper.use_ensemble(2);
+    let watcher = stepper.add_client_on(Registrar, 0x100, 1);
+    let writer = stepper.add_client_on(Registrar, 0x200, 0);
+    stepper.apply(1); // the follower applies the sessions' openings
+    stepper.apply(1);
+    stepper.run();
+    stepper.take_outcomes(watcher);
+    let watch = add_watch("/r", AddWatchMode::PersistentRecursive);
+    stepper.call(watcher, Send(watch, Some(WatcherId(1))));
+    stepper.run_client(watcher);
+    assert_eq!(stepper.take_outcomes(watcher), [Seen::Reply(Ok(()))]);
+    stepper.call(writer, Send(create("/r/x"), None));
+    stepper.run_client(writer);
+    stepper.run_client(watcher);
+    assert!(
+        stepper.take_outcomes(watcher).is_empty(),
+        "committed, not yet applied on the follower"
+    );
+    assert!(stepper.apply(1));
+    stepper.run_client(watcher);
+    let created = WatchedEvent::node(EventType::NodeCreated, path("/r/x"));
+    assert_eq!(
+        stepper.take_outcomes(watcher),
+        [Seen::Object(WatcherId(1), created)]
+    );
+    // The session moves to the leader: its watch is re-registered there.
+    stepper.disconnect(watcher);
+    stepper.reconnect_to(watcher, 0).unwrap();
+    stepper.run_client(watcher);
+    stepper.take_outcomes(watcher);
+    stepper.call(writer, Send(set("/r/x"), None));
+    stepper.run_client(writer);
+    stepper.run_client(watcher);
+    let changed = WatchedEvent::node(EventType::NodeDataChanged, path("/r/x"));
+    assert_eq!(
+        stepper.take_outcomes(watcher),
+        [Seen::Object(WatcherId(1), changed)]
+    );
 }

@@ -18,5 +18,6 @@ mod recipe_queue;
 mod recipe_semaphore;
 mod recipe_shared_lock;
 mod server;
+mod server_persistent;
 mod sim_faults;
 mod sim_world;

@@ -58,5 +58,6 @@ fn reply_kind(reply: &NormReply) -> &'static str {
         NormReply::Checked => "Checked",
         NormReply::Multi(_) => "Multi",
         NormReply::Synced { .. } => "Synced",
+        NormReply::WatchAdded => "WatchAdded",
     }
 }

@@ -58,6 +58,7 @@ pub enum NormReply {
     Synced {
         path: String,
     },
+    WatchAdded,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,6 +126,7 @@ impl Normalizer<'_> {
             Reply::Synced { path } => NormReply::Synced {
                 path: self.path(path),
             },
+            Reply::WatchAdded => NormReply::WatchAdded,
         }
     }
 

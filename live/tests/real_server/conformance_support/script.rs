@@ -282,6 +282,10 @@ pub fn rebase(request: &Request, root: &Path) -> Request {
             version,
         },
         Request::Sync { path } => Request::Sync { path: r(&path) },
+        Request::AddWatch { path, mode } => Request::AddWatch {
+            path: r(&path),
+            mode,
+        },
         Request::Multi(ops) => Request::Multi(ops.iter().map(|op| rebase_op(op, root)).collect()),
     }
 }
@@ -363,6 +367,7 @@ impl fmt::Display for Brief<'_> {
             }
             Request::Check { path, version } => write!(f, "check {path} v{version}"),
             Request::Sync { path } => write!(f, "sync {path}"),
+            Request::AddWatch { path, mode } => write!(f, "addWatch {path} {mode:?}"),
             Request::Multi(ops) => {
                 let ops: Vec<String> = ops
                     .iter()
