@@ -22,6 +22,8 @@
 extern crate zkcheck_zookeeper_client as zookeeper_client;
 #[path = "../examples/async-latch/src/check.rs"]
 mod example;
+#[path = "../examples/async-latch/src/crate_lock.rs"]
+mod crate_lock;
 #[path = "../examples/async-latch/src/latch.rs"]
 mod latch;
 #[path = "../examples/async-latch/src/mutex.rs"]

@@ -1,7 +1,8 @@
 //! zkcheck's glue: the latch registered as a leader election, the mutex
-//! as a lock and the semaphore as a semaphore, their workloads and what
-//! the application reports to the oracles.
+//! and the crate's own lock as locks and the semaphore as a semaphore,
+//! their workloads and what the application reports to the oracles.
 
+use crate::crate_lock::{self, CrateLock, NotAcquired};
 use crate::latch::LeaderLatch;
 use crate::mutex::{Mistakes, Mutex};
 use crate::semaphore::Semaphore;
@@ -13,8 +14,11 @@ use zookeeper_client::{Client, SessionState};
 /// scenario's `max_leases` tells the oracle the same number).
 pub const LEASES: usize = 2;
 
+/// How long the `timed` crate lock waits before it gives a contention up.
+pub const LOCK_PATIENCE_MS: u64 = 200;
+
 /// The built-in recipes, `latch` with its three variants, `mutex` with
-/// its four and `leases` with its two.
+/// its four, `leases` with its two and `crate_lock` with its two.
 pub fn registry() -> Registry {
     let variant = |name: &str, about: &str, buggy: bool| {
         let run = workload(move |client, ctx| lead(client, ctx, buggy, false));
@@ -39,6 +43,7 @@ pub fn registry() -> Registry {
         )
         .with(mutex())
         .with(leases())
+        .with(crate_lock())
 }
 
 /// The mutex: fixed, and with each of the original recipe's bugs.
@@ -96,6 +101,27 @@ fn leases() -> RecipeEntry {
             "fixed",
             "creates its node, then holds while among the first",
             false,
+        ))
+}
+
+/// The crate's own lock (`Client::lock`): `timed` gives a contention up
+/// after [`LOCK_PATIENCE_MS`] by dropping it, `waits` waits as long as it
+/// takes.
+fn crate_lock() -> RecipeEntry {
+    let variant = |name: &str, about: &str, patience_ms: Option<u64>| {
+        let run = workload(move |client, ctx| crate_lock_cycles(client, ctx, patience_ms));
+        Variant::asynchronous(name, about, RecipeKind::ExclusiveLock, run)
+    };
+    RecipeEntry::new("crate_lock", RecipeKind::ExclusiveLock, "/crate-lock")
+        .variant(variant(
+            "timed",
+            "gives a contention up after 200 ms by dropping it (the crate leaves its node when the create's reply is awaited)",
+            Some(LOCK_PATIENCE_MS),
+        ))
+        .variant(variant(
+            "waits",
+            "waits as long as it takes: nothing is dropped mid-contention",
+            None,
         ))
 }
 
@@ -163,6 +189,35 @@ async fn lock_cycles(mut client: Client, ctx: Context, mistakes: Mistakes) {
             Err(error) => ctx.failed(error.to_string()),
         }
         let _ = mutex.release().await;
+        ctx.released();
+        ctx.think().await;
+    }
+}
+
+/// Takes the crate's lock (giving it up after `patience_ms`, if any),
+/// holds it for the hold time, drops it (the crate deletes the node in the
+/// background); `cycles` times.
+async fn crate_lock_cycles(mut client: Client, ctx: Context, patience_ms: Option<u64>) {
+    for _ in ctx.cycles() {
+        if client.state() == SessionState::Expired {
+            client = Client::connect(ctx.cluster()).await.expect("a new session");
+        }
+        let lock = CrateLock::new(client.clone(), ctx.path());
+        ctx.acquiring();
+        let acquired = match patience_ms {
+            Some(ms) => lock.acquire_unless(ctx.sleep_ms(ms)).await,
+            None => lock.acquire().await,
+        };
+        match acquired {
+            Ok(held) => {
+                ctx.acquired(crate_lock::token(&held));
+                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+                ctx.releasing();
+                drop(held);
+            }
+            Err(NotAcquired::Failed(error)) => ctx.failed(error.to_string()),
+            Err(NotAcquired::GaveUp) => ctx.failed(format!("gave up after {LOCK_PATIENCE_MS} ms")),
+        }
         ctx.released();
         ctx.think().await;
     }

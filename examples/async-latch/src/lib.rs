@@ -1,8 +1,10 @@
 //! A user's async recipes, plain code against the `zookeeper-client`
 //! crate: a leader latch (`latch.rs`), a mutex in the shape of ZooKeeper's
-//! `WriteLock` (`mutex.rs`) and a semaphore (`semaphore.rs`); and zkcheck's
-//! glue around them (`check.rs`).
+//! `WriteLock` (`mutex.rs`), a semaphore (`semaphore.rs`) and a mutex from
+//! the crate's own lock (`crate_lock.rs`); and zkcheck's glue around them
+//! (`check.rs`).
 
+pub mod crate_lock;
 pub mod latch;
 pub mod mutex;
 pub mod semaphore;
