@@ -95,7 +95,7 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         match faults == Default::default() {
             true => format!("faults: none (--faults none{at_request})"),
             false => format!(
-                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a partition, a silent connection or a pause of twice the session timeout; the session expiring){at_request}"
+                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a connection down for half the session timeout; a partition, a silent connection or a pause of twice the session timeout; the session expiring){at_request}"
             ),
         },
     );

@@ -266,11 +266,7 @@ impl Plan {
                 match rng.below_usize(opportunities) {
                     at if at < points => faults.push((at, kind)),
                     at => {
-                        let cut = [
-                            StrikeChoice::Blip,
-                            StrikeChoice::Partition,
-                            StrikeChoice::Silent,
-                        ];
+                        let cut = StrikeChoice::CONNECTION_LOSSES;
                         strikes.push((at - points, cut[rng.below_usize(cut.len())]));
                     }
                 }
@@ -580,9 +576,9 @@ mod tests {
         };
         let mut decider = Decider::new(&plan);
         let strike = |alternatives| point(ChoiceKind::Strike, alternatives, 0);
-        // none, blip, partition, silent, pause
-        assert_eq!(decider.decide(&strike(5), &[]), 0);
-        assert_eq!(decider.decide(&strike(5), &[]), 3, "the silence");
+        // none, blip, partition, silent, outage, pause
+        assert_eq!(decider.decide(&strike(6), &[]), 0);
+        assert_eq!(decider.decide(&strike(6), &[]), 3, "the silence");
         // The connection loss is spent: none, pause.
         assert_eq!(decider.decide(&strike(2), &[]), 1, "the pause");
         let fault = |alternatives| point(ChoiceKind::Fault, alternatives, 0);
@@ -616,6 +612,7 @@ mod tests {
         };
         for kind in [
             StrikeChoice::Silent,
+            StrikeChoice::Outage,
             StrikeChoice::Expire,
             StrikeChoice::Pause,
         ] {

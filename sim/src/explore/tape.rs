@@ -63,19 +63,30 @@ pub enum StrikeChoice {
     /// The client process stops for twice the session timeout (a GC
     /// pause: the session expires while it is frozen).
     Pause,
+    /// The connection drops and stays down for half the session timeout
+    /// (a partition shorter than the session: the client reconnects into
+    /// the same session, and what it asked for meanwhile waits or fails
+    /// as its client library says).
+    Outage,
 }
 
 impl StrikeChoice {
+    /// The strikes a `connection-loss` budget pays for, in the order a
+    /// tape numbers them (the outage last, so that the older strikes kept
+    /// their numbers when it came).
+    pub const CONNECTION_LOSSES: [StrikeChoice; 4] = [
+        StrikeChoice::Blip,
+        StrikeChoice::Partition,
+        StrikeChoice::Silent,
+        StrikeChoice::Outage,
+    ];
+
     /// What may strike between requests while `left` lasts, in the order
     /// a tape numbers the alternatives.
     pub fn offered(left: &FaultAllowance) -> Vec<StrikeChoice> {
         let mut offered = vec![StrikeChoice::None];
         if left.connection_loss > 0 {
-            offered.extend([
-                StrikeChoice::Blip,
-                StrikeChoice::Partition,
-                StrikeChoice::Silent,
-            ]);
+            offered.extend(StrikeChoice::CONNECTION_LOSSES);
         }
         if left.expiry > 0 {
             offered.push(StrikeChoice::Expire);
@@ -89,9 +100,10 @@ impl StrikeChoice {
     /// Takes this strike out of what is `left`.
     pub fn spend(self, left: &mut FaultAllowance) {
         match self {
-            StrikeChoice::Blip | StrikeChoice::Partition | StrikeChoice::Silent => {
-                left.connection_loss -= 1
-            }
+            StrikeChoice::Blip
+            | StrikeChoice::Partition
+            | StrikeChoice::Silent
+            | StrikeChoice::Outage => left.connection_loss -= 1,
             StrikeChoice::Expire => left.expiry -= 1,
             StrikeChoice::Pause => left.pause -= 1,
             StrikeChoice::None => {}
@@ -432,8 +444,8 @@ mod tests {
         let mut tape = Tape::new(vec![2, 2], budget);
         assert_eq!(tape.strike(), StrikeChoice::Partition);
         assert_eq!(
-            tape.log[0].alternatives, 6,
-            "none, blip, partition, silent, expire, pause"
+            tape.log[0].alternatives, 7,
+            "none, blip, partition, silent, outage, expire, pause"
         );
         assert_eq!(tape.log[0].kind, ChoiceKind::Strike);
         assert_eq!(
@@ -448,6 +460,19 @@ mod tests {
             "the request faults: only an expiry left"
         );
         assert_eq!(tape.log[2].alternatives, 2);
+    }
+
+    #[test]
+    fn an_outage_is_offered_last_of_the_connection_losses_and_spends_one() {
+        let budget = FaultAllowance {
+            connection_loss: 1,
+            expiry: 1,
+            ..FaultAllowance::default()
+        };
+        let mut tape = Tape::new(vec![4, 1], budget);
+        assert_eq!(tape.strike(), StrikeChoice::Outage);
+        assert_eq!(tape.strike(), StrikeChoice::Expire, "none, expire left");
+        assert_eq!(tape.strike(), StrikeChoice::None, "the budget is spent");
     }
 
     #[test]

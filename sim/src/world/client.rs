@@ -347,7 +347,7 @@ impl<R: SimRecipe> super::app::App for Client<R> {
 /// Explored runs: the fault the tape chose to strike `client` with
 /// between requests, as an event due now (a partition, a silence and a
 /// pause last twice the session timeout, so the server expires the
-/// session meanwhile).
+/// session meanwhile; an outage half of it, so the session lives).
 fn strike_between_requests<R: SimRecipe>(
     world: &mut Shared<R>,
     client: usize,
@@ -361,6 +361,9 @@ fn strike_between_requests<R: SimRecipe>(
         StrikeChoice::Silent => Fault::Silent { down_ms: long_ms },
         StrikeChoice::Expire => Fault::Expire,
         StrikeChoice::Pause => Fault::Pause { pause_ms: long_ms },
+        StrikeChoice::Outage => Fault::Disconnect {
+            down_ms: world.config.session_timeout_ms / 2,
+        },
     };
     let now = world.now_ns();
     let scheduled = ScheduledFault {
