@@ -161,11 +161,17 @@ fn one_loss() -> FaultAllowance {
 }
 
 fn explored(variant: &str) -> Summary {
-    let scenario = world(variant)
+    explored_in(world(variant), one_loss())
+}
+
+/// The exhaustive search of `world` within `faults` (the default bounds
+/// otherwise), as `check` runs it.
+fn explored_in(world: World, faults: FaultAllowance) -> Summary {
+    let scenario = world
         .scenario(registry().sim_recipes())
         .unwrap_or_else(|error| panic!("{error}"));
     let bounds = Bounds {
-        faults: one_loss(),
+        faults,
         ..Bounds::default()
     };
     explore(&scenario, &bounds).expect("a deterministic world")

@@ -9,11 +9,11 @@
 //! strike) both variants hold exhaustively. Pinned: the counterexample,
 //! the searches' sizes, and the same property in a sweep.
 
-use super::{registry, trace_of};
+use super::{one_loss, registry, trace_of};
 use std::path::Path;
-use zk_sim::explore::run::{explore, World, WorldSource};
-use zk_sim::explore::search::{Bounds, Summary};
-use zk_sim::explore::{DurationPoints, FaultAllowance};
+use zk_sim::explore::run::{World, WorldSource};
+use zk_sim::explore::search::Summary;
+use zk_sim::explore::DurationPoints;
 use zk_sim::scenario::Scenario;
 
 /// The example's scenario: 3 clients, 5 cycles, holds of 1 to 50 ms, lost
@@ -32,22 +32,8 @@ fn world(variant: &str, cycles: u32) -> World {
     }
 }
 
-fn one_loss() -> FaultAllowance {
-    FaultAllowance {
-        connection_loss: 1,
-        ..FaultAllowance::default()
-    }
-}
-
 fn explored(variant: &str, cycles: u32) -> Summary {
-    let scenario = world(variant, cycles)
-        .scenario(registry().sim_recipes())
-        .unwrap_or_else(|error| panic!("{error}"));
-    let bounds = Bounds {
-        faults: one_loss(),
-        ..Bounds::default()
-    };
-    explore(&scenario, &bounds).expect("a deterministic world")
+    super::explored_in(world(variant, cycles), one_loss())
 }
 
 #[test]

@@ -7,10 +7,10 @@
 //! bounds with a connection loss. Pinned: the shortest counterexamples and
 //! the search's size.
 
-use super::{registry, trace_of};
+use super::{one_loss, registry, trace_of};
 use std::path::Path;
-use zk_sim::explore::run::{explore, World, WorldSource};
-use zk_sim::explore::search::{Bounds, Summary};
+use zk_sim::explore::run::{World, WorldSource};
+use zk_sim::explore::search::Summary;
 use zk_sim::explore::{DurationPoints, FaultAllowance};
 use zk_sim::scenario::Scenario;
 
@@ -31,21 +31,7 @@ fn world(variant: &str) -> World {
 }
 
 fn explored(variant: &str, faults: FaultAllowance) -> Summary {
-    let scenario = world(variant)
-        .scenario(registry().sim_recipes())
-        .unwrap_or_else(|error| panic!("{error}"));
-    let bounds = Bounds {
-        faults,
-        ..Bounds::default()
-    };
-    explore(&scenario, &bounds).expect("a deterministic world")
-}
-
-fn one_loss() -> FaultAllowance {
-    FaultAllowance {
-        connection_loss: 1,
-        ..FaultAllowance::default()
-    }
+    super::explored_in(world(variant), faults)
 }
 
 /// The first counterexample's property, choices and delays, and the
