@@ -1,6 +1,6 @@
 //! zkcheck's integration tests in one test binary (one build and one link instead of one per file):
 //! each module is one former test file, named as before: `cargo test --release --workspace --test suite bad_input::`.
-//! Binaries of their own: those with their own `main` (lasso_cli, internal_error_cli),
+//! Binaries of their own: those with their own `main` (registry_cli: lasso, internal_error),
 //! world_freed (its counting global allocator sees the whole process) and async_check (the async
 //! example's code names `zookeeper_client`, the simulated crate there, the real one here).
 

@@ -9,18 +9,14 @@
 //! fixtures (`models/tests/common/polling.rs`, `churn.rs`); otherwise it
 //! runs the checks below on that child and on the `zkcheck` binary.
 
-#[path = "../models/tests/common/churn.rs"]
-mod churn;
-#[path = "../models/tests/common/polling.rs"]
-mod polling;
-
+use crate::{churn, polling};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Set in the environment of the child that runs the command line.
-const CHILD: &str = "ZKCHECK_LASSO_CLI_CHILD";
+pub(crate) const CHILD: &str = "ZKCHECK_LASSO_CLI_CHILD";
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
         return zkcheck::main_with(
             zkcheck::Registry::builtin()

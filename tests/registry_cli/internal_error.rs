@@ -21,7 +21,7 @@ use zkcheck::recipes::{Input, Outbox, Recipe};
 use zkcheck::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Registry, Variant};
 
 /// Set in the environment of the child that runs the command line.
-const CHILD: &str = "ZKCHECK_INTERNAL_ERROR_CLI_CHILD";
+pub(crate) const CHILD: &str = "ZKCHECK_INTERNAL_ERROR_CLI_CHILD";
 const SCENARIO: &str = "tests/fixtures/internal_error/panicking-lock.toml";
 const CATALOG: &str = "tests/fixtures/internal_error/catalog";
 /// What the fixture's panic says.
@@ -104,13 +104,13 @@ fn registry() -> Registry {
 
 /// A live-only build (no `--cfg madsim`): nothing to check.
 #[cfg(not(madsim))]
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     println!("test result: ok. 0 passed (the simulator needs --cfg madsim)");
     ExitCode::SUCCESS
 }
 
 #[cfg(madsim)]
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
         return zkcheck::main_with(registry());
     }
@@ -252,7 +252,7 @@ fn sweep_json(out: &Path) {
     );
     let panic = json["first_failures"][0]["panic"].as_str().expect("panic");
     assert!(
-        panic.contains(PANIC) && panic.contains("internal_error_cli.rs"),
+        panic.contains(PANIC) && panic.contains("internal_error.rs"),
         "{panic}"
     );
 }
