@@ -129,4 +129,7 @@ compared_with_zookeeper! {
     persistent_watches_match_zookeeper: PersistentWatches,
     persistent_loss_matches_zookeeper: PersistentLoss,
     persistent_expiry_matches_zookeeper: PersistentExpiry,
+    more_reads_match_zookeeper: MoreReads,
+    more_reads_loss_matches_zookeeper: MoreReadsLoss,
+    more_reads_expiry_matches_zookeeper: MoreReadsExpiry,
 }

@@ -18,8 +18,8 @@ use crate::watches::WatchTable;
 use crate::LiveError;
 use std::time::Duration;
 use zk_recipes::zk::{
-    KeeperState, MultiOp, OpResult, Path, Reply, Request, SessionId, WatchedEvent, ZkError,
-    ZkResult,
+    KeeperState, MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionId,
+    WatchedEvent, ZkError, ZkResult,
 };
 use zookeeper_client as zkc;
 
@@ -326,6 +326,7 @@ async fn execute(client: &zkc::Client, request: &Request) -> (ZkResult, Option<A
         Request::Create { path, data, mode } => (create(client, path, data, *mode).await, None),
         Request::Check { path, version } => (check(client, path, *version).await, None),
         Request::Multi(ops) => (multi(client, ops).await, None),
+        Request::MultiRead(reads) => (multi_read(client, reads).await, None),
         // The live driver does not carry a sans-IO recipe's persistent
         // watches (an async recipe calls `Client::watch` itself).
         Request::AddWatch { .. } => (Err(ZkError::Unimplemented), None),
@@ -404,8 +405,24 @@ async fn plain(client: &zkc::Client, request: &Request) -> Result<Reply, zkc::Er
             client.sync(path.as_str()).await?;
             Ok(Reply::Synced { path: path.clone() })
         }
+        Request::GetEphemerals { prefix } => {
+            let paths = client.list_ephemerals(prefix.as_str()).await?;
+            Ok(Reply::Ephemerals(
+                paths.into_iter().map(server_path).collect(),
+            ))
+        }
+        Request::GetAllChildrenNumber { path } => {
+            let number = client.count_descendants_number(path.as_str()).await?;
+            let number = u32::try_from(number).unwrap_or(u32::MAX);
+            Ok(Reply::AllChildrenNumber(number))
+        }
         other => unreachable!("not a plain request: {other:?}"),
     }
+}
+
+/// A path the server listed (the live client has no chroot).
+fn server_path(path: String) -> Path {
+    Path::new(path).unwrap_or_else(|error| panic!("the server listed an invalid path: {error}"))
 }
 
 async fn create(
@@ -483,6 +500,37 @@ async fn multi(client: &zkc::Client, ops: &[MultiOp]) -> ZkResult {
     })?;
     let results = results.into_iter().map(op_result_from_client).collect();
     Ok(Reply::Multi(results))
+}
+
+/// A multi-read through the client's `MultiReader`: one result per read.
+async fn multi_read(client: &zkc::Client, reads: &[ReadOp]) -> ZkResult {
+    let mut reader = client.new_multi_reader();
+    for read in reads {
+        let added = match read {
+            ReadOp::GetData { path } => reader.add_get_data(path.as_str()),
+            ReadOp::GetChildren { path } => reader.add_get_children(path.as_str()),
+        };
+        added.map_err(|error| error_from_client(&error))?;
+    }
+    let results = reader
+        .commit()
+        .await
+        .map_err(|error| error_from_client(&error))?;
+    Ok(Reply::MultiRead(
+        results.into_iter().map(read_result_from_client).collect(),
+    ))
+}
+
+fn read_result_from_client(result: zkc::MultiReadResult) -> ReadResult {
+    match result {
+        zkc::MultiReadResult::Data { data, stat } => ReadResult::Data {
+            data,
+            stat: stat_from_client(&stat),
+        },
+        zkc::MultiReadResult::Children { children } => ReadResult::Children(children),
+        zkc::MultiReadResult::Error { err } => ReadResult::Error(error_from_client(&err)),
+        other => panic!("a multi-read result zk_recipes::zk cannot express: {other:?}"),
+    }
 }
 
 fn add_op(writer: &mut zkc::MultiWriter<'_>, op: &MultiOp) -> Result<(), ZkError> {

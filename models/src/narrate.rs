@@ -4,7 +4,8 @@
 //! transition writes them to.
 
 use zk_recipes::zk::{
-    CreateMode, EventType, MultiOp, OpResult, Reply, Request, WatchedEvent, ZkError, ZkResult,
+    CreateMode, EventType, MultiOp, OpResult, ReadOp, ReadResult, Reply, Request, WatchedEvent,
+    ZkError, ZkResult,
 };
 
 /// Collects the lines describing one step; does nothing when off, so the
@@ -100,6 +101,19 @@ pub fn request(request: &Request) -> String {
         }
         Request::Sync { path } => format!("sync {path}"),
         Request::AddWatch { path, mode } => format!("addWatch {path} {mode:?}"),
+        Request::GetEphemerals { prefix } => format!("getEphemerals {prefix}"),
+        Request::GetAllChildrenNumber { path } => format!("getAllChildrenNumber {path}"),
+        Request::MultiRead(reads) => {
+            let reads: Vec<String> = reads.iter().map(read_op).collect();
+            format!("multiRead [{}]", reads.join("; "))
+        }
+    }
+}
+
+fn read_op(read: &ReadOp) -> String {
+    match read {
+        ReadOp::GetData { path } => format!("getData {path}"),
+        ReadOp::GetChildren { path } => format!("getChildren {path}"),
     }
 }
 
@@ -143,6 +157,23 @@ fn reply(reply: &Reply) -> String {
         }
         Reply::Synced { path } => format!("synced {path}"),
         Reply::WatchAdded => "watch added".into(),
+        Reply::Ephemerals(paths) => {
+            let paths: Vec<&str> = paths.iter().map(|path| path.as_str()).collect();
+            format!("ephemerals [{}]", paths.join(", "))
+        }
+        Reply::AllChildrenNumber(number) => format!("{number} descendants"),
+        Reply::MultiRead(results) => {
+            let results: Vec<String> = results.iter().map(read_result).collect();
+            format!("multiRead [{}]", results.join("; "))
+        }
+    }
+}
+
+fn read_result(result: &ReadResult) -> String {
+    match result {
+        ReadResult::Data { data: d, stat } => format!("data{} (version {})", data(d), stat.version),
+        ReadResult::Children(names) => format!("children [{}]", names.join(", ")),
+        ReadResult::Error(error) => format!("{error:?}"),
     }
 }
 

@@ -27,8 +27,8 @@
 use crate::recipe::{FencingToken, Recipe};
 use crate::sequence::parse_sequence;
 use crate::zk::{
-    MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId, Stat, WatchedEvent, ZkResult,
-    Zxid,
+    MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionEvent, SessionId, Stat,
+    WatchedEvent, ZkResult, Zxid,
 };
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -698,8 +698,14 @@ impl Rename for Request {
             | Request::GetChildren2 { path, .. }
             | Request::Check { path, .. }
             | Request::Sync { path }
-            | Request::AddWatch { path, .. } => path.rename(r),
+            | Request::AddWatch { path, .. }
+            | Request::GetAllChildrenNumber { path } => path.rename(r),
+            // A prefix of text, not a node: renamed as a path would be.
+            Request::GetEphemerals { prefix } => prefix.rename(r),
             Request::Multi(ops) => ops.iter_mut().for_each(|op| op.rename(r)),
+            Request::MultiRead(ops) => ops.iter_mut().for_each(|op| match op {
+                ReadOp::GetData { path } | ReadOp::GetChildren { path } => path.rename(r),
+            }),
         }
     }
 }
@@ -746,7 +752,15 @@ pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming)
         }
         Reply::Multi(results) => results.iter_mut().for_each(|result| result.rename(r)),
         Reply::Synced { path } => path.rename(r),
-        Reply::Deleted | Reply::Checked | Reply::WatchAdded => {}
+        Reply::Deleted | Reply::Checked | Reply::WatchAdded | Reply::AllChildrenNumber(_) => {}
+        Reply::Ephemerals(paths) => paths.iter_mut().for_each(|path| path.rename(r)),
+        // Data and children need each read's path: rename_result_of renames
+        // them with the request; without it only the stats.
+        Reply::MultiRead(results) => results.iter_mut().for_each(|result| {
+            if let ReadResult::Data { stat, .. } = result {
+                rename_stat_of(stat, None, r);
+            }
+        }),
     }
 }
 
@@ -779,6 +793,13 @@ pub fn rename_result(result: &mut ZkResult, path: Option<&Path>, r: &mut Renamin
 /// results of a multi each with the path of its op, so that a `setData`'s
 /// stat inside a multi is renamed as [`rename_stat_of`] renames it.
 pub fn rename_result_of(result: &mut ZkResult, request: Option<&Request>, r: &mut Renaming) {
+    if let (Ok(Reply::MultiRead(results)), Some(Request::MultiRead(ops))) = (&mut *result, request)
+    {
+        for (result, op) in results.iter_mut().zip(ops) {
+            rename_read_result(result, op, r);
+        }
+        return;
+    }
     let (Ok(Reply::Multi(results)), Some(Request::Multi(ops))) = (&mut *result, request) else {
         return rename_result(result, request.and_then(Request::path), r);
     };
@@ -793,6 +814,19 @@ pub fn rename_result_of(result: &mut ZkResult, request: Option<&Request>, r: &mu
             }
             (result, _) => result.rename(r),
         }
+    }
+}
+
+/// The result of one read of a multi-read, renamed as the reply of the same
+/// read alone would be.
+fn rename_read_result(result: &mut ReadResult, op: &ReadOp, r: &mut Renaming) {
+    match result {
+        ReadResult::Data { data, stat } => {
+            *data = r.data(op.path(), data);
+            rename_stat_of(stat, Some(op.path()), r);
+        }
+        ReadResult::Children(children) => *children = r.children(op.path(), children),
+        ReadResult::Error(_) => {}
     }
 }
 

@@ -460,25 +460,43 @@ impl Client {
         Ok(CheckWriter::new(writer))
     }
 
-    /// A [`MultiReader`] (its commit is not covered).
+    /// A [`MultiReader`]: reads committed together.
     pub fn new_multi_reader(&self) -> MultiReader<'_> {
         MultiReader::new(self)
     }
 
-    /// Not covered: fails naming the call.
+    /// How many nodes are under `path`, at any depth (NoNode if it does
+    /// not exist). ZooKeeper's own `/zookeeper` subtree is not simulated:
+    /// at `/` the count is a real server's less its three nodes there.
     pub fn count_descendants_number(
         &self,
         path: &str,
     ) -> impl Future<Output = Result<usize>> + Send {
-        fail_uncovered(self.server_path(path), "count_descendants_number")
+        let request = self
+            .server_path(path)
+            .map(|path| Request::GetAllChildrenNumber { path });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::AllChildrenNumber(number) => Ok(number as usize),
+            other => Err(unexpected_reply("count_descendants_number", &other)),
+        })
     }
 
-    /// Not covered: fails naming the call.
+    /// This session's ephemeral nodes whose path starts with `path` as text
+    /// (the node itself included), relative to the chroot; no NoNode.
     pub fn list_ephemerals(
         &self,
         path: &str,
     ) -> impl Future<Output = Result<Vec<String>>> + Send + '_ {
-        fail_uncovered(self.server_path(path), "list_ephemerals")
+        let request = self
+            .server_path(path)
+            .map(|prefix| Request::GetEphemerals { prefix });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::Ephemerals(paths) => paths
+                .iter()
+                .map(|path| answer.root.strip(path.as_str()))
+                .collect(),
+            other => Err(unexpected_reply("list_ephemerals", &other)),
+        })
     }
 
     /// Not covered (ACLs are not modelled): fails naming the call.

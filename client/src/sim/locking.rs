@@ -12,10 +12,6 @@
 //! Curator's `{uuid}` is a version-4 UUID drawn from the run, never from
 //! the OS: the session id mixed with a run-wide counter of drawn UUIDs, so
 //! a run (and its replay) names its lock nodes the same way every time.
-//!
-//! The multi-read the recovery of a shared or custom prefix sends (and the
-//! background delete of a failed one) is `MultiReader::commit`, which the
-//! simulated server does not cover yet: there it fails naming that call.
 
 use super::client::Client;
 use super::lock::{LockClient, LockOptions, LockPrefix, LockPrefixKind};

@@ -23,10 +23,11 @@
 //!   closed when the last handle drops (the world owns them).
 //! - `Connector::with_session` binds a new handle to that session if it is
 //!   the client's live one (no new connection), else fails SessionExpired.
-//! - Not covered (they fail naming the call): `auth`, `list_auth_users`, `get_acl`/`set_acl`, `list_ephemerals`,
-//!   `count_descendants_number`, config reads and `update_ensemble`, and
-//!   `MultiReader::commit` (so a shared or custom prefix's `lock` that must
-//!   find its node after a ConnectionLoss on its create fails naming it).
+//! - Not covered (they fail naming the call): `auth`, `list_auth_users`,
+//!   `get_acl`/`set_acl`, config reads and `update_ensemble`.
+//! - ZooKeeper's own `/zookeeper` subtree is not simulated: `/` lists no
+//!   `zookeeper` child, and `count_descendants_number("/")` is a real
+//!   server's less its three nodes there.
 //! - `lock` runs the real crate's algorithm on the calls above; Curator's
 //!   `{uuid}` is drawn from the session and a run-wide count, not the OS;
 //!   its background deletes are simulated tasks on the client's node.

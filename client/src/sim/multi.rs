@@ -1,7 +1,7 @@
 //! Multi-op requests: [`MultiWriter`] (all ops or none; a failing op is
 //! reported with its index), [`CheckWriter`] (a multi guarded by a version
 //! check, errors mapped as the real crate's `From` impls do) and
-//! [`MultiReader`] (not covered: its commit fails naming the call).
+//! [`MultiReader`] (reads answered together, each with its own result).
 
 use super::client::Client;
 use super::errors::{from_zk, unexpected_reply};
@@ -10,7 +10,7 @@ use super::{
     convert, CheckWriteError, Error, MultiReadResult, MultiWriteError, MultiWriteResult, Stat,
 };
 use std::future::Future;
-use zk_recipes::zk::{self, MultiOp, OpResult, Request, ZkError};
+use zk_recipes::zk::{self, MultiOp, OpResult, ReadOp, ReadResult, Request, ZkError};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -216,44 +216,68 @@ impl<'a> CheckWriter<'a> {
     }
 }
 
-/// Collects reads to commit in one request. Not covered by the simulation:
-/// a non-empty commit fails naming the call.
+/// Collects reads to commit in one request: each read answered alone (no
+/// watch), a failed read its own [`MultiReadResult::Error`].
 pub struct MultiReader<'a> {
     client: &'a Client,
-    reads: usize,
+    reads: Vec<ReadOp>,
 }
 
 impl<'a> MultiReader<'a> {
     pub(crate) fn new(client: &'a Client) -> MultiReader<'a> {
-        MultiReader { client, reads: 0 }
+        MultiReader {
+            client,
+            reads: Vec::new(),
+        }
     }
 
     /// Adds a get_data (path checked now).
     pub fn add_get_data(&mut self, path: &str) -> Result<()> {
-        self.client.server_path(path)?;
-        self.reads += 1;
+        let path = self.client.server_path(path)?;
+        self.reads.push(ReadOp::GetData { path });
         Ok(())
     }
 
     /// Adds a get_children (path checked now).
     pub fn add_get_children(&mut self, path: &str) -> Result<()> {
-        self.client.server_path(path)?;
-        self.reads += 1;
+        let path = self.client.server_path(path)?;
+        self.reads.push(ReadOp::GetChildren { path });
         Ok(())
     }
 
-    /// Not covered: fails naming the call (no read: no result).
+    /// Commits the collected reads (sent now): one result per read, in
+    /// order. No read: no request, no result.
     pub fn commit(&mut self) -> impl Future<Output = Result<Vec<MultiReadResult>>> + Send + 'a {
         let reads = std::mem::take(&mut self.reads);
-        std::future::ready(if reads == 0 {
-            Ok(Vec::new())
-        } else {
-            Err(super::errors::uncovered("MultiReader::commit"))
-        })
+        let sent = (!reads.is_empty()).then(|| self.client.submit(Request::MultiRead(reads)));
+        async move {
+            let Some(sent) = sent else {
+                return Ok(Vec::new());
+            };
+            let (reply, _) = sent.outcome().await.map_err(from_zk)?;
+            let zk::Reply::MultiRead(results) = reply else {
+                return Err(unexpected_reply("MultiReader::commit", &reply));
+            };
+            Ok(results.into_iter().map(read_result).collect())
+        }
     }
 
     /// Clears the collected reads.
     pub fn abort(&mut self) {
-        self.reads = 0;
+        self.reads.clear();
+    }
+}
+
+/// One read's result as the real crate gives it.
+fn read_result(result: ReadResult) -> MultiReadResult {
+    match result {
+        ReadResult::Data { data, stat } => MultiReadResult::Data {
+            data,
+            stat: convert::stat(stat),
+        },
+        ReadResult::Children(children) => MultiReadResult::Children { children },
+        ReadResult::Error(error) => MultiReadResult::Error {
+            err: from_zk(error),
+        },
     }
 }

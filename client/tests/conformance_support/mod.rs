@@ -49,10 +49,13 @@ pub enum Sequence {
     PersistentWatches,
     PersistentLoss,
     PersistentExpiry,
+    MoreReads,
+    MoreReadsLoss,
+    MoreReadsExpiry,
 }
 
 impl Sequence {
-    pub const ALL: [Sequence; 24] = [
+    pub const ALL: [Sequence; 27] = [
         Sequence::CreateModes,
         Sequence::SequentialNames,
         Sequence::Errors,
@@ -77,6 +80,9 @@ impl Sequence {
         Sequence::PersistentWatches,
         Sequence::PersistentLoss,
         Sequence::PersistentExpiry,
+        Sequence::MoreReads,
+        Sequence::MoreReadsLoss,
+        Sequence::MoreReadsExpiry,
     ];
 
     /// A short name: the pinned file's and the root node's.
@@ -106,6 +112,9 @@ impl Sequence {
             Sequence::PersistentWatches => "persistent-watches",
             Sequence::PersistentLoss => "persistent-loss",
             Sequence::PersistentExpiry => "persistent-expiry",
+            Sequence::MoreReads => "more-reads",
+            Sequence::MoreReadsLoss => "more-reads-loss",
+            Sequence::MoreReadsExpiry => "more-reads-expiry",
         }
     }
 }
@@ -171,26 +180,7 @@ pub struct KnownDifference {
     pub why: &'static str,
 }
 
-pub const KNOWN_DIFFERENCES: &[KnownDifference] = &[
-    KnownDifference {
-        sequence: Sequence::MultiReader,
-        step: "commit",
-        why: "the simulated client does not cover MultiReader::commit (it fails with \
-              UnexpectedError naming the call)",
-    },
-    KnownDifference {
-        sequence: Sequence::LockCustomLoss,
-        step: "custom lock ~/locks/x-me-, reconnected",
-        why: "finding a custom or shared lock's node after a ConnectionLoss is a multi-read \
-              (MultiReader::commit), not covered: the simulated lock fails naming it",
-    },
-    KnownDifference {
-        sequence: Sequence::LockCustomLoss,
-        step: "list_children ~/locks, a moment later",
-        why: "the background delete of a failed custom or shared lock finds its node by a \
-              multi-read (MultiReader::commit), not covered: the simulated node stays",
-    },
-];
+pub const KNOWN_DIFFERENCES: &[KnownDifference] = &[];
 
 /// Compares ZooKeeper's transcript of `sequence` with the simulated one:
 /// equal but for [`KNOWN_DIFFERENCES`] (returned, one line each), or the

@@ -85,6 +85,9 @@ macro_rules! define_sequences {
                 Sequence::PersistentWatches => persistent_watches(env, &zk, &n, &mut t).await,
                 Sequence::PersistentLoss => persistent_loss(env, &zk, &n, &mut t).await,
                 Sequence::PersistentExpiry => persistent_expiry(env, zk, &n, &mut t).await,
+                Sequence::MoreReads => more_reads(env, &zk, &n, &mut t).await,
+                Sequence::MoreReadsLoss => more_reads_loss(env, &zk, &n, &mut t).await,
+                Sequence::MoreReadsExpiry => more_reads_expiry(env, zk, &n, &mut t).await,
             }
             t
         }
@@ -277,6 +280,26 @@ macro_rules! define_sequences {
                 match r {
                     Ok(results) => format!("ok {}", self.write_results(&results)),
                     Err(e) => format!("err {e:?}"),
+                }
+            }
+
+            fn count(&self, r: Result<usize, Error>) -> String {
+                match r {
+                    Ok(count) => format!("ok {count}"),
+                    Err(e) => self.err(&e),
+                }
+            }
+
+            /// Paths in sorted order (the server keeps a session's
+            /// ephemerals in a hash set), the root written `~`.
+            fn paths(&self, r: Result<Vec<String>, Error>) -> String {
+                match r {
+                    Ok(paths) => {
+                        let mut paths: Vec<String> = paths.iter().map(|p| self.rel(p)).collect();
+                        paths.sort();
+                        format!("ok [{}]", paths.join(", "))
+                    }
+                    Err(e) => self.err(&e),
                 }
             }
 
@@ -1356,6 +1379,155 @@ macro_rules! define_sequences {
                 "create ~/lost",
                 n.created(zk.create(&lost, b"", &persistent()).await),
             );
+        }
+
+        /// The tree the `more-reads` sequences read: ~/t with ~/t/a, ~/t/a/b,
+        /// ~/t/c and the ephemeral ~/t/x, the ephemerals ~/e1 and ~/eph, and
+        /// the other session's ephemeral ~/o.
+        async fn more_reads_tree(env: &Env, zk: &Client, n: &Norm, t: &mut Transcript) {
+            let r = &n.root;
+            let nodes = [
+                ("/t", false),
+                ("/t/a", false),
+                ("/t/a/b", false),
+                ("/t/c", false),
+                ("/t/x", true),
+                ("/e1", true),
+                ("/eph", true),
+            ];
+            for (rel, ephemeral) in nodes {
+                let options = match ephemeral {
+                    true => mode(CreateMode::Ephemeral),
+                    false => persistent(),
+                };
+                let label = format!(
+                    "create ~{rel}{}",
+                    if ephemeral { " (ephemeral)" } else { "" }
+                );
+                t.step(
+                    &label,
+                    n.created(zk.create(&format!("{r}{rel}"), b"", &options).await),
+                );
+            }
+            let created = env
+                .other()
+                .create(&format!("{r}/o"), b"", &mode(CreateMode::Ephemeral))
+                .await;
+            t.step("other session: create ~/o (ephemeral)", n.created(created));
+        }
+
+        /// count_descendants_number, list_ephemerals and a multi-read, each
+        /// on nodes that exist and do not, and on paths that are no nodes.
+        async fn more_reads(env: &Env, zk: &Client, n: &Norm, t: &mut Transcript) {
+            more_reads_tree(env, zk, n, t).await;
+            let r = &n.root;
+            for rel in ["", "/t", "/t/a/b", "/missing"] {
+                let counted = zk.count_descendants_number(&format!("{r}{rel}")).await;
+                t.step(
+                    &format!("count_descendants_number ~{rel}"),
+                    n.count(counted),
+                );
+            }
+            for rel in ["", "/e", "/e1", "/t/x", "/missing", "/t/"] {
+                let listed = zk.list_ephemerals(&format!("{r}{rel}")).await;
+                t.step(&format!("list_ephemerals ~{rel}"), n.paths(listed));
+            }
+            t.step(
+                "other session: list_ephemerals ~",
+                n.paths(env.other().list_ephemerals(r).await),
+            );
+            t.step("multi-read", n.read_results(read_three(zk, r).await));
+        }
+
+        /// A multi-read whose reply is lost, then the three reads again
+        /// on the same session once it has reconnected.
+        async fn more_reads_loss(env: &Env, zk: &Client, n: &Norm, t: &mut Transcript) {
+            more_reads_tree(env, zk, n, t).await;
+            let r = &n.root;
+            env.arm_reply_loss().await;
+            t.step(
+                "multi-read, its reply lost",
+                n.read_results(read_three(zk, r).await),
+            );
+            env.heal().await;
+            t.step(
+                "multi-read, reconnected",
+                n.read_results(read_three(zk, r).await),
+            );
+            let counted = zk.count_descendants_number(&format!("{r}/t")).await;
+            t.step(
+                "count_descendants_number ~/t, reconnected",
+                n.count(counted),
+            );
+            t.step(
+                "list_ephemerals ~, reconnected",
+                n.paths(zk.list_ephemerals(r).await),
+            );
+        }
+
+        /// The three reads on an expired session, then on a new chrooted
+        /// one (paths relative to its root).
+        async fn more_reads_expiry(env: &Env, zk: Client, n: &Norm, t: &mut Transcript) {
+            more_reads_tree(env, &zk, n, t).await;
+            let r = &n.root;
+            let mut states = zk.state_watcher();
+            env.expire(&zk).await;
+            while let Some(state) = env.within(STATE_MS, states.changed()).await {
+                if state.is_terminated() {
+                    break;
+                }
+            }
+            let counted = zk.count_descendants_number(&format!("{r}/t")).await;
+            t.step("count_descendants_number ~/t, expired", n.count(counted));
+            t.step(
+                "list_ephemerals ~, expired",
+                n.paths(zk.list_ephemerals(r).await),
+            );
+            t.step(
+                "multi-read, expired",
+                n.read_results(read_three(&zk, r).await),
+            );
+            drop(zk);
+            let chrooted = format!("{}{r}", env.connect_string());
+            let again = match Client::connect(&chrooted).await {
+                Ok(again) => again,
+                Err(error) => {
+                    t.step("connect again", format!("err {error:?}"));
+                    return;
+                }
+            };
+            t.step(
+                "new session: count_descendants_number /",
+                n.count(again.count_descendants_number("/").await),
+            );
+            t.step(
+                "new session: list_ephemerals /",
+                n.paths(again.list_ephemerals("/").await),
+            );
+            t.step(
+                "new session: create /n (ephemeral)",
+                n.created(again.create("/n", b"", &mode(CreateMode::Ephemeral)).await),
+            );
+            t.step(
+                "new session: list_ephemerals /",
+                n.paths(again.list_ephemerals("/").await),
+            );
+            t.step(
+                "other session: list_ephemerals ~",
+                n.paths(env.other().list_ephemerals(r).await),
+            );
+        }
+
+        /// A multi-read of ~/t's data and children and ~/missing's children.
+        async fn read_three(zk: &Client, r: &str) -> Result<Vec<MultiReadResult>, Error> {
+            let mut reader = zk.new_multi_reader();
+            let added = [
+                reader.add_get_data(&format!("{r}/t")),
+                reader.add_get_children(&format!("{r}/t")),
+                reader.add_get_children(&format!("{r}/missing")),
+            ];
+            assert!(added.iter().all(Result::is_ok), "{added:?}");
+            reader.commit().await
         }
 
         /// The session expires under a client with an ephemeral and

@@ -40,11 +40,15 @@ fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
         Sequence::LossAfterApply
         | Sequence::LockLossAfterApply
         | Sequence::LockCustomLoss
-        | Sequence::LockCancelledLoss => Fault::LoseReply { down_ms: DOWN_MS },
+        | Sequence::LockCancelledLoss
+        | Sequence::MoreReadsLoss => Fault::LoseReply { down_ms: DOWN_MS },
         Sequence::LossBeforeApply | Sequence::LockLossBeforeApply | Sequence::PersistentLoss => {
             Fault::LoseRequest { down_ms: DOWN_MS }
         }
-        Sequence::Expiry | Sequence::LockExpiry | Sequence::PersistentExpiry => Fault::Expire,
+        Sequence::Expiry
+        | Sequence::LockExpiry
+        | Sequence::PersistentExpiry
+        | Sequence::MoreReadsExpiry => Fault::Expire,
         _ => return Vec::new(),
     };
     vec![ScheduledFault {

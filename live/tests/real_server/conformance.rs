@@ -154,6 +154,45 @@ fn every_error_code() {
     Harness::new().check(&script);
 }
 
+/// multiRead, getEphemerals and getAllChildrenNumber through the live
+/// adapter: each read of a multi-read with its own result, a session's
+/// ephemerals by text prefix, counts at any depth.
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
+fn multi_reads_ephemeral_listings_and_descendant_counts() {
+    let script = Script::new("more-reads", 2)
+        .on(0, persistent("~/t"))
+        .on(0, persistent("~/t/a"))
+        .on(0, create("~/t/e", b"", Ephemeral))
+        .on(0, create("~/e1", b"", Ephemeral))
+        .on(1, create("~/o", b"", Ephemeral))
+        .on(0, descendants("~"))
+        .ok()
+        .on(0, descendants("~/t"))
+        .ok()
+        .on(0, descendants("~/missing"))
+        .err(NoNode)
+        .on(0, ephemerals("~"))
+        .ok()
+        .on(0, ephemerals("~/e"))
+        .ok()
+        .on(1, ephemerals("~"))
+        .ok()
+        .on(0, ephemerals("~/missing"))
+        .ok()
+        .on(
+            0,
+            multi_read(vec![
+                read_data("~/t"),
+                read_children("~/t"),
+                read_data("~/missing"),
+                read_children("~/t/e"),
+            ]),
+        )
+        .ok();
+    Harness::new().check(&script);
+}
+
 #[test]
 #[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored conformance::"]
 fn data_and_exists_watches_fire_once_on_their_triggers() {

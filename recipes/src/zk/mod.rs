@@ -19,8 +19,8 @@ pub use create_mode::CreateMode;
 pub use error::ZkError;
 pub use event::{EventType, KeeperState, SessionEvent, WatchedEvent};
 pub use path::{Path, PathError};
-pub use reply::{OpResult, Reply};
-pub use request::{AddWatchMode, MultiOp, Request, ANY_VERSION};
+pub use reply::{OpResult, ReadResult, Reply};
+pub use request::{AddWatchMode, MultiOp, ReadOp, Request, ANY_VERSION};
 pub use stat::{SessionId, Stat, Zxid};
 
 /// What the server answers to one request.

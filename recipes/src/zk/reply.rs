@@ -1,6 +1,6 @@
 //! The server's successful answers; failures are [`super::ZkError`].
 
-use super::{Path, Stat};
+use super::{Path, Stat, ZkError};
 use serde::{Deserialize, Serialize};
 
 /// A successful reply, one variant per request kind.
@@ -34,6 +34,25 @@ pub enum Reply {
     },
     /// addWatch: the watch is armed.
     WatchAdded,
+    /// One result per read of a multi-read, in order (a failed read does
+    /// not fail the others).
+    MultiRead(Vec<ReadResult>),
+    /// getEphemerals: full paths, in an order the server chose.
+    Ephemerals(Vec<Path>),
+    /// getAllChildrenNumber.
+    AllChildrenNumber(u32),
+}
+
+/// The result of one read of a multi-read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReadResult {
+    Data {
+        data: Vec<u8>,
+        stat: Stat,
+    },
+    /// Child names in an order the server chose, as [`Reply::Children`].
+    Children(Vec<String>),
+    Error(ZkError),
 }
 
 /// The result of one op of a successful multi.

@@ -61,6 +61,20 @@ pub enum Request {
         path: Path,
         mode: AddWatchMode,
     },
+    /// multiRead (ZooKeeper 3.6+): reads answered together at one point of
+    /// the server's history, each with its own result or error; no watch,
+    /// no zxid.
+    MultiRead(Vec<ReadOp>),
+    /// getEphemerals (3.6+): the paths of the session's ephemeral nodes
+    /// that start with `prefix` as text (`/a` matches `/ab` too).
+    GetEphemerals {
+        prefix: Path,
+    },
+    /// getAllChildrenNumber (3.6+): how many nodes are under `path`, at any
+    /// depth (NoNode if it does not exist).
+    GetAllChildrenNumber {
+        path: Path,
+    },
 }
 
 /// The mode of an [`Request::AddWatch`] (ZooKeeper's `AddWatchMode`).
@@ -72,6 +86,22 @@ pub enum AddWatchMode {
     /// NodeCreated, NodeDeleted and NodeDataChanged of the path and of
     /// every node under it (no NodeChildrenChanged).
     PersistentRecursive,
+}
+
+/// A read inside a [`Request::MultiRead`] (it sets no watch).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ReadOp {
+    GetData { path: Path },
+    GetChildren { path: Path },
+}
+
+impl ReadOp {
+    /// The path the read is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReadOp::GetData { path } | ReadOp::GetChildren { path } => path,
+        }
+    }
 }
 
 /// An operation inside a multi.
@@ -118,6 +148,9 @@ impl Request {
                 | Request::GetData { .. }
                 | Request::GetChildren { .. }
                 | Request::GetChildren2 { .. }
+                | Request::MultiRead(_)
+                | Request::GetEphemerals { .. }
+                | Request::GetAllChildrenNumber { .. }
         )
     }
 
@@ -134,7 +167,7 @@ impl Request {
         )
     }
 
-    /// The path the request is about (`None` for a multi).
+    /// The path the request is about (`None` for a multi or a multi-read).
     pub fn path(&self) -> Option<&Path> {
         match self {
             Request::Create { path, .. }
@@ -146,8 +179,10 @@ impl Request {
             | Request::GetChildren2 { path, .. }
             | Request::Check { path, .. }
             | Request::Sync { path }
-            | Request::AddWatch { path, .. } => Some(path),
-            Request::Multi(_) => None,
+            | Request::AddWatch { path, .. }
+            | Request::GetAllChildrenNumber { path }
+            | Request::GetEphemerals { prefix: path } => Some(path),
+            Request::Multi(_) | Request::MultiRead(_) => None,
         }
     }
 }

@@ -1,11 +1,14 @@
 //! Applying one client request: the session check, reads (which may arm a
-//! watch and consume no zxid), addWatch, single writes and multis (one zxid each,
-//! whether they succeed or fail), and the watches a write fires.
+//! watch and consume no zxid), multi-reads, addWatch, single writes and
+//! multis (one zxid each, whether they succeed or fail), and the watches a
+//! write fires.
 
 use super::writes::{self, WriteContext, WriteOp};
 use super::{multi, Applied, ChildOrder, Notification, ZkServer};
 use std::collections::BTreeMap;
-use zk_recipes::zk::{MultiOp, OpResult, Path, Reply, Request, SessionId, ZkError, ZkResult};
+use zk_recipes::zk::{
+    MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionId, ZkError, ZkResult,
+};
 
 impl ZkServer {
     pub(super) fn apply_request(
@@ -49,6 +52,13 @@ impl ZkServer {
                 Ok(Reply::WatchAdded)
             }
             Request::Multi(ops) => self.multi(session, ops, &mut notifications),
+            Request::MultiRead(reads) => {
+                Ok(Reply::MultiRead(self.multi_read(session, reads, order)))
+            }
+            Request::GetEphemerals { prefix } => {
+                Ok(Reply::Ephemerals(self.ephemerals(session, prefix)))
+            }
+            Request::GetAllChildrenNumber { path } => self.all_children_number(path),
             write => {
                 let op = WriteOp::of_request(write).expect("every other request is a write");
                 self.write(session, op, &mut notifications)
@@ -98,6 +108,58 @@ impl ZkServer {
             self.watch_children(path, session);
         }
         Ok((children, stat))
+    }
+
+    /// FinalRequestProcessor's multiRead: each read as alone without its
+    /// watch, a failure its own result.
+    fn multi_read(
+        &mut self,
+        session: SessionId,
+        reads: &[ReadOp],
+        order: &mut dyn ChildOrder,
+    ) -> Vec<ReadResult> {
+        reads
+            .iter()
+            .map(|read| match read {
+                ReadOp::GetData { path } => match self.get_data(session, path, false) {
+                    Ok(Reply::Data { data, stat }) => ReadResult::Data { data, stat },
+                    Ok(other) => unreachable!("getData answers Data, not {other:?}"),
+                    Err(error) => ReadResult::Error(error),
+                },
+                ReadOp::GetChildren { path } => {
+                    match self.get_children(session, path, false, order) {
+                        Ok((children, _)) => ReadResult::Children(children),
+                        Err(error) => ReadResult::Error(error),
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// FinalRequestProcessor's getEphemerals: the session's ephemerals whose
+    /// path starts with `prefix` as text (all of them for `/`).
+    fn ephemerals(&self, session: SessionId, prefix: &Path) -> Vec<Path> {
+        self.tree
+            .ephemerals_of(session)
+            .filter(|path| prefix.is_root() || path.as_str().starts_with(prefix.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// DataTree.getAllChildrenNumber: the nodes under `path` at any depth.
+    /// ZooKeeper's own `/zookeeper` subtree is not modelled, so at `/` the
+    /// count is a real server's less its three nodes there.
+    fn all_children_number(&self, path: &Path) -> ZkResult {
+        if !self.tree.contains(path) {
+            return Err(ZkError::NoNode);
+        }
+        let is_under = |other: &&Path| match path.is_root() {
+            true => !other.is_root(),
+            false => (other.as_str().strip_prefix(path.as_str()))
+                .is_some_and(|rest| rest.starts_with('/')),
+        };
+        let under = self.tree.paths().filter(is_under).count();
+        Ok(Reply::AllChildrenNumber(under as u32))
     }
 
     fn write(

@@ -59,5 +59,8 @@ fn reply_kind(reply: &NormReply) -> &'static str {
         NormReply::Multi(_) => "Multi",
         NormReply::Synced { .. } => "Synced",
         NormReply::WatchAdded => "WatchAdded",
+        NormReply::MultiRead(_) => "MultiRead",
+        NormReply::Ephemerals(_) => "Ephemerals",
+        NormReply::AllChildrenNumber(_) => "AllChildrenNumber",
     }
 }

@@ -8,7 +8,8 @@ use super::script::{placeholder_path, Expect, Script};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use zk_recipes::zk::{
-    EventType, KeeperState, OpResult, Path, Reply, SessionId, Stat, WatchedEvent, ZkError, ZkResult,
+    EventType, KeeperState, OpResult, Path, ReadResult, Reply, SessionId, Stat, WatchedEvent,
+    ZkError, ZkResult,
 };
 
 /// Who owns a node, as the stat's ephemeral_owner says.
@@ -59,6 +60,18 @@ pub enum NormReply {
         path: String,
     },
     WatchAdded,
+    MultiRead(Vec<NormRead>),
+    /// Sorted: the server keeps a session's ephemerals in a hash set.
+    Ephemerals(BTreeSet<String>),
+    AllChildrenNumber(u32),
+}
+
+/// One read's result of a multi-read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NormRead {
+    Data { data: Vec<u8>, stat: NormStat },
+    Children(BTreeSet<String>),
+    Error(ZkError),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,6 +140,26 @@ impl Normalizer<'_> {
                 path: self.path(path),
             },
             Reply::WatchAdded => NormReply::WatchAdded,
+            Reply::MultiRead(results) => {
+                NormReply::MultiRead(results.iter().map(|r| self.read(r)).collect())
+            }
+            Reply::Ephemerals(paths) => {
+                NormReply::Ephemerals(paths.iter().map(|path| self.path(path)).collect())
+            }
+            Reply::AllChildrenNumber(number) => NormReply::AllChildrenNumber(*number),
+        }
+    }
+
+    fn read(&self, result: &ReadResult) -> NormRead {
+        match result {
+            ReadResult::Data { data, stat } => NormRead::Data {
+                data: data.clone(),
+                stat: self.stat(stat),
+            },
+            ReadResult::Children(children) => {
+                NormRead::Children(children.iter().cloned().collect())
+            }
+            ReadResult::Error(error) => NormRead::Error(error.clone()),
         }
     }
 

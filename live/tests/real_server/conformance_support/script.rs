@@ -4,7 +4,7 @@
 //! vacuously (both sides answering NoNode to a mistyped path, say).
 
 use std::fmt;
-use zk_recipes::zk::{CreateMode, MultiOp, Path, Request, ZkError, ANY_VERSION};
+use zk_recipes::zk::{CreateMode, MultiOp, Path, ReadOp, Request, ZkError, ANY_VERSION};
 
 /// The placeholder for the run's root node in scripts and normalized outcomes.
 pub const ROOT: &str = "/~";
@@ -133,6 +133,26 @@ pub fn p(relative: &str) -> Path {
         .unwrap_or_else(|| panic!("script paths start with '~': {relative}"));
     Path::sequential_prefix(format!("{ROOT}{tail}"))
         .unwrap_or_else(|error| panic!("{relative}: {error}"))
+}
+
+pub fn multi_read(reads: Vec<ReadOp>) -> Request {
+    Request::MultiRead(reads)
+}
+
+pub fn read_data(path: &str) -> ReadOp {
+    ReadOp::GetData { path: p(path) }
+}
+
+pub fn read_children(path: &str) -> ReadOp {
+    ReadOp::GetChildren { path: p(path) }
+}
+
+pub fn ephemerals(prefix: &str) -> Request {
+    Request::GetEphemerals { prefix: p(prefix) }
+}
+
+pub fn descendants(path: &str) -> Request {
+    Request::GetAllChildrenNumber { path: p(path) }
 }
 
 pub fn create(path: &str, data: &[u8], mode: CreateMode) -> Request {
@@ -287,6 +307,17 @@ pub fn rebase(request: &Request, root: &Path) -> Request {
             mode,
         },
         Request::Multi(ops) => Request::Multi(ops.iter().map(|op| rebase_op(op, root)).collect()),
+        Request::MultiRead(reads) => Request::MultiRead(
+            reads
+                .iter()
+                .map(|read| match read {
+                    ReadOp::GetData { path } => ReadOp::GetData { path: r(path) },
+                    ReadOp::GetChildren { path } => ReadOp::GetChildren { path: r(path) },
+                })
+                .collect(),
+        ),
+        Request::GetEphemerals { prefix } => Request::GetEphemerals { prefix: r(&prefix) },
+        Request::GetAllChildrenNumber { path } => Request::GetAllChildrenNumber { path: r(&path) },
     }
 }
 
@@ -375,6 +406,18 @@ impl fmt::Display for Brief<'_> {
                     .collect();
                 write!(f, "multi [{}]", ops.join("; "))
             }
+            Request::MultiRead(reads) => {
+                let reads: Vec<String> = reads
+                    .iter()
+                    .map(|read| match read {
+                        ReadOp::GetData { path } => format!("getData {path}"),
+                        ReadOp::GetChildren { path } => format!("getChildren {path}"),
+                    })
+                    .collect();
+                write!(f, "multiRead [{}]", reads.join("; "))
+            }
+            Request::GetEphemerals { prefix } => write!(f, "getEphemerals {prefix}"),
+            Request::GetAllChildrenNumber { path } => write!(f, "getAllChildrenNumber {path}"),
         }
     }
 }
