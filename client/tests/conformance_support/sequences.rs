@@ -1488,13 +1488,8 @@ macro_rules! define_sequences {
                 n.read_results(read_three(&zk, r).await),
             );
             drop(zk);
-            let chrooted = format!("{}{r}", env.connect_string());
-            let again = match Client::connect(&chrooted).await {
-                Ok(again) => again,
-                Err(error) => {
-                    t.step("connect again", format!("err {error:?}"));
-                    return;
-                }
+            let Some(again) = connect_chrooted(env, r, t).await else {
+                return;
             };
             t.step(
                 "new session: count_descendants_number /",
@@ -1516,6 +1511,19 @@ macro_rules! define_sequences {
                 "other session: list_ephemerals ~",
                 n.paths(env.other().list_ephemerals(r).await),
             );
+        }
+
+        /// A new session with the root as its chroot (a connect string's
+        /// `/path` suffix); a failure to connect is the transcript's step.
+        async fn connect_chrooted(env: &Env, r: &str, t: &mut Transcript) -> Option<Client> {
+            let chrooted = format!("{}{r}", env.connect_string());
+            match Client::connect(&chrooted).await {
+                Ok(again) => Some(again),
+                Err(error) => {
+                    t.step("connect again", format!("err {error:?}"));
+                    None
+                }
+            }
         }
 
         /// A multi-read of ~/t's data and children and ~/missing's children.
@@ -1617,15 +1625,8 @@ macro_rules! define_sequences {
             );
             let expired_id = zk.session_id();
             drop(zk);
-            // The new session connects with the root as its chroot
-            // (a connect string's `/path` suffix).
-            let chrooted = format!("{}{r}", env.connect_string());
-            let again = match Client::connect(&chrooted).await {
-                Ok(again) => again,
-                Err(error) => {
-                    t.step("connect again", format!("err {error:?}"));
-                    return;
-                }
+            let Some(again) = connect_chrooted(env, r, t).await else {
+                return;
             };
             t.step(
                 "connect again: a new session",
