@@ -463,6 +463,7 @@ fn when_the_leader_stops_the_followers_drop_every_client_which_reconnects_with_i
                 .collect(),
         );
 
+        let frozen_epoch = ensemble.zxid(leader) >> 32;
         let frozen = Frozen::freeze(&ensemble, leader);
         let stopped_at = Instant::now();
         let writes: Vec<_> = busy
@@ -492,13 +493,22 @@ fn when_the_leader_stops_the_followers_drop_every_client_which_reconnects_with_i
                  tickTime × syncLimit ({LEADER_SILENCE:?})"
             );
         }
-        // A request in flight failed with ConnectionLoss.
+        // A request in flight failed with ConnectionLoss. One the crate had
+        // not yet taken from its queue when the connection dropped (a loaded
+        // machine) is sent after the reconnect: the new leader commits it.
         for write in writes {
-            let result = write.await.unwrap();
-            assert!(
-                matches!(result, Err(zkc::Error::ConnectionLoss)),
-                "a write in flight when the leader stopped: {result:?}"
-            );
+            match write.await.unwrap() {
+                Err(zkc::Error::ConnectionLoss) => {}
+                Ok((stat, _)) if stat.czxid >> 32 > frozen_epoch => {
+                    eprintln!(
+                        "a write was sent only after the reconnect (czxid {:#x})",
+                        stat.czxid
+                    )
+                }
+                result => panic!(
+                    "a write in flight when the leader (epoch {frozen_epoch}) stopped: {result:?}"
+                ),
+            }
         }
         let election = election.await.unwrap();
         let (new_leader, elected_at) = election.leader.expect("a follower leads");
