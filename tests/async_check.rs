@@ -9,8 +9,9 @@
 //! latch (examples/async-latch, compiled in here as it is): the bug at a
 //! pinned run, the fix holding over a sample, the same runs for the same
 //! seed. The example's async catalog (its mutex, semaphore and use of the
-//! crate's lock, their bugs found on their scenarios' own worlds):
-//! `mutex_check`, `leases` and `crate_lock_check`.
+//! crate's lock and its lock on a persistent-watch cache, their bugs found
+//! on their scenarios' own worlds): `mutex_check`, `leases`,
+//! `crate_lock_check` and `cache_lock_check`.
 //! A workload that achieves nothing gets no verdict. Ignored: the
 //! cross-validation with the stateful checker, and the measurement of runs
 //! to first failure (BENCHMARKS.md).
@@ -21,6 +22,10 @@
 // The example's latch and its registration, as the example builds them
 // (they name the client crate as a user's Cargo.toml renames it).
 extern crate zkcheck_zookeeper_client as zookeeper_client;
+#[path = "../examples/async-latch/src/cache.rs"]
+mod cache;
+#[path = "../examples/async-latch/src/cache_lock.rs"]
+mod cache_lock;
 #[path = "../examples/async-latch/src/crate_lock.rs"]
 mod crate_lock;
 #[path = "../examples/async-latch/src/check.rs"]
@@ -41,6 +46,10 @@ mod leases;
 // its connection is down leaves its node.
 #[path = "async_check/crate_lock.rs"]
 mod crate_lock_check;
+// The example's lock on a persistent-watch cache: the cache that trusts
+// its watch through a connection loss found, its fix exhausted.
+#[path = "async_check/cache_lock.rs"]
+mod cache_lock_check;
 
 use std::sync::OnceLock;
 use zk_sim::explore::file::ChoiceFile;

@@ -1,7 +1,10 @@
-//! zkcheck's glue: the latch registered as a leader election, the mutex
-//! and the crate's own lock as locks and the semaphore as a semaphore,
+//! zkcheck's glue: the latch registered as a leader election, the mutex,
+//! the crate's own lock and the cache's lock as locks and the semaphore as
+//! a semaphore,
 //! their workloads and what the application reports to the oracles.
 
+use crate::cache::Staleness;
+use crate::cache_lock::CacheLock;
 use crate::crate_lock::{self, CrateLock, NotAcquired};
 use crate::latch::LeaderLatch;
 use crate::mutex::{Mistakes, Mutex};
@@ -18,7 +21,7 @@ pub const LEASES: usize = 2;
 pub const LOCK_PATIENCE_MS: u64 = 200;
 
 /// The built-in recipes, `latch` with its three variants, `mutex` with
-/// its four, `leases` with its two and `crate_lock` with its two.
+/// its four, `leases`, `crate_lock` and `cache_lock` with two each.
 pub fn registry() -> Registry {
     let variant = |name: &str, about: &str, buggy: bool| {
         let run = workload(move |client, ctx| lead(client, ctx, buggy, false));
@@ -44,6 +47,7 @@ pub fn registry() -> Registry {
         .with(mutex())
         .with(leases())
         .with(crate_lock())
+        .with(cache_lock())
 }
 
 /// The mutex: fixed, and with each of the original recipe's bugs.
@@ -122,6 +126,26 @@ fn crate_lock() -> RecipeEntry {
             "waits",
             "waits as long as it takes: nothing is dropped mid-contention",
             None,
+        ))
+}
+
+/// The lock on a children cache kept by a persistent recursive watch:
+/// `trusting` never reads the directory again after a connection loss.
+fn cache_lock() -> RecipeEntry {
+    let variant = |name: &str, about: &str, staleness: Staleness| {
+        let run = workload(move |client, ctx| cache_lock_cycles(client, ctx, staleness));
+        Variant::asynchronous(name, about, RecipeKind::ExclusiveLock, run)
+    };
+    RecipeEntry::new("cache_lock", RecipeKind::ExclusiveLock, "/cache-lock")
+        .variant(variant(
+            "trusting",
+            "trusts its persistent watch through a connection loss: a holder that left meanwhile stays in its cache",
+            Staleness::Trusted,
+        ))
+        .variant(variant(
+            "fixed",
+            "reads the directory again after every reconnect",
+            Staleness::Rebuilt,
         ))
 }
 
@@ -218,6 +242,30 @@ async fn crate_lock_cycles(mut client: Client, ctx: Context, patience_ms: Option
             Err(NotAcquired::Failed(error)) => ctx.failed(error.to_string()),
             Err(NotAcquired::GaveUp) => ctx.failed(format!("gave up after {LOCK_PATIENCE_MS} ms")),
         }
+        ctx.released();
+        ctx.think().await;
+    }
+}
+
+/// Takes the cache's lock, holds it for the hold time, releases it;
+/// `cycles` times.
+async fn cache_lock_cycles(mut client: Client, ctx: Context, staleness: Staleness) {
+    for cycle in ctx.cycles() {
+        if client.state() == SessionState::Expired {
+            client = Client::connect(ctx.cluster()).await.expect("a new session");
+        }
+        let id = format!("c{}-{cycle}", ctx.index());
+        let mut lock = CacheLock::new(client.clone(), ctx.path(), &id, staleness);
+        ctx.acquiring();
+        match lock.acquire().await {
+            Ok(token) => {
+                ctx.acquired(token);
+                ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
+                ctx.releasing();
+            }
+            Err(error) => ctx.failed(error.to_string()),
+        }
+        let _ = lock.release().await;
         ctx.released();
         ctx.think().await;
     }

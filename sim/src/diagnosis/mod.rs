@@ -49,6 +49,7 @@ pub const MECHANISMS: &[&str] = &[
     "children-left-before-read",
     "request-lost-not-retried",
     "event-dropped",
+    "persistent-watch-missed-change",
     "watch-lost-with-session",
     "circular-wait",
     "children-never-change",

@@ -33,6 +33,7 @@ pub(super) const PRIORITY: &[&str] = &[
     "holds-two-nodes",
     "request-lost-not-retried",
     "event-dropped",
+    "persistent-watch-missed-change",
     "watch-lost-with-session",
     "circular-wait",
     // Another client's node blocks it.
@@ -1002,6 +1003,9 @@ fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene, c: &ClientScene)
         )
         .at(*lost, format!("{request} lost with the connection"));
     }
+    if let Some(finding) = persistent_watch(client, waiting, scene, c) {
+        return finding;
+    }
     if let Some((at, event, false)) = &history.last_event {
         let path = event
             .path
@@ -1034,6 +1038,89 @@ fn unwatched(client: ClientIndex, waiting: &str, scene: &Scene, c: &ClientScene)
         "no-watch",
         format!("waits for {waiting} with no watch, request or timer"),
         "nothing can wake it".to_string(),
+    )
+}
+
+/// A client that waits on a persistent watch (`addWatch`) alone: a
+/// change under its path after the client's connection dropped that never
+/// reached it proves the watch missed it (ZooKeeper replays nothing a
+/// persistent watch missed while disconnected, and the zookeeper-client
+/// crate does not set one again at a reconnect). None without such a
+/// watch; `undiagnosed` when nothing under it changed since the drop.
+fn persistent_watch(
+    client: ClientIndex,
+    waiting: &str,
+    scene: &Scene,
+    c: &ClientScene,
+) -> Option<Finding> {
+    let recursive = c.watches.recursive.keys().map(|path| (path, true));
+    let persistent = c.watches.persistent.keys().map(|path| (path, false));
+    let (path, recursive) = recursive.chain(persistent).next()?;
+    let kind = match recursive {
+        true => "persistent recursive watch",
+        false => "persistent watch",
+    };
+    let history = &scene.history.clients[client];
+    let what = format!("waits for {waiting} on its {kind} on {path}");
+    // The last node event it heard, and the first drop after it: what
+    // changed after that drop is what the watch missed.
+    let heard_ns = history
+        .last_event
+        .as_ref()
+        .filter(|(_, event, _)| event.path.is_some())
+        .map_or(0, |(at, _, _)| *at);
+    let covered = |node: &Path| match recursive {
+        true => node.as_str().starts_with(&format!("{path}/")),
+        false => node.parent().as_ref() == Some(path),
+    };
+    let drops = history.disconnects_heard.iter();
+    let Some(&dropped_ns) = drops.filter(|at| **at >= heard_ns).min() else {
+        return Some(Finding::new(
+            "undiagnosed",
+            what,
+            "its connection did not drop after the last event it heard: what it waits for is the recipe's business".to_string(),
+        ));
+    };
+    let missed = scene
+        .history
+        .nodes
+        .iter()
+        .filter(|(node, _)| covered(node))
+        .flat_map(|(node, record)| {
+            let created = (true, record.created_ns, node, "created".to_string());
+            let removed = record
+                .removed
+                .as_ref()
+                .map(|(at, removal)| (false, *at, node, removal_words(removal)));
+            std::iter::once(created).chain(removed)
+        })
+        .filter(|(_, at, _, _)| *at >= dropped_ns)
+        // A waiter waits for a node to go: the first removal it missed
+        // before any creation.
+        .min_by_key(|(created, at, _, _)| (*created, *at));
+    let Some((_, missed_ns, node, how)) = missed else {
+        return Some(Finding::new(
+            "undiagnosed",
+            what,
+            format!(
+                "nothing under {path} changed after its connection dropped at {}, the first time after the last event it heard: what it waits for is the recipe's business",
+                fmt_time(dropped_ns)
+            ),
+        ));
+    };
+    Some(
+        Finding::new(
+            "persistent-watch-missed-change",
+            what,
+            format!(
+                "its connection dropped at {} and {node} {how} at {} never came through the watch (no node event did after): a persistent watch misses what changes while the client is away (ZooKeeper replays nothing) and the zookeeper-client crate does not set it again at the reconnect; the recipe should watch and read again once reconnected",
+                fmt_time(dropped_ns),
+                fmt_time(missed_ns)
+            ),
+        )
+        .path(path)
+        .at(dropped_ns, "its connection dropped")
+        .at(missed_ns, format!("{node} {how}")),
     )
 }
 
