@@ -131,10 +131,22 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
             n => format!("servers: 1 (the scenario has {n}: its ensemble faults, lags and moves are not explored)"),
         },
     );
+    // A policy of the clients, not a drawn fault: the world keeps it.
+    let client_expiry = explored.scenario.faults.rates.client_expiry;
+    if client_expiry {
+        push(
+            How::Fixed,
+            "client-side expiry: on, as the scenario says (a client disconnected for its session timeout gives its session up: the partitions, silences and pauses above outlast it)".to_string(),
+        );
+    }
     let scenario_faults = scenario_draws(text, Drawn::BetweenRequests);
+    let other_kinds = match client_expiry {
+        true => "watch faults",
+        false => "client-side expiries, watch faults",
+    };
     push(
         How::NotExplored,
-        format!("faults at other times (a client waiting on a watch draws nothing and is struck only at its requests) and of other kinds (client-side expiries, watch faults){scenario_faults}"),
+        format!("faults at other times (a client waiting on a watch draws nothing and is struck only at its requests) and of other kinds ({other_kinds}){scenario_faults}"),
     );
     push(
         How::Fixed,

@@ -284,3 +284,42 @@ fn check_on_every_catalog_scenario_shows_its_sweeps_property() {
     let _ = std::fs::remove_dir_all(&out);
     assert!(missed.is_empty(), "{}", missed.join("\n\n"));
 }
+
+/// The scenario's client-side expiry policy (`faults.rates.client_expiry`)
+/// is how its clients behave, not a drawn fault: the explored world keeps
+/// it (the summary is the world's, as the explorer runs it: bug 14's
+/// scenario), while a scenario without it names client-side expiries among
+/// what was not explored.
+#[test]
+fn the_explored_world_keeps_the_scenarios_client_side_expiry_policy() {
+    let out = temp_dir("client-expiry");
+    let out_dir = out.to_str().expect("UTF-8");
+    let summary = |file: &str| {
+        let args = [
+            "check",
+            file,
+            "--clients",
+            "2",
+            "--faults",
+            "connection-loss=1",
+            "--max-executions",
+            "50",
+            "--out",
+            out_dir,
+        ];
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, Some(4), "cut by --max-executions: {stdout}\n{stderr}");
+        stdout
+    };
+    let with = summary("scenarios/bugs/bug14-adopted-abandoned-node.toml");
+    let without = summary("scenarios/curator_lock-fixed.toml");
+    let _ = std::fs::remove_dir_all(&out);
+    let policy = "  fixed        client-side expiry: on, as the scenario says";
+    assert!(with.contains(policy), "{with}");
+    assert!(with.contains("of other kinds (watch faults)"), "{with}");
+    assert!(!without.contains(policy), "{without}");
+    assert!(
+        without.contains("of other kinds (client-side expiries, watch faults)"),
+        "{without}"
+    );
+}

@@ -167,7 +167,8 @@ const ENSEMBLE_TIMING: [&str; 4] = [
 
 /// A scenario's world as the explorer runs it: `world`'s variant, clients
 /// and cycles (a hold workload's), a fixed latency, one server, no drawn
-/// faults; everything else as the scenario says (`text` is its file,
+/// faults (the client-side expiry policy kept); everything else as the
+/// scenario says (`text` is its file,
 /// checked again after the edit).
 fn narrowed(
     scenario: &Scenario,
@@ -180,7 +181,17 @@ fn narrowed(
     table.insert("variant".into(), toml::Value::String(world.variant.clone()));
     table.insert("clients".into(), integer(world.clients as u64));
     table.insert("ensemble".into(), integer(1));
+    // Faults are the tape's; the client-side expiry policy is no fault
+    // drawn but how the clients behave, and stays.
+    let client_expiry = scenario.faults.rates.client_expiry;
     table.remove("faults");
+    if client_expiry {
+        let mut rates = toml::Table::new();
+        rates.insert("client_expiry".into(), toml::Value::Boolean(true));
+        let mut faults = toml::Table::new();
+        faults.insert("rates".into(), toml::Value::Table(rates));
+        table.insert("faults".into(), toml::Value::Table(faults));
+    }
     let timing = table
         .entry("timing")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
