@@ -140,7 +140,7 @@ impl WatchTable {
         if data {
             // A recursive watch on the path or an ancestor (NodeCreated,
             // NodeDeleted, NodeDataChanged: the kinds a data watch hears).
-            let covering = self.recursive.iter().filter(|(w, _)| covers(w, path));
+            let covering = self.recursive.iter().filter(|(w, _)| w.covers(path));
             watchers.extend(covering.flat_map(|(_, registered)| registered.iter().copied()));
         }
         watchers
@@ -613,15 +613,6 @@ impl<R: Recipe> ClientSession<R> {
             }
         }
         self.outcomes.extend(out.outcomes);
-    }
-}
-
-/// Whether a recursive watch on `watched` covers `path` (itself or a
-/// descendant).
-fn covers(watched: &Path, path: &Path) -> bool {
-    match path.as_str().strip_prefix(watched.as_str()) {
-        Some(rest) => rest.is_empty() || watched.is_root() || rest.starts_with('/'),
-        None => false,
     }
 }
 

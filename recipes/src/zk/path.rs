@@ -87,6 +87,15 @@ impl Path {
         self.as_str() == "/"
     }
 
+    /// Whether `other` is this path or a descendant of it (what a
+    /// recursive watch on this path covers).
+    pub fn covers(&self, other: &Path) -> bool {
+        match other.as_str().strip_prefix(self.as_str()) {
+            Some(rest) => rest.is_empty() || self.is_root() || rest.starts_with('/'),
+            None => false,
+        }
+    }
+
     /// True when the path ends with `/` (only a sequential prefix can).
     pub fn ends_with_slash(&self) -> bool {
         let path = self.as_str();

@@ -1070,7 +1070,7 @@ fn persistent_watch(
         .filter(|(_, event, _)| event.path.is_some())
         .map_or(0, |(at, _, _)| *at);
     let covered = |node: &Path| match recursive {
-        true => node.as_str().starts_with(&format!("{path}/")),
+        true => path.covers(node) && node != path,
         false => node.parent().as_ref() == Some(path),
     };
     let drops = history.disconnects_heard.iter();

@@ -118,7 +118,7 @@ impl WatchTable {
 
     /// Whether a recursive watch covers `path` (on it or an ancestor).
     fn recursive_covers(&self, path: &Path) -> bool {
-        self.recursive.keys().any(|watched| covers(watched, path))
+        self.recursive.keys().any(|watched| watched.covers(path))
     }
 
     /// Whether `change` triggers a watch (else [`WatchTable::fire`] changes
@@ -186,7 +186,7 @@ impl WatchTable {
     fn trigger_data(&mut self, path: &Path) -> BTreeSet<SessionId> {
         let mut sessions = trigger(&mut self.data, path);
         for (watched, watchers) in &self.recursive {
-            if covers(watched, path) {
+            if watched.covers(path) {
                 sessions.extend(watchers.iter().copied());
             }
         }
@@ -238,15 +238,6 @@ impl WatchTable {
             self.add_watch(path, session, AddWatchMode::PersistentRecursive);
         }
         out
-    }
-}
-
-/// Whether a recursive watch on `watched` covers `path`.
-fn covers(watched: &Path, path: &Path) -> bool {
-    let (watched, path) = (watched.as_str(), path.as_str());
-    match path.strip_prefix(watched) {
-        Some(rest) => rest.is_empty() || watched == "/" || rest.starts_with('/'),
-        None => false,
     }
 }
 
@@ -311,7 +302,6 @@ fn notification(session: SessionId, event_type: EventType, path: &Path) -> Notif
 
 #[cfg(test)]
 mod tests {
-    use super::covers;
     use zk_recipes::zk::Path;
 
     fn p(path: &str) -> Path {
@@ -320,10 +310,10 @@ mod tests {
 
     #[test]
     fn a_recursive_watch_covers_its_path_and_descendants_only() {
-        assert!(covers(&p("/a"), &p("/a")));
-        assert!(covers(&p("/a"), &p("/a/b/c")));
-        assert!(!covers(&p("/a"), &p("/ab")));
-        assert!(!covers(&p("/a/b"), &p("/a")));
-        assert!(covers(&p("/"), &p("/x")));
+        assert!(p("/a").covers(&p("/a")));
+        assert!(p("/a").covers(&p("/a/b/c")));
+        assert!(!p("/a").covers(&p("/ab")));
+        assert!(!p("/a/b").covers(&p("/a")));
+        assert!(p("/").covers(&p("/x")));
     }
 }
