@@ -32,6 +32,8 @@ pub mod outputs;
 pub mod recipes;
 #[cfg(madsim)]
 pub mod replay;
+#[cfg(madsim)]
+pub mod replay_tape;
 pub mod report;
 pub mod schedule;
 #[cfg(madsim)]

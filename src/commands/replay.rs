@@ -13,6 +13,11 @@
 //! Given a model checker schedule (`zkcheck check` writes them), replays
 //! its steps on the simulator's stepper instead (`super::schedule`).
 //!
+//! `--write-tape FILE` also writes the seed's run as a tape file: every
+//! word of randomness its streams drew ([`zk_sim::world::draws`]), with the
+//! scenario's text; given a tape file, `replay` runs it again (the words
+//! decide every draw, the file's seed the rest: `super::replay_tape`).
+//!
 //! madsim warns, at WARN, that "std HashMap will not be deterministic"
 //! when the thread made a HashMap before the runtime started (the log
 //! filter does). It does not matter here: nothing in a simulated run
@@ -46,6 +51,11 @@ pub struct ReplayArgs {
     /// Keep the run going after its first violation.
     #[arg(long)]
     pub all_violations: bool,
+    /// Also write the run as a tape file (every draw it made, stream by
+    /// stream): `replay FILE` runs it again, and a changed word gives
+    /// another run of the same world.
+    #[arg(long, value_name = "FILE")]
+    pub write_tape: Option<PathBuf>,
 }
 
 pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
@@ -56,6 +66,9 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     if zk_sim::explore::file::is_choice_text(&text) {
         return replay_choices(harness, &args, &text);
     }
+    if zk_sim::world::tape_file::is_tape_text(&text) {
+        return super::replay_tape::run(harness, &args, &text);
+    }
     let scenario = match load_input(harness, &args.scenario, args.variant.as_deref()) {
         Ok(Input::Scenario(scenario)) => scenario,
         Ok(Input::Schedule(text)) => {
@@ -63,6 +76,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
                 ("--variant", args.variant.is_some()),
                 ("--seed", args.seed.is_some()),
                 ("--all-violations", args.all_violations),
+                ("--write-tape", args.write_tape.is_some()),
             ];
             return match super::sim::refuse_schedule_flags(&args.scenario, &flags) {
                 Ok(()) => super::schedule::run_text(harness, &args.scenario, &text, true),
@@ -75,6 +89,12 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     scenario.all_violations = args.all_violations;
     let seed = args.seed.unwrap_or(0);
     init_logging(default_filter());
+    if args.write_tape.is_some() {
+        zk_sim::world::draws::install(zk_sim::world::draws::DrawRequest {
+            record: true,
+            ..Default::default()
+        });
+    }
     let report = match super::internal_error::catch(|| scenario.runner().run(seed, true)) {
         Ok(report) => report,
         Err(panic) => {
@@ -86,6 +106,12 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     };
     for line in &report.trace.lines {
         emit(line);
+    }
+    if let Some(path) = &args.write_tape {
+        let written = super::replay_tape::write(&harness.program, path, &scenario, &text, &report);
+        if let Err(code) = written {
+            return code;
+        }
     }
     let mut out = QuietStdout;
     if let (true, Some(why)) = (report.passed(), report.vacuous()) {
@@ -119,6 +145,7 @@ fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode 
         ("--variant", args.variant.is_some()),
         ("--seed", args.seed.is_some()),
         ("--all-violations", args.all_violations),
+        ("--write-tape", args.write_tape.is_some()),
     ];
     if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
         return super::common::bad_input(format!(
@@ -152,7 +179,7 @@ fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode 
 }
 
 /// RUST_LOG, default `zk=trace`; madsim's HashMap warning left out.
-fn default_filter() -> EnvFilter {
+pub(super) fn default_filter() -> EnvFilter {
     let mut filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("zk=trace"));
     if !std::env::var("RUST_LOG").is_ok_and(|log| log.contains("madsim")) {
@@ -165,7 +192,7 @@ fn default_filter() -> EnvFilter {
 /// `zk=trace`); the application's own events (every target outside `zk`
 /// and `madsim`, at RUST_LOG's levels, default info) recorded into the
 /// trace where they happened ([`AppEvents`]), not printed on their own.
-fn init_logging(filter: EnvFilter) {
+pub(super) fn init_logging(filter: EnvFilter) {
     let printed = tracing_subscriber::fmt::layer()
         .without_time()
         .with_target(false)
@@ -187,7 +214,7 @@ fn init_logging(filter: EnvFilter) {
         .init();
 }
 
-fn emit(line: &TraceLine) {
+pub(super) fn emit(line: &TraceLine) {
     match line.kind {
         TraceKind::Call
         | TraceKind::Outcome

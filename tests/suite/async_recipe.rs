@@ -581,3 +581,15 @@ fn an_async_variant_has_no_model() {
         "{refused}"
     );
 }
+
+#[test]
+fn an_async_run_replays_from_its_tape_alone() {
+    // The run's thread of its own takes the tape over and hands back what
+    // it drew; the unbiased select! and the HashMap are left to the seed.
+    for variant in ["fixed", "unbiased"] {
+        let runner = scenario(variant).runner();
+        for seed in 0..3 {
+            crate::draw_tape::replays_exactly_from_its_tape(runner.as_ref(), seed, variant);
+        }
+    }
+}

@@ -17,6 +17,7 @@ mod closed_pipe;
 mod cutoff;
 mod diagnosis;
 mod diagnosis_precision;
+mod draw_tape;
 mod ensemble;
 mod ensemble_faults_fuzz;
 mod explore_cli;

@@ -237,7 +237,7 @@ impl ChoiceFile {
 
 /// `text` as a TOML string: a multi-line literal when it can be one (it
 /// reads as the file it was), else a quoted string.
-fn multiline(text: &str) -> String {
+pub(crate) fn multiline(text: &str) -> String {
     let control = |c: char| c.is_control() && c != '\n' && c != '\t';
     let literal = !text.contains("'''") && !text.ends_with('\'') && !text.chars().any(control);
     match literal {

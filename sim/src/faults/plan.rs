@@ -13,8 +13,10 @@ pub fn stream(seed: u64, purpose: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed ^ purpose.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-const SWARM_STREAM: u64 = 1;
-const TIMED_STREAM: u64 = 2;
+/// The stream a swarm draws its fault kinds and rates from.
+pub const SWARM_STREAM: u64 = 1;
+/// The stream timed faults are drawn from.
+pub const TIMED_STREAM: u64 = 2;
 /// The stream the world draws per-request faults from.
 pub const REQUEST_STREAM: u64 = 3;
 
@@ -89,8 +91,25 @@ impl FaultPlan {
 
     /// Draws the plan's faults for `seed` over a fault phase of `phase_ns`.
     pub fn materialize(&self, seed: u64, clients: usize, phase_ns: u64) -> Drawn {
+        self.materialize_from(
+            &mut stream(seed, SWARM_STREAM),
+            &mut stream(seed, TIMED_STREAM),
+            clients,
+            phase_ns,
+        )
+    }
+
+    /// Draws the plan's faults from these streams (the swarm's choices
+    /// and the timed faults) over a fault phase of `phase_ns`.
+    pub fn materialize_from(
+        &self,
+        swarm: &mut impl Rng,
+        timed_rng: &mut impl Rng,
+        clients: usize,
+        phase_ns: u64,
+    ) -> Drawn {
         let rates = if self.swarm {
-            self.rates.swarm(&mut stream(seed, SWARM_STREAM))
+            self.rates.swarm(swarm)
         } else {
             self.rates.clone()
         };
@@ -99,12 +118,7 @@ impl FaultPlan {
             .iter()
             .filter_map(|fault| Some((fault.at_ns()?, fault.clone())))
             .collect();
-        timed.extend(draw_timed(
-            &rates,
-            &mut stream(seed, TIMED_STREAM),
-            clients,
-            phase_ns,
-        ));
+        timed.extend(draw_timed(&rates, timed_rng, clients, phase_ns));
         timed.sort_by(|(a, fa), (b, fb)| a.cmp(b).then(fa.client.cmp(&fb.client)));
         let explicit = self
             .schedule
@@ -141,9 +155,9 @@ pub const MAX_ARRIVALS_PER_CLIENT: usize = 1_000_000;
 /// fault phase. Panics on a rate that is not a finite number (NaN or
 /// infinite: a programmer error, validation refuses them); a rate of zero
 /// or below means none.
-fn draw_timed(
+fn draw_timed<R: Rng>(
     rates: &FaultRates,
-    rng: &mut SmallRng,
+    rng: &mut R,
     clients: usize,
     phase_ns: u64,
 ) -> Vec<(u64, ScheduledFault)> {
@@ -151,8 +165,8 @@ fn draw_timed(
     let mut arrivals = |rate: f64,
                         client: usize,
                         budget: &mut usize,
-                        rng: &mut SmallRng,
-                        make: &dyn Fn(&mut SmallRng) -> Fault| {
+                        rng: &mut R,
+                        make: &dyn Fn(&mut R) -> Fault| {
         assert!(
             rate.is_finite(),
             "fault rate {rate} per second is not a finite number (a validation gap)"

@@ -53,7 +53,8 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
     let catching = CATCHING.with(Cell::get);
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
     let tape = crate::explore::tape::take();
-    let (outcome, tape) = std::thread::scope(|scope| {
+    let draws = super::draws::take();
+    let (outcome, tape, drawn) = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("zk-sim run".to_string())
             .stack_size(RUN_THREAD_STACK_BYTES)
@@ -62,6 +63,9 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
                 if let Some(tape) = tape {
                     crate::explore::tape::install(tape);
                 }
+                if let Some(draws) = draws {
+                    super::draws::install(draws);
+                }
                 let run = || match dispatch.is::<tracing::subscriber::NoSubscriber>() {
                     // A scoped default slows every event of every thread.
                     true => run(),
@@ -69,7 +73,8 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
                 };
                 let outcome = catch_unwind(AssertUnwindSafe(run))
                     .map_err(|payload| (payload, CAUGHT.with(|c| c.borrow_mut().take())));
-                (outcome, crate::explore::tape::take())
+                let drawn = super::draws::collect();
+                (outcome, crate::explore::tape::take(), drawn)
             })
             .expect("an OS thread for a run")
             .join()
@@ -77,6 +82,9 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
     });
     if let Some(tape) = tape {
         crate::explore::tape::install(tape);
+    }
+    if let Some(drawn) = drawn {
+        super::draws::give_back(drawn);
     }
     match outcome {
         Ok(value) => value,

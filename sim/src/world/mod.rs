@@ -32,7 +32,8 @@
 //! ```
 //!
 //! Determinism: all randomness comes from the seed (madsim's scheduler and
-//! separate seeded streams for latencies, faults, ids and child order),
+//! separate seeded streams for latencies, faults, ids and child order; a
+//! run can record its streams' words as a tape and replay them: [`draws`]),
 //! time is madsim's simulated clock, collections are ordered, and no OS
 //! thread is started inside a run.
 
@@ -45,6 +46,7 @@ mod client;
 mod config;
 #[cfg(madsim)]
 mod connection;
+pub mod draws;
 #[cfg(madsim)]
 mod events;
 pub mod isolated;
@@ -59,6 +61,7 @@ mod settle;
 mod shared;
 #[cfg(madsim)]
 mod shell;
+pub mod tape_file;
 mod trace;
 pub mod workloads;
 

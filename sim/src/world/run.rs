@@ -5,6 +5,7 @@
 use super::client::Client;
 use super::config::WorldConfig;
 use super::connection::connection_task;
+use super::draws::{Draws, Stream};
 use super::events::{Event, EventQueue, LocalTimer};
 use super::report::{RunReport, RunStats};
 use super::settle::wait_until_settled;
@@ -16,7 +17,7 @@ use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::History;
 use crate::ensemble::Ensemble;
-use crate::faults::plan::stream;
+use crate::faults::plan::{SWARM_STREAM, TIMED_STREAM};
 use crate::faults::MsRange;
 use crate::oracles::Oracles;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
@@ -149,11 +150,16 @@ impl<R: SimRecipe> Simulation<R> {
             wait_until_settled(&shared).await;
         }
         let mut world = enter(&shared);
-        (finish(&mut world, seed), nodes)
+        let report = finish(&mut world, seed);
+        if let Some(tape) = world.draws.recorded() {
+            super::draws::give_back(tape);
+        }
+        (report, nodes)
     }
 
     fn build_world(&self, seed: u64) -> Shared<R> {
-        let (config, swarmed) = swarm_ensemble(self.config.clone(), seed);
+        let mut draws = Draws::for_run(seed);
+        let (config, swarmed) = swarm_ensemble(self.config.clone(), &mut draws);
         let time = TimeHandle::current();
         let mut server = ZkServer::new(ServerConfig {
             extended_types_enabled: config.extended_types,
@@ -166,14 +172,19 @@ impl<R: SimRecipe> Simulation<R> {
              scenarios refuse it)"
         );
         let phase_ns = ms_to_ns(config.fault_phase_ms);
-        let drawn = config.faults.materialize(seed, config.clients, phase_ns);
-        let mut unique_ids = stream(seed, UNIQUE_ID_STREAM);
+        let drawn = config.faults.materialize_from(
+            &mut draws.stream("swarm", SWARM_STREAM),
+            &mut draws.stream("timed", TIMED_STREAM),
+            config.clients,
+            phase_ns,
+        );
+        let mut unique_ids = draws.stream("unique_ids", UNIQUE_ID_STREAM);
         let clients = (0..config.clients)
             .map(|client| {
                 let unique_id = unique_ids.gen::<u64>();
                 new_slot(
                     (self.make_recipe)(client, unique_id),
-                    stream(seed ^ client as u64, WORKLOAD_STREAM),
+                    draws.workload(client, WORKLOAD_STREAM),
                 )
             })
             .collect();
@@ -191,7 +202,8 @@ impl<R: SimRecipe> Simulation<R> {
             applies_scheduled: vec![0; config.servers],
             last_apply_ns: vec![0; config.servers],
             servers: super::servers::ServerFaults::new(config.servers),
-            rng: Rngs::new(seed),
+            rng: Rngs::new(&mut draws),
+            draws,
             queue: EventQueue::default(),
             scheduler: Wakeup::default(),
             clients,
@@ -275,7 +287,7 @@ fn forget_thread_state() {
     super::app_events::uninstall();
 }
 
-fn new_slot<R: SimRecipe>(recipe: R, workload_rng: rand::rngs::SmallRng) -> ClientSlot<R> {
+fn new_slot<R: SimRecipe>(recipe: R, workload_rng: Stream) -> ClientSlot<R> {
     ClientSlot {
         session: ClientSession::new(recipe),
         node: None,
@@ -433,12 +445,12 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
 /// (one included), and a cap on the followers' lag drawn within
 /// `timing.apply_lag_ms`. A schedule that strikes a server keeps the
 /// scenario's ensemble. Returns the config and whether the seed picked.
-fn swarm_ensemble(mut config: WorldConfig, seed: u64) -> (WorldConfig, bool) {
+fn swarm_ensemble(mut config: WorldConfig, draws: &mut Draws) -> (WorldConfig, bool) {
     let strikes_a_server = config.faults.schedule.iter().any(|f| f.fault.is_ensemble());
     if !config.faults.swarm || config.servers < 2 || strikes_a_server {
         return (config, false);
     }
-    let mut rng = stream(seed, ENSEMBLE_SWARM_STREAM);
+    let mut rng = draws.stream("ensemble_swarm", ENSEMBLE_SWARM_STREAM);
     let odd_counts = config.servers.div_ceil(2);
     config.servers = 2 * rng.gen_range(0..odd_counts) + 1;
     let lag = config.apply_lag_ms;

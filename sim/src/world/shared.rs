@@ -4,18 +4,18 @@
 
 pub use super::app::SimRecipe;
 use super::config::WorldConfig;
+use super::draws::{Draws, Stream};
 use super::events::{Event, EventQueue, Inbound, LocalTimer, ToClient, ToServer};
 use super::report::RunStats;
 use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::{diagnose_undiagnosed, ClientScene, History, Scene};
 use crate::ensemble::Ensemble;
-use crate::faults::{plan::stream, RequestFaults, ScheduledFault};
+use crate::faults::{RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
 use crate::oracles::{Oracles, Seen, View};
 use madsim::task::NodeId;
 use madsim::time::TimeHandle;
-use rand::rngs::SmallRng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
@@ -24,43 +24,44 @@ use std::time::Duration;
 use zk_recipes::zk::{Path, SessionId};
 use zk_recipes::TimerId;
 
-/// Seeded random streams, one per purpose (see `faults::plan::stream`).
+/// Seeded random streams, one per purpose (see `faults::plan::stream`),
+/// each on the run's draw tape when it has one (`super::draws`).
 pub struct Rngs {
     /// Message latencies.
-    pub net: SmallRng,
+    pub net: Stream,
     /// The order of getChildren results.
-    pub child_order: SmallRng,
+    pub child_order: Stream,
     /// The order a closing session's ephemerals are deleted in.
-    pub ephemeral_order: SmallRng,
+    pub ephemeral_order: Stream,
     /// Followers' apply lags.
-    pub lag: SmallRng,
+    pub lag: Stream,
     /// The server each connection attempt lands on.
-    pub placement: SmallRng,
+    pub placement: Stream,
     /// Per-request faults and the choices faults make.
-    pub faults: SmallRng,
+    pub faults: Stream,
     /// Session ids and unique ids.
-    pub ids: SmallRng,
+    pub ids: Stream,
     /// Reconnect and new-session delays.
-    pub delays: SmallRng,
+    pub delays: Stream,
     /// Choices timed faults make (which watch fires spuriously).
-    pub choices: SmallRng,
+    pub choices: Stream,
     /// Swarm mode: when a partitioned server notices (`world::servers`).
-    pub detect: SmallRng,
+    pub detect: Stream,
 }
 
 impl Rngs {
-    pub fn new(seed: u64) -> Rngs {
+    pub fn new(draws: &mut Draws) -> Rngs {
         Rngs {
-            net: stream(seed, 10),
-            child_order: stream(seed, 11),
-            faults: stream(seed, crate::faults::plan::REQUEST_STREAM),
-            ids: stream(seed, 12),
-            delays: stream(seed, 13),
-            choices: stream(seed, 14),
-            ephemeral_order: stream(seed, 16),
-            lag: stream(seed, 17),
-            placement: stream(seed, 18),
-            detect: stream(seed, 23),
+            net: draws.stream("net", 10),
+            child_order: draws.stream("child_order", 11),
+            faults: draws.stream("faults", crate::faults::plan::REQUEST_STREAM),
+            ids: draws.stream("ids", 12),
+            delays: draws.stream("delays", 13),
+            choices: draws.stream("choices", 14),
+            ephemeral_order: draws.stream("ephemeral_order", 16),
+            lag: draws.stream("lag", 17),
+            placement: draws.stream("placement", 18),
+            detect: draws.stream("detect", 23),
         }
     }
 }
@@ -149,7 +150,7 @@ pub struct ClientSlot<R: SimRecipe> {
     pub pinging: bool,
     pub paused: bool,
     pub workload_done: bool,
-    pub workload_rng: SmallRng,
+    pub workload_rng: Stream,
     /// The last application call, for liveness reports.
     pub last_call: Option<(u64, R::Call)>,
     /// The last outcome the workload took, as text, with its time (what
@@ -225,6 +226,8 @@ pub struct Shared<R: SimRecipe> {
     /// Servers down by fault, lag spikes, the election under way.
     pub servers: super::servers::ServerFaults,
     pub rng: Rngs,
+    /// Where the streams come from; what they drew, when recording.
+    pub draws: Draws,
     pub queue: EventQueue,
     pub scheduler: Wakeup,
     pub clients: Vec<ClientSlot<R>>,
