@@ -153,6 +153,14 @@ enum Queued {
     Revalidate {
         until: usize,
     },
+    /// The watches the client set again as it reconnected (SetWatches2),
+    /// read once the revalidation ahead of it came: a 3.8 server compares
+    /// them with what it has applied by then, not with what it had when
+    /// the client arrived (`live/tests/real_server/ensemble.rs`).
+    SetWatches {
+        relative_zxid: Zxid,
+        watches: crate::server::WatchSet,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -193,7 +201,8 @@ pub enum ConnectError {
     NotServing(ServerIndex),
     /// The server serves but cannot reach a leader to revalidate the
     /// session: a real attempt hangs until the server notices it lost the
-    /// leader (and closes it) or reaches one again.
+    /// leader (and closes it) or reaches one again, or the client's
+    /// connect timeout ends it.
     #[error("server {0} cannot reach a leader to revalidate the session")]
     CutOff(ServerIndex),
     /// The server has not applied what the client has already seen
@@ -422,16 +431,27 @@ impl Ensemble {
         Ok(())
     }
 
-    /// Re-registers a reconnected session's watches at its server.
+    /// Re-registers a reconnected session's watches at its server: at
+    /// once, or (a session still waiting for its revalidation) once the
+    /// revalidation came, when what fires arrives as
+    /// [`EnsembleEvent::Notify`] events from the apply that let it through.
     pub fn set_watches(
         &mut self,
         session: SessionId,
         relative_zxid: Zxid,
         watches: &crate::server::WatchSet,
     ) -> Vec<Notification> {
-        let Some(server) = self.server_of(session) else {
+        let Some(connection) = self.connections.get_mut(&session) else {
             return Vec::new();
         };
+        let server = connection.server;
+        if matches!(connection.queue.front(), Some(Queued::Revalidate { .. })) {
+            connection.queue.push_back(Queued::SetWatches {
+                relative_zxid,
+                watches: watches.clone(),
+            });
+            return Vec::new();
+        }
         self.replicas[server]
             .core
             .set_watches(session, relative_zxid, watches)
@@ -857,9 +877,7 @@ impl Ensemble {
             .map(|(session, _)| *session)
             .collect();
         for session in sessions {
-            while let Some(event) = self.answer_head(session, order) {
-                events.push(event);
-            }
+            while self.answer_head(session, order, events) {}
         }
     }
 
@@ -869,32 +887,45 @@ impl Ensemble {
         }
     }
 
-    /// The answer to the session's oldest request, if it is ready.
+    /// Answers the session's oldest request if it is ready (its events
+    /// into `events`); false when nothing was ready.
     fn answer_head(
         &mut self,
         session: SessionId,
         order: &mut dyn ChildOrder,
-    ) -> Option<EnsembleEvent> {
-        let connection = self.connections.get(&session)?;
+        events: &mut Vec<EnsembleEvent>,
+    ) -> bool {
+        let Some(connection) = self.connections.get(&session) else {
+            return false;
+        };
         let server = connection.server;
         let replica = &self.replicas[server];
+        let Some(head) = connection.queue.front() else {
+            return false;
+        };
         if !replica.serving {
-            return None;
+            return false;
         }
-        let ready = match connection.queue.front()? {
+        let ready = match head {
             Queued::Opening { index } => replica.applied > *index,
             Queued::Read { .. } => true,
             Queued::Write { applied, .. } => applied.is_some(),
             Queued::Sync { until, .. } => until.is_some_and(|until| replica.applied >= until),
             Queued::Revalidate { until } => replica.applied >= *until,
+            Queued::SetWatches { .. } => true,
         };
         if !ready {
-            return None;
+            return false;
         }
-        let queued = self.connection_mut(session).queue.pop_front()?;
+        let Some(queued) = self.connection_mut(session).queue.pop_front() else {
+            return false;
+        };
         let core = &mut self.replicas[server].core;
         let applied = match queued {
-            Queued::Opening { .. } => return Some(EnsembleEvent::Opened { session }),
+            Queued::Opening { .. } => {
+                events.push(EnsembleEvent::Opened { session });
+                return true;
+            }
             // A follower serves a session it has not seen created yet.
             Queued::Read { request } => core.serve_read(session, &request, order),
             Queued::Write { applied, .. } => applied.expect("ready"),
@@ -906,9 +937,18 @@ impl Ensemble {
                 notifications: Vec::new(),
             },
             // Revalidated: what waited behind it may be ready too.
-            Queued::Revalidate { .. } => return self.answer_head(session, order),
+            Queued::Revalidate { .. } => return true,
+            Queued::SetWatches {
+                relative_zxid,
+                watches,
+            } => {
+                let notifications = core.set_watches(session, relative_zxid, &watches);
+                events.extend(notifications.into_iter().map(EnsembleEvent::Notify));
+                return true;
+            }
         };
-        Some(EnsembleEvent::Reply { session, applied })
+        events.push(EnsembleEvent::Reply { session, applied });
+        true
     }
 
     fn connection_mut(&mut self, session: SessionId) -> &mut Connection {
@@ -929,8 +969,8 @@ impl Ensemble {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::SortedOrder;
-    use zk_recipes::zk::{CreateMode, Path};
+    use crate::server::{SortedOrder, WatchSet};
+    use zk_recipes::zk::{CreateMode, EventType, Path};
 
     fn create(path: &str) -> Request {
         Request::Create {
@@ -1088,6 +1128,99 @@ mod tests {
             matches!(applied.result, Ok(Reply::Exists(Some(_)))),
             "{applied:?}"
         );
+    }
+
+    /// What a session's watch on /n hears when it moves to a follower
+    /// that has applied none of `changes` (made by another session while
+    /// it was away): as a real 3.8 ensemble answers (issue 42 item 2),
+    /// the watches are read after the revalidation, against what the
+    /// follower applied by then.
+    fn rewatched_after(changes: &[Request], exists_first: bool, watch: &str) -> Vec<EventType> {
+        let mut ensemble = Ensemble::new(3, ServerConfig::default());
+        let (mover, other) = (SessionId(7), SessionId(8));
+        for (server, session) in [(1, mover), (0, other)] {
+            ensemble
+                .open_session(server, session, 4_000, &mut SortedOrder)
+                .unwrap();
+        }
+        if exists_first {
+            let persistent = Request::Create {
+                path: Path::new("/n").unwrap(),
+                data: Vec::new(),
+                mode: CreateMode::Persistent,
+            };
+            ensemble.submit(other, persistent, &mut SortedOrder);
+        }
+        for server in [1, 2] {
+            while ensemble.lag(server) > 0 {
+                ensemble.apply_next(server, &mut SortedOrder);
+            }
+        }
+        let seen = ensemble.server(1).last_zxid();
+        ensemble.disconnect(mover);
+        for change in changes {
+            ensemble.submit(other, change.clone(), &mut SortedOrder);
+        }
+        assert!(ensemble.lag(2) > 0, "server 2 has applied none of them");
+        ensemble.connect_revalidated(2, mover, seen).unwrap();
+        let n = vec![Path::new("/n").unwrap()];
+        let watches = match watch {
+            "data" => WatchSet {
+                data: n,
+                ..WatchSet::default()
+            },
+            _ => WatchSet {
+                exist: n,
+                ..WatchSet::default()
+            },
+        };
+        let at_once = ensemble.set_watches(mover, seen, &watches);
+        assert!(
+            at_once.is_empty(),
+            "read before the revalidation: {at_once:?}"
+        );
+        let mut heard = Vec::new();
+        while ensemble.lag(2) > 0 {
+            for event in ensemble.apply_next(2, &mut SortedOrder) {
+                if let EnsembleEvent::Notify(n) = event {
+                    assert_eq!(n.session, mover);
+                    heard.push(n.event.event_type);
+                }
+            }
+        }
+        heard
+    }
+
+    #[test]
+    fn a_moved_session_s_watches_are_read_after_its_revalidation() {
+        let n = || Path::new("/n").unwrap();
+        let set = Request::SetData {
+            path: n(),
+            data: b"x".to_vec(),
+            version: -1,
+        };
+        let delete = Request::Delete {
+            path: n(),
+            version: -1,
+        };
+        let create = Request::Create {
+            path: n(),
+            data: Vec::new(),
+            mode: CreateMode::Persistent,
+        };
+        use EventType::*;
+        // Set, then deleted while away: the node is gone when the watch is read.
+        let changes = [set, delete.clone()];
+        assert_eq!(rewatched_after(&changes, true, "data"), vec![NodeDeleted]);
+        // Deleted, then created again: there, and changed since the client saw it.
+        let changes = [delete.clone(), create.clone()];
+        assert_eq!(
+            rewatched_after(&changes, true, "data"),
+            vec![NodeDataChanged]
+        );
+        // Created, then deleted: nothing to report, the watch stays armed.
+        let changes = [create.clone(), delete];
+        assert_eq!(rewatched_after(&changes, false, "exists"), vec![]);
     }
 
     #[test]

@@ -29,7 +29,10 @@
 //!   whose zxid is ahead of it.
 //! - Reconnect revalidation: a session moving to a follower that lags
 //!   behind the leader's commits (its quorum link delayed by a proxy) reads,
-//!   in its first read there, what the leader had when it moved.
+//!   in its first read there, what the leader had when it moved; the
+//!   watches it sets again are read against that too (a node set then
+//!   deleted while it was away: NodeDeleted; deleted then created again:
+//!   NodeDataChanged; created then deleted: nothing, still armed).
 //!
 //! The timings these cases measure (printed with `--nocapture`) follow from
 //! the ensemble's zoo.cfg (`scripts/zk-server`: tickTime 200 ms, syncLimit
@@ -796,6 +799,113 @@ fn a_session_moving_to_a_lagging_follower_first_reads_what_the_leader_had_when_i
              could hear the leader",
             ms(moved_at, back_at)
         );
+    });
+    drop(restore);
+    ensemble.await_quorum();
+}
+
+#[test]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
+fn a_moved_session_s_watches_are_read_after_its_revalidation() {
+    // What the simulated ensemble does (sim/src/ensemble.rs, `Queued::
+    // SetWatches`, and its unit test with the same three sequences): the
+    // watches a client sets again as it moves to a lagging follower are
+    // compared with what that follower applied once the leader's
+    // revalidation came, behind every commit of the meantime.
+    let ensemble = Ensemble::whole();
+    let leader = ensemble.leader();
+    let followers = ensemble.followers();
+    let [lagging, other] = [followers[0], followers[1]];
+    let (addr_lagging, addr_other) = (
+        ensemble.addrs[lagging].clone(),
+        ensemble.addrs[other].clone(),
+    );
+    let lag = Duration::from_millis(1_000);
+    ensemble.stop_member(lagging);
+    let restore = Proxied {
+        ensemble: &ensemble,
+        member: lagging,
+    };
+    runtime().block_on(async {
+        let links = proxy_quorum_links(&ensemble, lagging).await;
+        ensemble.start_member_proxied(lagging);
+        ensemble.await_quorum();
+        let root = fresh_root("rewatch");
+        let [set_then_deleted, deleted_then_created, created_then_deleted] =
+            ["a", "b", "c"].map(|name| format!("{root}/{name}"));
+        let writer = connect(&ensemble.addrs[leader], LONG).await;
+        writer.create(&root, b"", &persistent()).await.unwrap();
+        for node in [&set_then_deleted, &deleted_then_created] {
+            writer.create(node, b"old", &persistent()).await.unwrap();
+        }
+        let probe = connect(&addr_lagging, LONG).await;
+        let proxy = FaultProxy::start(&addr_other).await.unwrap();
+        let mover = connect(&proxy.addr().to_string(), LONG).await;
+        let id = mover.session_id().0;
+        mover.sync(&root).await.unwrap();
+        let (_, _, watch_a) = mover.get_and_watch_data(&set_then_deleted).await.unwrap();
+        let (_, _, watch_b) = mover
+            .get_and_watch_data(&deleted_then_created)
+            .await
+            .unwrap();
+        let (absent, watch_c) = mover
+            .check_and_watch_stat(&created_then_deleted)
+            .await
+            .unwrap();
+        assert!(absent.is_none());
+        probe.sync(&root).await.unwrap();
+
+        // While the mover is away (its reconnects hang in the proxy's
+        // hole): the changes, through the leader.
+        proxy.redirect(&addr_lagging);
+        proxy.black_hole(Hole::Both);
+        proxy.cut_all();
+        await_state(&mover, SessionState::Disconnected, PROMPTLY).await;
+        for link in &links {
+            link.delay_from_upstream(lag);
+        }
+        writer
+            .set_data(&set_then_deleted, b"new", None)
+            .await
+            .unwrap();
+        writer.delete(&set_then_deleted, None).await.unwrap();
+        writer.delete(&deleted_then_created, None).await.unwrap();
+        writer
+            .create(&deleted_then_created, b"again", &persistent())
+            .await
+            .unwrap();
+        writer
+            .create(&created_then_deleted, b"", &persistent())
+            .await
+            .unwrap();
+        writer.delete(&created_then_deleted, None).await.unwrap();
+        assert!(
+            probe.check_stat(&set_then_deleted).await.unwrap().is_some(),
+            "the lagging follower has applied none of the changes yet"
+        );
+        proxy.heal();
+        await_connection_on(&mover, &addr_lagging, id).await;
+        let a = fired(watch_a, "the set-then-deleted node's data watch", PROMPTLY).await;
+        let b = fired(
+            watch_b,
+            "the deleted-then-created node's data watch",
+            PROMPTLY,
+        )
+        .await;
+        eprintln!(
+            "rewatch after a move: {:?} and {:?}",
+            a.event_type, b.event_type
+        );
+        assert_eq!(a.event_type, EventType::NodeDeleted);
+        assert_eq!(b.event_type, EventType::NodeDataChanged);
+        // Created then deleted: nothing, and the watch stays armed.
+        let silent = tokio::time::timeout(lag * 2, watch_c.changed()).await;
+        let Err(_) = silent else {
+            panic!("the created-then-deleted node's exists watch fired: {silent:?}");
+        };
+        for link in &links {
+            link.delay_from_upstream(Duration::ZERO);
+        }
     });
     drop(restore);
     ensemble.await_quorum();

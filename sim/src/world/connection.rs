@@ -91,6 +91,10 @@ impl<R: SimRecipe> Shared<R> {
             link.attempts = 0;
             link.gives_up_at_ns = None;
         }
+        // A hung attempt answered before its connect timeout.
+        if let Some((_, LocalTimer::ConnectTimeout { .. })) = self.clients[client].retry {
+            self.clients[client].retry = None;
+        }
         match self.clients[client].connecting.take() {
             Some(Connecting::Reconnect)
                 if self.clients[client].session.state == ConnectionState::Disconnected =>
@@ -279,6 +283,11 @@ impl<R: SimRecipe> Shared<R> {
                         if self.now_ns() >= due =>
                     {
                         self.clients[client].retry = None;
+                        if self.clients[client].connecting.take().is_some() {
+                            // An attempt hung at a server: what it answers
+                            // late belongs to an attempt given up.
+                            self.clients[client].link.epoch += 1;
+                        }
                         self.attempt_timed_out(client, new_session);
                     }
                     Some((due, pending)) if self.now_ns() >= due => {
@@ -516,6 +525,17 @@ impl<R: SimRecipe> Shared<R> {
         let timer = LocalTimer::ConnectTimeout {
             new_session: opening,
         };
+        self.schedule_retry(client, ms_to_ns(timeout_ms), timer);
+    }
+
+    /// A reconnection hung at a server that reaches no leader: the client
+    /// gives it up at its connect timeout (the Java client's
+    /// `sessionTimeout / servers`, the crate's 2/5 of the session timeout:
+    /// `WorldConfig::connect_timeout_ms`) and tries again, unless the
+    /// server answers or closes it first (`connected`, `dropped`).
+    pub(super) fn time_out_hung_attempt(&mut self, client: usize) {
+        let timeout_ms = self.config.connect_timeout_ms(R::CLIENT_LIBRARY);
+        let timer = LocalTimer::ConnectTimeout { new_session: false };
         self.schedule_retry(client, ms_to_ns(timeout_ms), timer);
     }
 

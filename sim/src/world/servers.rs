@@ -426,6 +426,7 @@ impl<R: SimRecipe> Shared<R> {
             last_zxid,
             watches: watches.clone(),
         });
+        self.time_out_hung_attempt(client);
     }
 
     /// The attempts still current (the client made none since).

@@ -182,13 +182,11 @@ impl<R: SimRecipe> Shared<R> {
                 link.server_up = true;
                 link.server = server;
                 self.send_to_client(client, ToClient::Connected);
-                // A 3.8 server reads setWatches only after the revalidation;
-                // here the watches are registered at once on a server that
-                // may still lag. It fires nothing spurious: a server is never
-                // behind `last_zxid` (it refuses), so what fires now changed
-                // after the client's view, and what it applies later fires
-                // as it applies, before the session's replies (they wait
-                // behind the revalidation).
+                // A 3.8 server reads setWatches only after the revalidation,
+                // against what it has applied by then: the ensemble queues
+                // them behind it (what fires comes with the apply that lets
+                // the revalidation through), or reads them now on a server
+                // that is not behind.
                 let notifications = self.ensemble.set_watches(session, last_zxid, watches);
                 self.route(notifications);
             }
