@@ -64,7 +64,7 @@ pub fn replays_exactly_from_its_tape(runner: &dyn Runner, seed: u64, what: &str)
         "{what} seed {seed}: recording changed the run"
     );
     let elsewhere = DrawRequest {
-        stream_seed: Some(seed ^ 0x5eed_0f_7a9e),
+        stream_seed: Some(seed ^ 0x005e_ed0f_7a9e),
         ..DrawRequest::default()
     };
     let (unscripted, _) = run_with(runner, seed, elsewhere);
@@ -79,7 +79,7 @@ pub fn replays_exactly_from_its_tape(runner: &dyn Runner, seed: u64, what: &str)
         DrawRequest {
             script: Some(tape.clone()),
             record: true,
-            stream_seed: Some(seed ^ 0x5eed_0f_7a9e),
+            stream_seed: Some(seed ^ 0x005e_ed0f_7a9e),
         },
     );
     assert_eq!(
