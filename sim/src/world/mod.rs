@@ -61,6 +61,7 @@ mod settle;
 mod shared;
 #[cfg(madsim)]
 mod shell;
+#[cfg(madsim)]
 pub mod tape_file;
 mod trace;
 pub mod workloads;
