@@ -269,6 +269,21 @@ impl Ensemble {
         self.replicas.len()
     }
 
+    /// Hashes where the ensemble stands, times left out (an explored
+    /// run's memo key, beside the committed tree): the leader and any
+    /// election, how much of the log each server applied, which serve and
+    /// reach the leader, each session's server and what waits there.
+    pub fn hash_progress<H: std::hash::Hasher>(&self, hasher: &mut H) {
+        use std::hash::Hash;
+        (self.leader, self.electing, self.looking).hash(hasher);
+        (self.log_start, self.log.len()).hash(hasher);
+        for replica in &self.replicas {
+            (replica.applied, replica.serving, replica.in_quorum).hash(hasher);
+        }
+        self.connections.hash(hasher);
+        self.waiting.hash(hasher);
+    }
+
     pub fn leader(&self) -> ServerIndex {
         self.leader
     }

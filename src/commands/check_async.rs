@@ -253,6 +253,11 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
         durations,
     };
     let scenario = world.scenario(harness.registry.sim_recipes())?;
+    if faults.has_server_faults() && scenario.world_config().servers == 1 {
+        return Err(format!(
+            "--faults {faults}: an ensemble fault needs an ensemble (a scenario with `ensemble` above 1); this world has one server"
+        ));
+    }
     let bounds = Bounds {
         faults,
         durations,

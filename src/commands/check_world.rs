@@ -6,6 +6,7 @@
 
 use super::check_async::{Explored, MAX_SCENARIO_CLIENTS};
 use zk_sim::explore::run::LATENCY_US;
+use zk_sim::explore::ServerFaultShapes;
 use zk_sim::faults::MsRange;
 use zk_sim::scenario::WorkloadKind;
 
@@ -95,7 +96,12 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         match faults == Default::default() {
             true => format!("faults: none (--faults none{at_request})"),
             false => format!(
-                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a connection down for half the session timeout; a partition, a silent connection or a pause of twice the session timeout; the session expiring){at_request}"
+                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a connection down for half the session timeout; a partition, a silent connection or a pause of twice the session timeout; the session expiring{ensemble}){at_request}",
+                ensemble = ServerFaultShapes::of(&explored.scenario.world_config())
+                    .describe(&faults)
+                    .iter()
+                    .map(|shape| format!("; {shape}"))
+                    .collect::<String>()
             ),
         },
     );
@@ -123,14 +129,7 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
             LATENCY_US / 1000
         ),
     );
-    let servers = given.map_or(1, |raw| raw.ensemble);
-    push(
-        How::Fixed,
-        match servers {
-            1 => "servers: 1".to_string(),
-            n => format!("servers: 1 (the scenario has {n}: its ensemble faults, lags and moves are not explored)"),
-        },
-    );
+    servers(explored, pointed, &mut push);
     // A policy of the clients, not a drawn fault: the world keeps it.
     let client_expiry = explored.scenario.faults.rates.client_expiry;
     if client_expiry {
@@ -140,10 +139,28 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         );
     }
     let scenario_faults = scenario_draws(text, Drawn::BetweenRequests);
-    let other_kinds = match client_expiry {
-        true => "watch faults",
-        false => "client-side expiries, watch faults",
+    let mut other_kinds = match client_expiry {
+        true => "watch faults".to_string(),
+        false => "client-side expiries, watch faults".to_string(),
     };
+    if explored.scenario.world_config().servers > 1 {
+        let left_out: Vec<&str> = [
+            ("lag-spike", faults.lag_spike),
+            ("server-crash", faults.server_crash),
+            ("server-partition", faults.server_partition),
+            ("leader-change", faults.leader_change),
+        ]
+        .iter()
+        .filter(|(_, budget)| *budget == 0)
+        .map(|(kind, _)| *kind)
+        .collect();
+        if !left_out.is_empty() {
+            other_kinds += &format!(
+                ", ensemble faults not in --faults ({})",
+                left_out.join(", ")
+            );
+        }
+    }
     push(
         How::NotExplored,
         format!("faults at other times (a client waiting on a watch draws nothing and is struck only at its requests) and of other kinds ({other_kinds}){scenario_faults}"),
@@ -153,6 +170,61 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         "getChildren order, session ids, reconnect and new-session delays, the runtime's choice among a client's ready tasks, and the branch a `select!` without `biased;` tries first: as seed 0 draws them".to_string(),
     );
     out
+}
+
+/// The servers, and on an ensemble how the explorer took what the
+/// scenario draws there: each attempt's server, each follower's lag, the
+/// scheduled ensemble faults, a moved session's revalidation.
+fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)) {
+    let config = explored.scenario.world_config();
+    if config.servers == 1 {
+        push(How::Fixed, "servers: 1".to_string());
+        return;
+    }
+    let choice = match pointed {
+        How::Sampled => How::Sampled,
+        _ => How::Enumerated,
+    };
+    push(
+        choice,
+        format!(
+            "servers: {}; the server each connection attempt goes to (the scenario draws it)",
+            config.servers
+        ),
+    );
+    let lag = config.apply_lag_ms;
+    let values = explored
+        .world
+        .durations
+        .values(lag.min, lag.max.max(lag.min));
+    let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+    push(
+        match values.len() {
+            1 => How::Fixed,
+            _ => pointed,
+        },
+        format!(
+            "apply lag [{}, {}]: each follower's one of {} ms for the whole run (the scenario draws each commit's)",
+            lag.min,
+            lag.max,
+            listed.join(", ")
+        ),
+    );
+    let scheduled = config.faults.schedule.len();
+    if scheduled > 0 {
+        push(
+            How::Fixed,
+            format!("{scheduled} scheduled ensemble fault(s), at the scenario's times"),
+        );
+    }
+    push(
+        How::Fixed,
+        match config.revalidate_moves {
+            true => "a moved session is answered after the leader revalidates it (as 3.8)",
+            false => "a moved session is answered at once (revalidate_moves = false, beyond 3.8)",
+        }
+        .to_string(),
+    );
 }
 
 /// `; the scenario draws ...` naming the faults of `which` a scenario's
@@ -255,8 +327,17 @@ fn drawn_faults(text: &str, which: Drawn) -> String {
         return parts.join(", ");
     }
     if let Some(schedule) = faults.get("schedule").and_then(toml::Value::as_array) {
-        if !schedule.is_empty() {
-            parts.push(format!("{} scheduled fault(s)", schedule.len()));
+        // The ensemble's scheduled faults stay in the explored world.
+        let ensemble = zk_sim::faults::entry::ENSEMBLE_FAULT_NAMES;
+        let of_clients = schedule
+            .iter()
+            .filter(|entry| {
+                let fault = entry.get("fault").and_then(toml::Value::as_str);
+                !fault.is_some_and(|fault| ensemble.contains(&fault))
+            })
+            .count();
+        if of_clients > 0 {
+            parts.push(format!("{of_clients} scheduled client fault(s)"));
         }
     }
     if faults.get("swarm").and_then(toml::Value::as_bool) == Some(true) {
@@ -283,7 +364,7 @@ mod tests {
         let text = "recipe = \"lock\"\n[faults]\nswarm = true\n[faults.rates]\nloss_before_apply = 0.02\nexpiries_per_s = 0.0\ndisconnects_per_s = 0.5\npause_ms = [1, 2]\n[[faults.schedule]]\nat_ms = 5\n";
         assert_eq!(
             drawn_faults(text, Drawn::BetweenRequests),
-            "disconnects_per_s = 0.5, 1 scheduled fault(s), swarm mode"
+            "disconnects_per_s = 0.5, 1 scheduled client fault(s), swarm mode"
         );
         assert_eq!(
             drawn_faults(text, Drawn::AtRequest),

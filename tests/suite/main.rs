@@ -19,6 +19,7 @@ mod diagnosis;
 mod diagnosis_precision;
 mod draw_tape;
 mod ensemble;
+mod ensemble_check;
 mod ensemble_faults_fuzz;
 mod explore_cli;
 mod heal_window;

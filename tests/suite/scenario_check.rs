@@ -214,9 +214,10 @@ fn bad_input_names_the_file_line_and_key_or_the_flag() {
 
 /// Every catalog entry (`scenarios/bugs/`): `check` on its scenario's own
 /// world at 3 clients (its own count when lower) shows the property its
-/// sweep shows (`expect_property`), but bug 11's, a stale read on a
-/// lagging follower: the explored world has one server, and says so.
-/// About 5 minutes on 2 cores: `cargo test --release --workspace --test suite -- --ignored scenario_check::`.
+/// sweep shows (`expect_property`); bug 11's, a stale read on a lagging
+/// follower, at 2 clients on its scenario's 3 servers with a lag spike the
+/// tape strikes (found at the search's second delay bound, in 1-2 minutes).
+/// About 7 minutes on 2 cores: `cargo test --release --workspace --test suite -- --ignored scenario_check::`.
 #[test]
 #[ignore = "about 5 minutes: the catalog's heavy tier"]
 fn check_on_every_catalog_scenario_shows_its_sweeps_property() {
@@ -234,21 +235,26 @@ fn check_on_every_catalog_scenario_shows_its_sweeps_property() {
         let text = std::fs::read_to_string(path).expect("readable");
         let table: toml::Table = text.parse().expect("TOML");
         let want = table["expect_property"].as_str().expect("expect_property");
+        let name = path.file_name().and_then(|n| n.to_str()).expect("a name");
+        let most = match name.starts_with("bug11") {
+            true => 2,
+            false => 3,
+        };
         let clients = table["clients"]
             .as_integer()
             .expect("clients")
-            .min(3)
+            .min(most)
             .to_string();
-        let name = path.file_name().and_then(|n| n.to_str()).expect("a name");
         // The queue's lost item needs no pause, and the smaller tree finds
-        // it within the timeout.
-        let faults = match name.starts_with("bug6") {
-            true => "connection-loss=1,expiry=1",
-            false => "connection-loss=1,expiry=1,pause=1",
+        // it within the timeout; bug 11 needs a follower lagging as the
+        // lost create's owner reconnects to it.
+        let faults = match &name[..5] {
+            "bug6-" => "connection-loss=1,expiry=1",
+            "bug11" => "connection-loss=1,lag-spike=1",
+            _ => "connection-loss=1,expiry=1,pause=1",
         };
-        // Bug 11 cannot be found on one server: a short search shows it.
         let timeout = match name.starts_with("bug11") {
-            true => "10",
+            true => "300",
             false => "120",
         };
         let file = path.to_str().expect("UTF-8");
@@ -269,14 +275,6 @@ fn check_on_every_catalog_scenario_shows_its_sweeps_property() {
         ];
         let (code, stdout, stderr) = run(&args);
         let found = stdout.contains(&format!("  {want}: VIOLATED"));
-        if name.starts_with("bug11") {
-            assert!(!found && code == Some(4), "{name}: {stdout}\n{stderr}");
-            assert!(
-                stdout.contains("servers: 1 (the scenario has 3"),
-                "{name}: {stdout}"
-            );
-            continue;
-        }
         if !(found && code == Some(1)) {
             missed.push(format!("{name} ({code:?}): {stdout}\n{stderr}"));
         }

@@ -131,9 +131,13 @@ impl FaultAllowance {
                 "connection-loss" => allowance.connection_loss = budget,
                 "expiry" => allowance.expiry = budget,
                 "pause" => allowance.pause = budget,
+                "lag-spike" => allowance.lag_spike = budget,
+                "server-crash" => allowance.server_crash = budget,
+                "server-partition" => allowance.server_partition = budget,
+                "leader-change" => allowance.leader_change = budget,
                 other => {
                     return Err(format!(
-                        "`{}`: an explored world injects connection-loss, expiry and pause only",
+                        "`{}`: an explored world injects connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition and leader-change only",
                         crate::scenario::clip(other)
                     ))
                 }
@@ -152,8 +156,17 @@ impl std::fmt::Display for FaultAllowance {
         if self.expiry > 0 {
             parts.push(format!("expiry={}", self.expiry));
         }
-        if self.pause > 0 {
-            parts.push(format!("pause={}", self.pause));
+        let kinds = [
+            ("pause", self.pause),
+            ("lag-spike", self.lag_spike),
+            ("server-crash", self.server_crash),
+            ("server-partition", self.server_partition),
+            ("leader-change", self.leader_change),
+        ];
+        for (kind, budget) in kinds {
+            if budget > 0 {
+                parts.push(format!("{kind}={budget}"));
+            }
         }
         match parts.is_empty() {
             true => write!(f, "none"),
@@ -260,6 +273,7 @@ mod tests {
                 connection_loss: 1,
                 expiry: 0,
                 pause: 1,
+                ..FaultAllowance::default()
             },
             durations: DurationPoints(3),
             property: Some("liveness".into()),

@@ -10,6 +10,8 @@
 //! - [`file`](mod@file): a counterexample as a file (`zkcheck replay` runs it).
 //! - [`run`]: the explored world of an async recipe, one execution, a
 //!   whole exploration, the replay of a choice file.
+//! - [`server_faults`]: ensemble faults as choices (a lag spike, a crash,
+//!   a partition, a leader lost) and the shape each takes.
 //! - [`pct`]: random sampling of the same choices for larger cases: PCT
 //!   (priority change points) and uniform random choices.
 
@@ -17,8 +19,10 @@ pub mod file;
 pub mod pct;
 pub mod run;
 pub mod search;
+pub mod server_faults;
 pub mod tape;
 
+pub use server_faults::{ServerFaultChoice, ServerFaultShapes};
 pub use tape::{
     ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Memo, StrikeChoice, Tape,
 };

@@ -106,6 +106,8 @@ pub struct Samples {
     pub fault_points: usize,
     /// Points between requests where a fault may strike, in that run.
     pub strike_points: usize,
+    /// Points where an ensemble fault may strike, in that run.
+    pub server_fault_points: usize,
     /// The first failing run (1-based).
     pub first_failure: Option<u64>,
     /// Each violated property's first violation, in order of discovery.
@@ -141,6 +143,7 @@ pub fn sample(
         steps: count(ChoiceKind::Order),
         fault_points: count(ChoiceKind::Fault),
         strike_points: count(ChoiceKind::Strike),
+        server_fault_points: count(ChoiceKind::ServerFault),
         ..Samples::default()
     };
     for run in 0..sampling.runs {
@@ -224,6 +227,9 @@ pub struct Plan {
     /// The strike points (0-based) a fault strikes between requests, and
     /// which.
     pub strikes: Vec<(usize, StrikeChoice)>,
+    /// The ensemble-fault points (0-based) an ensemble fault strikes at,
+    /// and a word that picks which of those offered there.
+    pub server_faults: Vec<(usize, u64)>,
     /// The fault budget the run's tape offers.
     pub budget: FaultAllowance,
     /// Seeds the alternatives of the run's durations and picks.
@@ -284,11 +290,23 @@ impl Plan {
                 }
             }
         }
+        let mut server_faults = Vec::new();
+        if samples.server_fault_points > 0 {
+            let ensemble = budget.lag_spike
+                + budget.server_crash
+                + budget.server_partition
+                + budget.leader_change;
+            for _ in 0..ensemble {
+                let at = rng.below_usize(samples.server_fault_points);
+                server_faults.push((at, rng.next_u64()));
+            }
+        }
         Plan {
             priorities,
             changes,
             faults,
             strikes,
+            server_faults,
             budget,
             draws: rng.next_u64(),
         }
@@ -302,6 +320,7 @@ struct Decider<'a> {
     step: usize,
     fault_point: usize,
     strike_point: usize,
+    server_fault_point: usize,
     /// The faults the tape still offers after this run's decisions.
     left: FaultAllowance,
     /// Durations and picks decided so far.
@@ -316,6 +335,7 @@ impl<'a> Decider<'a> {
             step: 0,
             fault_point: 0,
             strike_point: 0,
+            server_fault_point: 0,
             left: plan.budget,
             drawn: 0,
         }
@@ -327,8 +347,11 @@ impl<'a> Decider<'a> {
         match point.kind {
             ChoiceKind::Order => self.pick(waiting),
             ChoiceKind::Fault => self.fault(point.alternatives),
-            ChoiceKind::Duration | ChoiceKind::Pick => self.draw(point.alternatives),
+            ChoiceKind::Duration | ChoiceKind::Pick | ChoiceKind::Server => {
+                self.draw(point.alternatives)
+            }
             ChoiceKind::Strike => self.strike(),
+            ChoiceKind::ServerFault => self.server_fault(point.alternatives),
         }
     }
 
@@ -344,6 +367,19 @@ impl<'a> Decider<'a> {
             .unwrap_or(0);
         offered[taken].spend(&mut self.left);
         taken as u32
+    }
+
+    /// The planned ensemble fault at this point, if any: one of the
+    /// `alternatives` other than none (the tape spends the budget, so
+    /// the alternatives shrink as it goes).
+    fn server_fault(&mut self, alternatives: u32) -> u32 {
+        let here = self.server_fault_point;
+        self.server_fault_point += 1;
+        let planned = self.plan.server_faults.iter().find(|(at, _)| *at == here);
+        match planned {
+            Some((_, word)) if alternatives > 1 => 1 + (word % u64::from(alternatives - 1)) as u32,
+            _ => 0,
+        }
     }
 
     /// A duration's or a pick's alternative: uniform, the same for the
@@ -460,7 +496,7 @@ fn disagreement(
     for (index, point) in log.iter().enumerate() {
         let here: &[usize] = match point.kind {
             ChoiceKind::Order => waits.next().map_or(&[], Vec::as_slice),
-            ChoiceKind::Fault | ChoiceKind::Duration | ChoiceKind::Pick | ChoiceKind::Strike => &[],
+            _ => &[],
         };
         let choice = decider.decide(point, here);
         if choice != point.taken {
@@ -528,6 +564,7 @@ mod tests {
             changes: vec![1],
             faults: Vec::new(),
             strikes: Vec::new(),
+            server_faults: Vec::new(),
             budget: FaultAllowance::default(),
             draws: 0,
         };
@@ -546,6 +583,7 @@ mod tests {
             changes: Vec::new(),
             faults: vec![(1, FaultChoice::LoseAfterApply), (2, FaultChoice::Expire)],
             strikes: Vec::new(),
+            server_faults: Vec::new(),
             budget: FaultAllowance {
                 connection_loss: 1,
                 ..FaultAllowance::default()
@@ -565,12 +603,14 @@ mod tests {
             connection_loss: 1,
             expiry: 0,
             pause: 1,
+            ..FaultAllowance::default()
         };
         let plan = Plan {
             priorities: vec![2, 3],
             changes: Vec::new(),
             faults: Vec::new(),
             strikes: vec![(1, StrikeChoice::Silent), (2, StrikeChoice::Pause)],
+            server_faults: Vec::new(),
             budget,
             draws: 0,
         };
@@ -597,6 +637,7 @@ mod tests {
             connection_loss: 3,
             expiry: 3,
             pause: 2,
+            ..FaultAllowance::default()
         };
         let plans: Vec<Plan> = (0..20)
             .map(|seed| Plan::draw(&mut SplitMix::new(seed), 2, 2, &samples, budget))
@@ -631,6 +672,7 @@ mod tests {
             connection_loss: 1,
             expiry: 1,
             pause: 0,
+            ..FaultAllowance::default()
         };
         let plan = Plan::draw(&mut SplitMix::new(3), 3, 3, &samples, budget);
         let mut priorities = plan.priorities.clone();

@@ -13,10 +13,13 @@
 //! - a scenario file's own world (`check SCENARIO.toml`), narrowed only
 //!   where the explorer enumerates instead of drawing (`narrowed`): the
 //!   client count and cycles asked for, a fixed latency of 1 ms each way
-//!   (the server's order of requests is enumerated instead), one server,
-//!   and no drawn faults (the tape strikes them within the fault budget).
-//!   Its durations stay the scenario's ranges; the tape picks among their
-//!   points ([`DurationPoints`]).
+//!   (the server's order of requests is enumerated instead), and no drawn
+//!   faults (the tape strikes them within the fault budget; the ensemble's
+//!   scheduled faults stay). Its servers stay the scenario's: on an
+//!   ensemble the tape also picks the server of each connection attempt,
+//!   each follower's apply lag for the run, and the ensemble faults the
+//!   budget allows. Its durations stay the scenario's ranges; the tape
+//!   picks among their points ([`DurationPoints`]).
 
 use super::file::ChoiceFile;
 use super::search::{search, Bounds, Execution, SearchError, Summary};
@@ -157,19 +160,11 @@ impl World {
 /// The latency of every message of an explored world, each way.
 pub const LATENCY_US: u64 = 1000;
 
-/// The `[timing]` keys only an ensemble takes (dropped with it).
-const ENSEMBLE_TIMING: [&str; 4] = [
-    "apply_lag_ms",
-    "tick_time_ms",
-    "sync_limit",
-    "revalidate_moves",
-];
-
 /// A scenario's world as the explorer runs it: `world`'s variant, clients
-/// and cycles (a hold workload's), a fixed latency, one server, no drawn
-/// faults (the client-side expiry policy kept); everything else as the
-/// scenario says (`text` is its file,
-/// checked again after the edit).
+/// and cycles (a hold workload's), a fixed latency, no drawn faults (the
+/// client-side expiry policy and the scheduled ensemble faults kept);
+/// everything else as the scenario says, its servers and their timings
+/// included (`text` is its file, checked again after the edit).
 fn narrowed(
     scenario: &Scenario,
     text: &str,
@@ -180,27 +175,27 @@ fn narrowed(
     let integer = |n: u64| toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
     table.insert("variant".into(), toml::Value::String(world.variant.clone()));
     table.insert("clients".into(), integer(world.clients as u64));
-    table.insert("ensemble".into(), integer(1));
     // Faults are the tape's; the client-side expiry policy is no fault
-    // drawn but how the clients behave, and stays.
+    // drawn but how the clients behave, and stays, as do the ensemble's
+    // scheduled faults (a fixed part of the scenario's world).
     let client_expiry = scenario.faults.rates.client_expiry;
-    table.remove("faults");
+    let kept = ensemble_schedule(table.remove("faults"));
+    let mut faults = toml::Table::new();
     if client_expiry {
         let mut rates = toml::Table::new();
         rates.insert("client_expiry".into(), toml::Value::Boolean(true));
-        let mut faults = toml::Table::new();
         faults.insert("rates".into(), toml::Value::Table(rates));
+    }
+    if !kept.is_empty() {
+        faults.insert("schedule".into(), toml::Value::Array(kept));
+    }
+    if !faults.is_empty() {
         table.insert("faults".into(), toml::Value::Table(faults));
     }
     let timing = table
         .entry("timing")
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     if let Some(timing) = timing.as_table_mut() {
-        // What only an ensemble has (the scenario validator refuses it on
-        // one server): the summary says the ensemble was not explored.
-        for key in ENSEMBLE_TIMING {
-            timing.remove(key);
-        }
         let mut latency = toml::Table::new();
         latency.insert("min_us".into(), integer(LATENCY_US));
         latency.insert("max_us".into(), integer(LATENCY_US));
@@ -224,6 +219,21 @@ fn narrowed(
     })?;
     explored.file = scenario.file.clone();
     Ok(explored)
+}
+
+/// The entries of a `[faults]` table's schedule that strike the ensemble.
+fn ensemble_schedule(faults: Option<toml::Value>) -> Vec<toml::Value> {
+    let Some(toml::Value::Table(mut faults)) = faults else {
+        return Vec::new();
+    };
+    let Some(toml::Value::Array(schedule)) = faults.remove("schedule") else {
+        return Vec::new();
+    };
+    let strikes_the_ensemble = |entry: &toml::Value| {
+        let fault = entry.get("fault").and_then(toml::Value::as_str);
+        fault.is_some_and(|fault| crate::faults::entry::ENSEMBLE_FAULT_NAMES.contains(&fault))
+    };
+    schedule.into_iter().filter(strikes_the_ensemble).collect()
 }
 
 /// `path` and its ancestors below the root, top-down (`/a/b`: `/a`, `/a/b`).

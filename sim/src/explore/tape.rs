@@ -39,6 +39,12 @@ pub enum ChoiceKind {
     /// What fault, if any, strikes a client between requests, as its
     /// workload starts a drawn duration (see [`StrikeChoice`]).
     Strike,
+    /// Which server of an ensemble a connection attempt lands on (0: the
+    /// first of the host list, server 0).
+    Server,
+    /// What ensemble fault, if any, strikes at a strike point (see
+    /// [`ServerFaultChoice`](super::ServerFaultChoice)).
+    ServerFault,
 }
 
 /// What strikes a client as its workload starts a drawn duration (a
@@ -180,6 +186,21 @@ pub struct FaultAllowance {
     pub expiry: u32,
     /// Process pauses longer than the session (between requests).
     pub pause: u32,
+    /// Ensemble: lag spikes of a follower (between requests).
+    pub lag_spike: u32,
+    /// Ensemble: server crashes (between requests).
+    pub server_crash: u32,
+    /// Ensemble: partitions of a server from the others (between requests).
+    pub server_partition: u32,
+    /// Ensemble: leader losses (between requests).
+    pub leader_change: u32,
+}
+
+impl FaultAllowance {
+    /// True when the budget allows an ensemble fault.
+    pub fn has_server_faults(&self) -> bool {
+        self.lag_spike + self.server_crash + self.server_partition + self.leader_change > 0
+    }
 }
 
 /// The visited states of one search: a state key (with the faults still
@@ -344,6 +365,22 @@ impl Tape {
         choice
     }
 
+    /// Which of `servers` a connection attempt lands on (no choice point
+    /// for one).
+    pub fn server(&mut self, servers: usize) -> usize {
+        self.index(ChoiceKind::Server, servers)
+    }
+
+    /// What ensemble fault strikes at a strike point, on `servers` servers
+    /// of which `leader` leads, within the faults still allowed (no point
+    /// at all once none is).
+    pub fn server_fault(&mut self, servers: usize, leader: usize) -> super::ServerFaultChoice {
+        let offered = super::ServerFaultChoice::offered(&self.left, servers, leader);
+        let choice = self.offer(ChoiceKind::ServerFault, &offered);
+        choice.spend(&mut self.left);
+        choice
+    }
+
     /// True when the next choice point is past the script and the memo is
     /// on: the world should compute its state key ([`Tape::visit`]).
     pub fn wants_key(&self) -> bool {
@@ -440,6 +477,7 @@ mod tests {
             connection_loss: 1,
             expiry: 1,
             pause: 1,
+            ..FaultAllowance::default()
         };
         let mut tape = Tape::new(vec![2, 2], budget);
         assert_eq!(tape.strike(), StrikeChoice::Partition);

@@ -4,7 +4,7 @@
 
 use super::events::Event;
 use super::shared::{enter, trace, Phase, Shared, SimRecipe};
-use crate::explore::StrikeChoice;
+use crate::explore::{ServerFaultChoice, ServerFaultShapes, StrikeChoice};
 use crate::faults::{Fault, MsRange, ScheduledFault, Trigger};
 use crate::oracles::{ObserveCall, Seen};
 use std::future::Future;
@@ -186,12 +186,15 @@ impl<R: SimRecipe> Client<R> {
         let mut world = self.world();
         // After the heal a fault would not strike: no choice to offer.
         let strikes = world.faults_active();
+        let (servers, leader) = (world.ensemble.servers(), world.ensemble.leader());
         if let Some(tape) = world.chooser.as_mut() {
             let (min, max) = (range.min, range.max.max(range.min));
             let chosen = tape.duration_ms(min, max);
             if strikes {
                 let strike = tape.strike();
+                let server_fault = tape.server_fault(servers, leader);
                 strike_between_requests(&mut world, self.index, strike);
+                strike_the_ensemble(&mut world, self.index, server_fault);
             }
             if min < max {
                 trace!(
@@ -364,6 +367,25 @@ fn strike_between_requests<R: SimRecipe>(
         StrikeChoice::Outage => Fault::Disconnect {
             down_ms: world.config.session_timeout_ms / 2,
         },
+    };
+    let now = world.now_ns();
+    let scheduled = ScheduledFault {
+        trigger: Trigger::AtMs(now as f64 / 1e6),
+        client,
+        fault,
+    };
+    world.schedule(now, Event::Fault(scheduled));
+}
+
+/// Explored runs on an ensemble: the ensemble fault the tape chose at this
+/// strike point, now, in the shape the scenario gives its kind.
+fn strike_the_ensemble<R: SimRecipe>(
+    world: &mut Shared<R>,
+    client: usize,
+    choice: ServerFaultChoice,
+) {
+    let Some(fault) = ServerFaultShapes::of(&world.config).fault(choice) else {
+        return;
     };
     let now = world.now_ns();
     let scheduled = ScheduledFault {

@@ -220,6 +220,7 @@ impl<R: SimRecipe> Simulation<R> {
             chooser: crate::explore::tape::take(),
             pick_scheduled: false,
             arrivals: 0,
+            explored_lags_ms: vec![None; config.servers],
             config,
         };
         world.stats.faults = 0;

@@ -263,6 +263,9 @@ pub struct Shared<R: SimRecipe> {
     /// reached the server so far (numbers their arrivals).
     pub pick_scheduled: bool,
     pub arrivals: u64,
+    /// Explored runs on an ensemble: each server's apply lag for the whole
+    /// run, once the tape chose it (at its first apply).
+    pub explored_lags_ms: Vec<Option<u64>>,
 }
 
 /// Records a trace line, formatting it only when the trace is on.
@@ -528,6 +531,9 @@ impl<R: SimRecipe> Shared<R> {
             session.0.hash(&mut hasher);
         }
         let now = self.now_ns();
+        if self.ensemble.servers() > 1 {
+            self.hash_ensemble(&mut hasher, now);
+        }
         for slot in &self.clients {
             slot.inputs.hash(&mut hasher);
             // A workload's timer left to run (a drawn hold or think time).
@@ -547,6 +553,25 @@ impl<R: SimRecipe> Shared<R> {
                 .hash(&mut hasher);
         }
         hasher.finish()
+    }
+
+    /// The ensemble's part of the memo's key: where it stands, and per
+    /// server the applies scheduled (how many, the last one's time left),
+    /// its lag chosen for the run, a lag spike's time left, an outage.
+    fn hash_ensemble(&self, hasher: &mut std::hash::DefaultHasher, now: u64) {
+        use std::hash::Hash;
+        self.ensemble.hash_progress(hasher);
+        for server in 0..self.ensemble.servers() {
+            let last_apply_left = self.last_apply_ns[server].saturating_sub(now);
+            (self.applies_scheduled[server], last_apply_left).hash(hasher);
+            self.explored_lags_ms[server].hash(hasher);
+            let spike = self.servers.lag_spikes[server]
+                .filter(|&(_, until)| until > now)
+                .map(|(delay, until)| (delay, until - now));
+            spike.hash(hasher);
+            self.servers.down[server].is_some().hash(hasher);
+        }
+        self.servers.election.is_some().hash(hasher);
     }
 
     /// A seeded draw in a delay range, in ns.

@@ -119,17 +119,26 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     /// The server a connection attempt lands on: the only one, or one of
-    /// the ensemble drawn from the seed (the client's shuffled host list).
-    fn pick_server(&mut self) -> usize {
-        match self.ensemble.servers() {
-            1 => 0,
-            n => self.rng.placement.gen_range(0..n),
-        }
+    /// the ensemble drawn from the seed (the client's shuffled host list),
+    /// or the choice tape's in an explored run.
+    fn pick_server(&mut self, client: usize) -> usize {
+        let chosen = match (self.ensemble.servers(), self.chooser.as_mut()) {
+            (1, _) => return 0,
+            (n, Some(tape)) => tape.server(n),
+            (n, None) => return self.rng.placement.gen_range(0..n),
+        };
+        trace!(
+            self,
+            Some(client),
+            Send,
+            "choice: the attempt goes to server {chosen}"
+        );
+        chosen
     }
 
     fn open(&mut self, client: usize, session: SessionId) {
         let timeout = self.config.session_timeout_ms;
-        let server = self.pick_server();
+        let server = self.pick_server(client);
         let mut order = ShuffledOrder(&mut self.rng.child_order);
         match self
             .ensemble
@@ -155,7 +164,7 @@ impl<R: SimRecipe> Shared<R> {
         last_zxid: zk_recipes::zk::Zxid,
         watches: &crate::server::WatchSet,
     ) {
-        let server = self.pick_server();
+        let server = self.pick_server(client);
         self.reconnect_at(client, server, session, last_zxid, watches);
     }
 
@@ -517,8 +526,7 @@ impl<R: SimRecipe> Shared<R> {
             }
             let spike_ns = self.servers.lag_spike_ns(server, now);
             while self.applies_scheduled[server] < self.ensemble.lag(server) {
-                let lag_ns = ms_to_ns(self.config.apply_lag_ms.draw(&mut self.rng.lag))
-                    .saturating_add(spike_ns);
+                let lag_ns = ms_to_ns(self.apply_lag_ms(server)).saturating_add(spike_ns);
                 let at = now.saturating_add(lag_ns).max(self.last_apply_ns[server]);
                 self.last_apply_ns[server] = at;
                 self.applies_scheduled[server] += 1;
@@ -526,6 +534,30 @@ impl<R: SimRecipe> Shared<R> {
                 self.schedule(at, Event::Apply { server, round });
             }
         }
+    }
+
+    /// How long after a commit `server` applies it: drawn per commit from
+    /// the seed; in an explored run, one of the range's points the tape
+    /// chose for the server, the same for the whole run.
+    fn apply_lag_ms(&mut self, server: usize) -> u64 {
+        let range = self.config.apply_lag_ms;
+        let Some(tape) = self.chooser.as_mut() else {
+            return range.draw(&mut self.rng.lag);
+        };
+        if let Some(lag_ms) = self.explored_lags_ms[server] {
+            return lag_ms;
+        }
+        let lag_ms = tape.duration_ms(range.min, range.max.max(range.min));
+        self.explored_lags_ms[server] = Some(lag_ms);
+        if range.min < range.max {
+            trace!(
+                self,
+                None,
+                Phase,
+                "choice: server {server} applies each commit {lag_ms} ms after it, this run"
+            );
+        }
+        lag_ms
     }
 
     fn follower_applies(&mut self, server: usize, round: u64) {
