@@ -6,7 +6,7 @@
 
 use super::check_async::{Explored, MAX_SCENARIO_CLIENTS};
 use zk_sim::explore::run::LATENCY_US;
-use zk_sim::explore::ServerFaultShapes;
+use zk_sim::explore::{FaultAllowance, ServerFaultShapes};
 use zk_sim::faults::MsRange;
 use zk_sim::scenario::WorkloadKind;
 
@@ -96,12 +96,8 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         match faults == Default::default() {
             true => format!("faults: none (--faults none{at_request})"),
             false => format!(
-                "faults: {faults} (at most, in all), at every request (lost before or after it applies; the session expiring instead) and as a workload starts each drawn duration (a connection blip; a connection down for half the session timeout; a partition, a silent connection or a pause of twice the session timeout; the session expiring{ensemble}){at_request}",
-                ensemble = ServerFaultShapes::of(&explored.scenario.world_config())
-                    .describe(&faults)
-                    .iter()
-                    .map(|shape| format!("; {shape}"))
-                    .collect::<String>()
+                "faults: {faults} (at most, in all){}{at_request}",
+                where_faults_strike(explored, &faults)
             ),
         },
     );
@@ -172,6 +168,44 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
     out
 }
 
+/// Where and how the faults of `budget` strike: at every request, as a
+/// workload starts each drawn duration (the ensemble's in the shapes the
+/// scenario gives them).
+fn where_faults_strike(explored: &Explored, budget: &FaultAllowance) -> String {
+    let mut at_request = Vec::new();
+    let mut between = Vec::new();
+    if budget.connection_loss > 0 {
+        at_request.push("lost before or after it applies");
+        between.extend([
+            "a connection blip",
+            "a connection down for half the session timeout",
+            "a partition or a silent connection of twice the session timeout",
+        ]);
+    }
+    if budget.expiry > 0 {
+        at_request.push("the session expiring instead");
+        between.push("the session expiring");
+    }
+    if budget.pause > 0 {
+        between.push("a pause of twice the session timeout");
+    }
+    let shapes = ServerFaultShapes::of(&explored.scenario.world_config()).describe(budget);
+    let mut between: Vec<String> = between.into_iter().map(str::to_string).collect();
+    between.extend(shapes);
+    let mut out = String::new();
+    if !at_request.is_empty() {
+        out += &format!(", at every request ({})", at_request.join("; "));
+    }
+    if !between.is_empty() {
+        let and = if at_request.is_empty() { "" } else { " and" };
+        out += &format!(
+            "{and} as a workload starts each drawn duration ({})",
+            between.join("; ")
+        );
+    }
+    out
+}
+
 /// The servers, and on an ensemble how the explorer took what the
 /// scenario draws there: each attempt's server, each follower's lag, the
 /// scheduled ensemble faults, a moved session's revalidation.
@@ -188,8 +222,9 @@ fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)
     push(
         choice,
         format!(
-            "servers: {}; the server each connection attempt goes to (the scenario draws it)",
-            config.servers
+            "servers: {}; each client's host list, one of its {} orders (every server first, round the ring either way), chosen at its first attempt; its attempts go round it, as the Java client's and the crate's do (the scenario draws each attempt's server)",
+            config.servers,
+            2 * config.servers
         ),
     );
     let lag = config.apply_lag_ms;

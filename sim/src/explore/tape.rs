@@ -39,8 +39,9 @@ pub enum ChoiceKind {
     /// What fault, if any, strikes a client between requests, as its
     /// workload starts a drawn duration (see [`StrikeChoice`]).
     Strike,
-    /// Which server of an ensemble a connection attempt lands on (0: the
-    /// first of the host list, server 0).
+    /// The order of an ensemble's servers in a client's host list, chosen
+    /// at its first connection attempt (0: servers 0, 1, 2, ...); its
+    /// attempts go round the list.
     Server,
     /// What ensemble fault, if any, strikes at a strike point (see
     /// [`ServerFaultChoice`](super::ServerFaultChoice)).
@@ -365,10 +366,10 @@ impl Tape {
         choice
     }
 
-    /// Which of `servers` a connection attempt lands on (no choice point
-    /// for one).
-    pub fn server(&mut self, servers: usize) -> usize {
-        self.index(ChoiceKind::Server, servers)
+    /// Which of `orders` host orders a client has (no choice point for
+    /// one).
+    pub fn server(&mut self, orders: usize) -> usize {
+        self.index(ChoiceKind::Server, orders)
     }
 
     /// What ensemble fault strikes at a strike point, on `servers` servers

@@ -10,7 +10,7 @@ use super::events::{Event, EventQueue, LocalTimer};
 use super::report::{RunReport, RunStats};
 use super::settle::wait_until_settled;
 use super::shared::{
-    enter, ms_to_ns, trace, ClientSlot, Link, Phase, Rngs, Shared, SimRecipe, Wakeup,
+    enter, ms_to_ns, trace, ClientSlot, HostList, Link, Phase, Rngs, Shared, SimRecipe, Wakeup,
 };
 use super::shell::scheduler_task;
 use super::trace::Trace;
@@ -221,6 +221,7 @@ impl<R: SimRecipe> Simulation<R> {
             pick_scheduled: false,
             arrivals: 0,
             explored_lags_ms: vec![None; config.servers],
+            explored_hosts: vec![HostList::default(); config.clients],
             config,
         };
         world.stats.faults = 0;

@@ -266,6 +266,17 @@ pub struct Shared<R: SimRecipe> {
     /// Explored runs on an ensemble: each server's apply lag for the whole
     /// run, once the tape chose it (at its first apply).
     pub explored_lags_ms: Vec<Option<u64>>,
+    /// Explored runs on an ensemble: each client's host list, once the
+    /// tape chose its order (at its first attempt).
+    pub explored_hosts: Vec<HostList>,
+}
+
+/// A client's host list in an explored run: its servers in the order the
+/// tape chose (empty until then), and the index of the next attempt's.
+#[derive(Clone, Debug, Default, Hash)]
+pub struct HostList {
+    pub order: Vec<usize>,
+    pub next: usize,
 }
 
 /// Records a trace line, formatting it only when the trace is on.
@@ -572,6 +583,7 @@ impl<R: SimRecipe> Shared<R> {
             self.servers.down[server].is_some().hash(hasher);
         }
         self.servers.election.is_some().hash(hasher);
+        self.explored_hosts.hash(hasher);
     }
 
     /// A seeded draw in a delay range, in ns.

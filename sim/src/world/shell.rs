@@ -119,21 +119,39 @@ impl<R: SimRecipe> Shared<R> {
     }
 
     /// The server a connection attempt lands on: the only one, or one of
-    /// the ensemble drawn from the seed (the client's shuffled host list),
-    /// or the choice tape's in an explored run.
+    /// the ensemble drawn from the seed; in an explored run, the next of
+    /// the client's host list, whose order the tape chose at its first
+    /// attempt (the Java client and the crate go round their list).
     fn pick_server(&mut self, client: usize) -> usize {
-        let chosen = match (self.ensemble.servers(), self.chooser.as_mut()) {
-            (1, _) => return 0,
-            (n, Some(tape)) => tape.server(n),
-            (n, None) => return self.rng.placement.gen_range(0..n),
+        let servers = self.ensemble.servers();
+        if servers == 1 {
+            return 0;
+        }
+        let Some(tape) = self.chooser.as_mut() else {
+            return self.rng.placement.gen_range(0..servers);
         };
+        let hosts = &mut self.explored_hosts[client];
+        if hosts.order.is_empty() {
+            hosts.order = host_order(servers, tape.server(2 * servers));
+            let listed: Vec<String> = hosts.order.iter().map(usize::to_string).collect();
+            trace!(
+                self,
+                Some(client),
+                Send,
+                "choice: the client's host list goes round servers {}",
+                listed.join(", ")
+            );
+        }
+        let hosts = &mut self.explored_hosts[client];
+        let server = hosts.order[hosts.next % servers];
+        hosts.next = (hosts.next + 1) % servers;
         trace!(
             self,
             Some(client),
             Send,
-            "choice: the attempt goes to server {chosen}"
+            "the attempt goes to server {server}, the next of its host list"
         );
-        chosen
+        server
     }
 
     fn open(&mut self, client: usize, session: SessionId) {
@@ -934,4 +952,33 @@ pub(super) fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
         .partition(|event| matches!(event, EnsembleEvent::Closed { .. }));
     closes.extend(rest);
     closes
+}
+
+/// The `choice`-th of an ensemble's host orders an explored client may
+/// have (`2 × servers` of them: each server first, then round the ring
+/// upwards or downwards; for 3 servers every order there is).
+fn host_order(servers: usize, choice: usize) -> Vec<usize> {
+    let (first, downwards) = (choice / 2, choice % 2 == 1);
+    (0..servers)
+        .map(|i| match downwards {
+            false => (first + i) % servers,
+            true => (first + servers - i) % servers,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_order;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn the_host_orders_of_three_servers_are_every_order_there_is() {
+        let orders: BTreeSet<Vec<usize>> = (0..6).map(|choice| host_order(3, choice)).collect();
+        assert_eq!(orders.len(), 6);
+        assert_eq!(host_order(3, 0), vec![0, 1, 2], "the default");
+        assert_eq!(host_order(3, 3), vec![1, 0, 2], "server 1 first, downwards");
+        let five: BTreeSet<Vec<usize>> = (0..10).map(|choice| host_order(5, choice)).collect();
+        assert_eq!(five.len(), 10, "five servers: each first, either way round");
+    }
 }
