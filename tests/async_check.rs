@@ -46,6 +46,9 @@ mod leases;
 // its connection is down leaves its node.
 #[path = "async_check/crate_lock.rs"]
 mod crate_lock_check;
+// The example's leader latch on 3 servers, ensemble faults struck by the tape.
+#[path = "async_check/ensemble_latch.rs"]
+mod ensemble_latch;
 // The example's lock on a persistent-watch cache: the cache that trusts
 // its watch through a connection loss found, its fix exhausted.
 #[path = "async_check/cache_lock.rs"]

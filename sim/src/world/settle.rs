@@ -105,11 +105,15 @@ impl<R: SimRecipe> Shared<R> {
         why
     }
 
-    /// Ephemeral nodes whose session no client holds any more.
+    /// Ephemeral nodes whose session no client holds any more (a client
+    /// whose session layer counts its session expired, as one that gave
+    /// it up on its own deadline does while the server still holds it,
+    /// holds it no more).
     fn abandoned_ephemerals(&self) -> Vec<String> {
         let held: BTreeSet<SessionId> = self
             .clients
             .iter()
+            .filter(|slot| slot.session.state != ConnectionState::Expired)
             .filter_map(|slot| slot.session.session_id)
             .collect();
         self.ensemble
