@@ -20,7 +20,9 @@
 //!
 //! The world is settled when every client is, and no ephemeral node is
 //! owned by a session no client holds (such a session is abandoned, and
-//! expires with its nodes). The checks then see the final tree: with every
+//! expires with its nodes; a session its client counts expired, as one
+//! given up on the client's own deadline while the servers still hold it,
+//! is abandoned too). The checks then see the final tree: with every
 //! workload done and the faults healed, a settled client receives no input
 //! (no call, reply, notification, timer or session event; its pings keep
 //! its session alive), so no recipe acts again and the tree changes only
