@@ -132,4 +132,7 @@ compared_with_zookeeper! {
     more_reads_match_zookeeper: MoreReads,
     more_reads_loss_matches_zookeeper: MoreReadsLoss,
     more_reads_expiry_matches_zookeeper: MoreReadsExpiry,
+    acl_matches_zookeeper: Acl,
+    acl_loss_matches_zookeeper: AclLoss,
+    acl_expiry_matches_zookeeper: AclExpiry,
 }

@@ -289,6 +289,7 @@ fn sequential_creates_report_their_sequence_and_other_modes_minus_one() {
         path: Path::new("/big").unwrap(),
         data: Vec::new(),
         mode: ZkCreateMode::Persistent,
+        acl: zk_recipes::zk::Acls::Open,
     }];
     config.sequence_starts = vec![(Path::new("/big").unwrap(), i32::MAX - 1)];
     let seen: Vec<String> = run_app(config, |out: Arc<Mutex<Vec<String>>>| async move {
@@ -452,27 +453,95 @@ fn an_uncovered_call_fails_naming_it() {
     let errors: Vec<String> = run_app(one_client(), |out: Arc<Mutex<Vec<String>>>| async move {
         let client = Client::connect("zk:2181").await.unwrap();
         let errors = vec![
-            client
-                .auth("digest", b"user:pass")
-                .await
-                .unwrap_err()
-                .to_string(),
-            client.get_acl("/").await.unwrap_err().to_string(),
-            client.get_config().await.unwrap_err().to_string(),
-            client.list_auth_users().await.unwrap_err().to_string(),
+            client.auth("sasl", b"user").await.unwrap_err().to_string(),
+            client.auth("x509", b"").await.unwrap_err().to_string(),
         ];
         *out.lock().unwrap() = errors;
     });
-    assert_eq!(errors.len(), 4);
-    for (error, call) in errors
-        .iter()
-        .zip(["auth", "get_acl", "get_config", "list_auth_users"])
-    {
+    assert_eq!(errors.len(), 2);
+    for (error, scheme) in errors.iter().zip(["sasl", "x509"]) {
         assert!(
-            error.contains("does not cover") && error.contains(&format!("`{call}`")),
+            error.contains("does not cover `auth` with scheme") && error.contains(scheme),
             "{error}"
         );
     }
+}
+
+/// What an authenticated client saw across a lost addAuth.
+#[derive(Debug, Default)]
+struct AuthAcrossLoss {
+    auth: Option<Result<(), Error>>,
+    create: Option<Result<(), Error>>,
+    users: Vec<String>,
+}
+
+/// As zookeeper-client: an addAuth whose request a dropped connection
+/// lost is not failed but sent again, first, on the next connection, so
+/// what follows it runs authenticated.
+#[test]
+fn an_auth_lost_with_its_connection_is_sent_again_first() {
+    let mut config = one_client();
+    config.faults = FaultPlan::scheduled(vec![ScheduledFault {
+        trigger: Trigger::AtMs(1_000.0),
+        client: 0,
+        fault: Fault::LoseRequest { down_ms: 500 },
+    }]);
+    let seen: AuthAcrossLoss = run_app(config, |out: Arc<Mutex<AuthAcrossLoss>>| async move {
+        let client = Client::connect("zk:2181").await.unwrap();
+        madsim::time::sleep(Duration::from_millis(1_001)).await;
+        let auth = client.auth("digest", b"alice:secret");
+        let creator = CreateMode::Persistent.with_acls(Acls::creator_all());
+        let create = client.create("/mine", b"", &creator);
+        // Both are sent at the call (before either is awaited).
+        let (auth, create) = (auth.await, create.await);
+        let users = client.list_auth_users().await.unwrap_or_default();
+        let mut out = out.lock().unwrap();
+        out.auth = Some(auth);
+        out.create = Some(create.map(|_| ()));
+        out.users = users
+            .iter()
+            .map(|user| format!("{}:{}", user.scheme(), user.user()))
+            .collect();
+    });
+    assert_eq!(seen.auth, Some(Ok(())), "{seen:?}");
+    // The create was queued behind the lost addAuth: it failed with the
+    // connection (the crate fails what was written), the auth did not.
+    assert_eq!(seen.create, Some(Err(Error::ConnectionLoss)), "{seen:?}");
+    assert_eq!(seen.users, ["digest:alice", "ip:127.0.0.1"], "{seen:?}");
+}
+
+/// The connector's identities are the session's from its first request.
+#[test]
+fn a_connector_s_auth_is_sent_first() {
+    let seen: Vec<String> = run_app(one_client(), |out: Arc<Mutex<Vec<String>>>| async move {
+        let client = Client::connector()
+            .with_auth("digest", b"alice:secret")
+            .connect("zk:2181")
+            .await
+            .unwrap();
+        let creator = CreateMode::Persistent.with_acls(Acls::creator_all());
+        let created = client.create("/mine", b"", &creator).await.map(|_| ());
+        let users = client.list_auth_users().await.unwrap_or_default();
+        let refused = Client::connector()
+            .with_auth("sasl", b"alice")
+            .connect("zk:2181")
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        let mut out = out.lock().unwrap();
+        out.push(format!("{created:?}"));
+        out.extend(users.iter().map(|u| format!("{}:{}", u.scheme(), u.user())));
+        out.push(refused.to_string());
+    });
+    assert_eq!(
+        seen[..3],
+        ["Ok(())", "digest:alice", "ip:127.0.0.1"],
+        "{seen:?}"
+    );
+    assert!(
+        seen[3].contains("`with_auth` with scheme `sasl`"),
+        "{seen:?}"
+    );
 }
 
 #[test]

@@ -15,10 +15,11 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), zk_live::LiveError> {
 //! use zk_live::LiveSession;
-//! use zk_recipes::zk::{CreateMode, Path, Request};
+//! use zk_recipes::zk::{Acls, CreateMode, Path, Request};
 //! let mut session = LiveSession::connect("127.0.0.1:2181", 10_000).await?;
 //! let path = Path::new("/demo").unwrap();
-//! let created = session.apply(&Request::Create { path, data: vec![], mode: CreateMode::Ephemeral }).await;
+//! let mode = CreateMode::Ephemeral;
+//! let created = session.apply(&Request::Create { path, data: vec![], mode, acl: Acls::Open }).await;
 //! let events = session.collect_events().await;
 //! session.close().await?;
 //! # let _ = (created, events); Ok(()) }

@@ -18,7 +18,7 @@ use crate::watches::WatchTable;
 use crate::LiveError;
 use std::time::Duration;
 use zk_recipes::zk::{
-    KeeperState, MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionId,
+    Acls, KeeperState, MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionId,
     WatchedEvent, ZkError, ZkResult,
 };
 use zookeeper_client as zkc;
@@ -323,13 +323,25 @@ async fn close_detached(
 /// Runs one request; returns its result and the watch its reply armed.
 async fn execute(client: &zkc::Client, request: &Request) -> (ZkResult, Option<ArmedWatch>) {
     match request {
-        Request::Create { path, data, mode } => (create(client, path, data, *mode).await, None),
+        Request::Create {
+            path,
+            data,
+            mode,
+            acl: Acls::Open,
+        } => (create(client, path, data, *mode).await, None),
         Request::Check { path, version } => (check(client, path, *version).await, None),
         Request::Multi(ops) => (multi(client, ops).await, None),
         Request::MultiRead(reads) => (multi_read(client, reads).await, None),
         // The live driver does not carry a sans-IO recipe's persistent
         // watches (an async recipe calls `Client::watch` itself).
         Request::AddWatch { .. } => (Err(ZkError::Unimplemented), None),
+        // Nor ACLs and identities: a sans-IO recipe's nodes are open to
+        // anyone (an async recipe calls the crate's ACL calls itself).
+        Request::Create { .. }
+        | Request::GetAcl { .. }
+        | Request::SetAcl { .. }
+        | Request::AddAuth { .. }
+        | Request::WhoAmI => (Err(ZkError::Unimplemented), None),
         Request::Exists { path, watch: true }
         | Request::GetData { path, watch: true }
         | Request::GetChildren { path, watch: true }
@@ -535,9 +547,13 @@ fn read_result_from_client(result: zkc::MultiReadResult) -> ReadResult {
 
 fn add_op(writer: &mut zkc::MultiWriter<'_>, op: &MultiOp) -> Result<(), ZkError> {
     let added = match op {
-        MultiOp::Create { path, data, mode } => {
-            writer.add_create(path.as_str(), data, &create_options(*mode)?)
-        }
+        MultiOp::Create {
+            path,
+            data,
+            mode,
+            acl: Acls::Open,
+        } => writer.add_create(path.as_str(), data, &create_options(*mode)?),
+        MultiOp::Create { .. } => return Err(ZkError::Unimplemented),
         MultiOp::Delete { path, version } => writer.add_delete(path.as_str(), Some(*version)),
         MultiOp::SetData {
             path,

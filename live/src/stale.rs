@@ -23,6 +23,7 @@ use crate::run::remove_tree;
 use crate::LiveSession;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, MultiOp, Path, Reply, Request, ZkError};
 
 /// The name of every default root starts with this (see
@@ -144,11 +145,13 @@ pub fn create_root_request(root: &Path, owner: &RootOwner) -> Request {
             path: root.clone(),
             data: owner.payload(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
         MultiOp::Create {
             path: marker_of(root),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::Open,
         },
     ])
 }

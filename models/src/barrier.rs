@@ -24,6 +24,7 @@ use crate::workload::WorkStep;
 use stateright::Property;
 use zk_recipes::barrier::{BarrierCall, FixedBarrier, OriginalBarrier};
 use zk_recipes::rename::RenameRecipe;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::world::adapters::BarrierCalls;
 
@@ -64,6 +65,7 @@ fn build<R: ModelRecipe<Call = BarrierCall> + RenameRecipe>(
             path: root(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
     };
     let calls = BarrierCalls::new(BarrierCall::Enter, BarrierCall::Leave);

@@ -21,6 +21,7 @@ use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::election::{ElectionCall, FixedElection, OriginalElection};
 use zk_recipes::rename::RenameRecipe;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The election parent.
@@ -59,6 +60,7 @@ fn build<R: ModelRecipe<Call = ElectionCall> + RenameRecipe>(
         path: parent(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }];
     let oracles = Oracles {
         herd_bound: Some(1),

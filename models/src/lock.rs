@@ -25,6 +25,7 @@ use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::lock::{FixedLock, LockCall, OriginalLock};
 use zk_recipes::rename::RenameRecipe;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The lock directory.
@@ -44,6 +45,7 @@ fn setup_requests() -> Vec<Request> {
         path: lock_dir(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }]
 }
 

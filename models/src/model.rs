@@ -18,6 +18,7 @@ use stateright::{Model, Property};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{Path, Request, SessionId};
 use zk_recipes::{Observe, Recipe};
 use zk_sim::client::{ClientSession, ConnectionState};
@@ -828,6 +829,7 @@ fn setup_server(setup: &[Request], start: &InitialState) -> ZkServer {
             path: node.path.clone(),
             data: node.data.clone(),
             mode: node.mode,
+            acl: Acls::Open,
         }
     });
     for request in setup.iter().cloned().chain(nodes) {

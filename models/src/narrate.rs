@@ -81,6 +81,7 @@ pub fn request(request: &Request) -> String {
             path,
             data: d,
             mode: m,
+            ..
         } => format!("create {path} {}{}", mode(*m), data(d)),
         Request::Delete { path, version: v } => format!("delete {path}{}", version(*v)),
         Request::Exists { path, watch: w } => format!("exists {path}{}", watch(*w)),
@@ -103,6 +104,12 @@ pub fn request(request: &Request) -> String {
         Request::AddWatch { path, mode } => format!("addWatch {path} {mode:?}"),
         Request::GetEphemerals { prefix } => format!("getEphemerals {prefix}"),
         Request::GetAllChildrenNumber { path } => format!("getAllChildrenNumber {path}"),
+        Request::GetAcl { path } => format!("getACL {path}"),
+        Request::SetAcl {
+            path, version: v, ..
+        } => format!("setACL {path}{}", version(*v)),
+        Request::AddAuth { scheme, .. } => format!("addAuth {scheme}"),
+        Request::WhoAmI => "whoAmI".into(),
         Request::MultiRead(reads) => {
             let reads: Vec<String> = reads.iter().map(read_op).collect();
             format!("multiRead [{}]", reads.join("; "))
@@ -162,6 +169,16 @@ fn reply(reply: &Reply) -> String {
             format!("ephemerals [{}]", paths.join(", "))
         }
         Reply::AllChildrenNumber(number) => format!("{number} descendants"),
+        Reply::Acl { stat, .. } => format!("acl (aversion {})", stat.aversion),
+        Reply::AclSet(stat) => format!("acl set (aversion {})", stat.aversion),
+        Reply::AuthAdded => "authenticated".into(),
+        Reply::AuthIds(ids) => {
+            let ids: Vec<String> = ids
+                .iter()
+                .map(|id| format!("{}:{}", id.scheme, id.id))
+                .collect();
+            format!("authenticated as [{}]", ids.join(", "))
+        }
         Reply::MultiRead(results) => {
             let results: Vec<String> = results.iter().map(read_result).collect();
             format!("multiRead [{}]", results.join("; "))

@@ -35,6 +35,7 @@ use crate::workload::WorkStep;
 use stateright::Property;
 use zk_recipes::queue::{DistributedQueueOriginal, FixedQueue, QueueCall, TutorialQueueOriginal};
 use zk_recipes::rename::RenameRecipe;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::world::adapters::QueueCalls;
 
@@ -109,6 +110,7 @@ pub fn model<R: ModelRecipe<Call = QueueCall>>(
             path: dir(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
     };
     let calls = QueueCalls::new(QueueCall::Offer, QueueCall::Take);

@@ -22,6 +22,7 @@ use crate::workload::{self, WorkStep};
 use stateright::Property;
 use zk_recipes::rename::RenameRecipe;
 use zk_recipes::shared_lock::{FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// The lock node.
@@ -54,6 +55,7 @@ fn setup_requests() -> Vec<Request> {
             path: Path::new(p).expect("valid path"),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         })
         .collect()
 }

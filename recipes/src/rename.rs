@@ -699,7 +699,11 @@ impl Rename for Request {
             | Request::Check { path, .. }
             | Request::Sync { path }
             | Request::AddWatch { path, .. }
-            | Request::GetAllChildrenNumber { path } => path.rename(r),
+            | Request::GetAllChildrenNumber { path }
+            | Request::GetAcl { path }
+            | Request::SetAcl { path, .. } => path.rename(r),
+            // The session's own identities name no node.
+            Request::AddAuth { .. } | Request::WhoAmI => {}
             // A prefix of text, not a node: renamed as a path would be.
             Request::GetEphemerals { prefix } => prefix.rename(r),
             Request::Multi(ops) => ops.iter_mut().for_each(|op| op.rename(r)),
@@ -752,7 +756,13 @@ pub fn rename_reply(reply: &mut Reply, request: Option<&Path>, r: &mut Renaming)
         }
         Reply::Multi(results) => results.iter_mut().for_each(|result| result.rename(r)),
         Reply::Synced { path } => path.rename(r),
-        Reply::Deleted | Reply::Checked | Reply::WatchAdded | Reply::AllChildrenNumber(_) => {}
+        Reply::Acl { stat, .. } | Reply::AclSet(stat) => rename_stat_of(stat, request, r),
+        Reply::Deleted
+        | Reply::Checked
+        | Reply::WatchAdded
+        | Reply::AllChildrenNumber(_)
+        | Reply::AuthAdded
+        | Reply::AuthIds(_) => {}
         Reply::Ephemerals(paths) => paths.iter_mut().for_each(|path| path.rename(r)),
         // Data and children need each read's path: rename_result_of renames
         // them with the request; without it only the stats.

@@ -452,6 +452,15 @@ impl<R: Recipe> ClientSession<R> {
         self.record_unsent();
         let mut lost = std::mem::take(&mut self.in_flight);
         lost.append(&mut self.outgoing);
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            // zookeeper-client keeps an unanswered addAuth and sends it
+            // again first on the next connection (`Depot::pending_authes`).
+            let (auths, others) = lost
+                .into_iter()
+                .partition(|(_, request, _)| matches!(request, Request::AddAuth { .. }));
+            self.outgoing = auths;
+            lost = others;
+        }
         self.fail_connection_loss(lost);
         self.state_event(KeeperState::Disconnected, SessionEvent::Disconnected);
     }

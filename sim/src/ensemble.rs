@@ -507,6 +507,15 @@ impl Ensemble {
             return Vec::new();
         };
         self.heard_from(session);
+        if let Request::AddAuth { scheme, auth } = &request {
+            // A real server keeps identities per connection, and the leader
+            // checks a write with the identities its request carries; here
+            // every replica applies the session's writes with its own
+            // session table, so every replica learns them now.
+            for replica in &mut self.replicas {
+                let _ = replica.core.add_auth(session, scheme, auth);
+            }
+        }
         let mut events = Vec::new();
         let reaches_leader = self.replicas[server].in_quorum && !self.electing;
         let is_write = request.is_write();
@@ -985,6 +994,7 @@ impl Ensemble {
 mod tests {
     use super::*;
     use crate::server::{SortedOrder, WatchSet};
+    use zk_recipes::zk::Acls;
     use zk_recipes::zk::{CreateMode, EventType, Path};
 
     fn create(path: &str) -> Request {
@@ -992,6 +1002,7 @@ mod tests {
             path: Path::new(path).unwrap(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::Open,
         }
     }
 
@@ -1163,6 +1174,7 @@ mod tests {
                 path: Path::new("/n").unwrap(),
                 data: Vec::new(),
                 mode: CreateMode::Persistent,
+                acl: Acls::Open,
             };
             ensemble.submit(other, persistent, &mut SortedOrder);
         }
@@ -1222,6 +1234,7 @@ mod tests {
             path: n(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         use EventType::*;
         // Set, then deleted while away: the node is gone when the watch is read.

@@ -910,6 +910,7 @@ mod tests {
     use super::*;
     use crate::diagnosis::{Removal, WatchKind};
     use zk_recipes::lock::{FixedLock, LockCall};
+    use zk_recipes::zk::Acls;
     use zk_recipes::zk::{CreateMode, Path};
 
     const MS: SimNanos = 1_000_000;
@@ -924,6 +925,7 @@ mod tests {
             path: locks(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&mkdir).unwrap();
         stepper

@@ -8,6 +8,7 @@
 //! must say `undiagnosed` (it once said `waits-on-finished-client`, for a
 //! persistent node no client is bound to).
 
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{Input, Outbox, Recipe, Tag};
 use zkcheck::shapes::{HoldCall, HoldOutcome};
@@ -77,7 +78,15 @@ impl Recipe for ReadThenWatch {
             Input::Call(HoldCall::Acquire) => {
                 let (path, data) = (self.node.clone(), Vec::new());
                 let mode = CreateMode::Persistent;
-                out.send(PREPARE, Request::Create { path, data, mode });
+                out.send(
+                    PREPARE,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
             }
             Input::Call(HoldCall::Release) => {
                 let (path, data, version) = (self.node.clone(), Vec::new(), ANY_VERSION);

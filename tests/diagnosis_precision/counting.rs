@@ -10,6 +10,7 @@
 //! sequence: what an earlier diagnosis took for a name-order bug.
 
 use zk_recipes::semaphore::{SemaphoreCall, SemaphoreError, SemaphoreOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
@@ -55,7 +56,15 @@ impl CountingSemaphore {
             .expect("a valid name");
         let mode = CreateMode::EphemeralSequential;
         let data = Vec::new();
-        out.send(CREATE, Request::Create { path, data, mode });
+        out.send(
+            CREATE,
+            Request::Create {
+                path,
+                data,
+                mode,
+                acl: Acls::Open,
+            },
+        );
     }
 
     fn reply(

@@ -31,6 +31,7 @@
 //!   own wait armed: with `stale_watch`, only the stale one).
 
 use zk_recipes::shared_lock::{LockMode, SharedLockCall, SharedLockError, SharedLockOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
@@ -116,6 +117,7 @@ impl FixtureLock {
                 path,
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

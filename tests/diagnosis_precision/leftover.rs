@@ -10,6 +10,7 @@
 //! node for ever (`leftover-own-node`).
 
 use zk_recipes::semaphore::{SemaphoreCall, SemaphoreError, SemaphoreOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
 
@@ -49,7 +50,15 @@ impl LeftoverLock {
             .expect("a valid name");
         let mode = CreateMode::EphemeralSequential;
         let data = Vec::new();
-        out.send(CREATE, Request::Create { path, data, mode });
+        out.send(
+            CREATE,
+            Request::Create {
+                path,
+                data,
+                mode,
+                acl: Acls::Open,
+            },
+        );
         if let Some(after_ms) = timeout_ms {
             out.set_timer(GIVE_UP, after_ms);
         }

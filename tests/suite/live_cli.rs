@@ -24,6 +24,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use zk_recipes::zk::Acls;
 
 fn zkcheck(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zkcheck"))
@@ -350,6 +351,7 @@ fn an_existing_root_is_refused_and_left_untouched() {
                 path: node.clone(),
                 data: b"mine".to_vec(),
                 mode: zk_recipes::zk::CreateMode::Persistent,
+                acl: Acls::Open,
             };
             session.apply(&create).await.unwrap();
         }

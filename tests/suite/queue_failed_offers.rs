@@ -20,6 +20,7 @@ use zk_models::queue::{model_of, QueueSite};
 use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::Setup;
 use zk_recipes::queue::{QueueCall, QueueFailure, QueueOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION,
 };
@@ -84,7 +85,15 @@ impl ExpiringQueue {
                     return self.fail(ZkError::BadArguments, out);
                 };
                 let mode = CreateMode::PersistentSequential;
-                out.send(OFFER, Request::Create { path, data, mode });
+                out.send(
+                    OFFER,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
                 self.step = Step::Offer;
             }
             QueueCall::Take | QueueCall::Poll => self.list(out),
@@ -231,6 +240,7 @@ fn the_unconditional_properties_would_blame_the_failed_offer() {
             path: dir(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
     };
     let setup = three_clients_one_expiry();

@@ -14,6 +14,7 @@
 use zk_models::run::{CheckReport, RunOptions, Strategy, Verdict};
 use zk_models::Setup;
 use zk_recipes::queue::{QueueCall, QueueOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, ZkResult};
 use zk_recipes::{Input, Outbox, Recipe, Tag};
 use zk_sim::oracles::Property;
@@ -79,7 +80,15 @@ impl ToyQueue {
                     return out.emit(QueueOutcome::Empty);
                 };
                 let mode = CreateMode::PersistentSequential;
-                out.send(OFFER, Request::Create { path, data, mode });
+                out.send(
+                    OFFER,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
                 self.step = Step::Offer;
             }
             QueueCall::Take | QueueCall::Poll => self.list(out),

@@ -257,6 +257,7 @@ impl Client {
                 path: target,
                 data: data.to_vec(),
                 mode: options.zk_mode(),
+                acl: options.zk_acl(),
             });
         let sequential = options.is_sequential();
         let prefix = path.to_string();
@@ -499,22 +500,35 @@ impl Client {
         })
     }
 
-    /// Not covered (ACLs are not modelled): fails naming the call.
+    /// A node's ACL and stat (READ or ADMIN on it; without ADMIN digest
+    /// ids are shown with `x` for their hash).
     pub fn get_acl(
         &self,
         path: &str,
     ) -> impl Future<Output = Result<(Vec<Acl>, Stat)>> + Send + '_ {
-        fail_uncovered(self.server_path(path), "get_acl")
+        let request = self.server_path(path).map(|path| Request::GetAcl { path });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::Acl { acl, stat } => Ok((convert::acls_from_zk(&acl), convert::stat(stat))),
+            other => Err(unexpected_reply("get_acl", &other)),
+        })
     }
 
-    /// Not covered (ACLs are not modelled): fails naming the call.
+    /// Sets a node's ACL if its ACL version matches (any with `None`).
     pub fn set_acl(
         &self,
         path: &str,
-        _acl: &[Acl],
-        _expected_acl_version: Option<i32>,
+        acl: &[Acl],
+        expected_acl_version: Option<i32>,
     ) -> impl Future<Output = Result<Stat>> + Send + '_ {
-        fail_uncovered(self.server_path(path), "set_acl")
+        let request = self.server_path(path).map(|path| Request::SetAcl {
+            path,
+            acl: convert::acls_to_zk(acl),
+            version: expected_acl_version.unwrap_or(zk::ANY_VERSION),
+        });
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::AclSet(stat) => Ok(convert::stat(stat)),
+            other => Err(unexpected_reply("set_acl", &other)),
+        })
     }
 
     /// A persistent watch on `path` (which need not exist): `Persistent`
@@ -550,30 +564,74 @@ impl Client {
         }
     }
 
-    /// Not covered: fails naming the call.
-    pub fn auth(
-        &self,
-        _scheme: &str,
-        _auth: &[u8],
-    ) -> impl Future<Output = Result<()>> + Send + '_ {
-        fail_uncovered(Ok(()), "auth")
+    /// Authenticates the session (`digest` with `user:password`, or `ip`):
+    /// as the real crate, the identity is sent again first on every
+    /// reconnect, and an addAuth a dropped connection interrupted is sent
+    /// again, not failed. Another scheme fails naming itself: the session
+    /// the real server then fails (`AuthFailed`) is not simulated.
+    pub fn auth(&self, scheme: &str, auth: &[u8]) -> impl Future<Output = Result<()>> + Send + '_ {
+        let request = match scheme {
+            "digest" | "ip" => Ok(Request::AddAuth {
+                scheme: scheme.to_string(),
+                auth: auth.to_vec(),
+            }),
+            _ => Err(uncovered(&format!("auth` with scheme `{scheme}"))),
+        };
+        self.call(request, |answer| match answer.reply {
+            zk::Reply::AuthAdded => Ok(()),
+            other => Err(unexpected_reply("auth", &other)),
+        })
     }
 
-    /// Not covered: fails naming the call.
+    /// The identities of the session (whoAmI): `ip` with the client's
+    /// address (every simulated client is on the loopback), then those it
+    /// authenticated as.
     pub fn list_auth_users(&self) -> impl Future<Output = Result<Vec<AuthUser>>> + Send {
-        fail_uncovered(Ok(()), "list_auth_users")
+        self.call(Ok(Request::WhoAmI), |answer| match answer.reply {
+            zk::Reply::AuthIds(ids) => Ok(convert::auth_users(&ids)),
+            other => Err(unexpected_reply("list_auth_users", &other)),
+        })
     }
 
-    /// Not covered: fails naming the call.
+    /// `/zookeeper/config`'s data and stat, outside any chroot; a
+    /// standalone server's (empty).
     pub fn get_config(&self) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send {
-        fail_uncovered(Ok(()), "get_config")
+        let config = self.config_read(false);
+        async move {
+            let (data, stat, _) = config.await?;
+            Ok((data, stat))
+        }
     }
 
-    /// Not covered: fails naming the call.
+    /// [`Client::get_config`] and a watch on the node.
     pub fn get_and_watch_config(
         &self,
     ) -> impl Future<Output = Result<(Vec<u8>, Stat, OneshotWatcher)>> + Send {
-        fail_uncovered(Ok(()), "get_and_watch_config")
+        let config = self.config_read(true);
+        async move {
+            let (data, stat, watcher) = config.await?;
+            let watcher = watcher.ok_or_else(|| {
+                Error::UnexpectedError("zkcheck's simulated server set no config watch".into())
+            })?;
+            Ok((data, stat, watcher))
+        }
+    }
+
+    /// Reads the config node (not under the chroot), with a watch if asked.
+    fn config_read(
+        &self,
+        watch: bool,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat, Option<OneshotWatcher>)>> + Send {
+        let path = Path::new(zk_sim::server::CONFIG_NODE).expect("a valid path");
+        let sent = self.submit(Request::GetData { path, watch });
+        async move {
+            let (reply, watch) = sent.outcome().await.map_err(from_zk)?;
+            let watcher = watch.map(|event| OneshotWatcher::new(Root::default(), event));
+            match reply {
+                zk::Reply::Data { data, stat } => Ok((data, convert::stat(stat), watcher)),
+                other => Err(unexpected_reply("get_config", &other)),
+            }
+        }
     }
 
     /// Not covered: fails naming the call.

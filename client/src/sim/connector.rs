@@ -8,6 +8,7 @@ use super::paths::Root;
 use super::types::SessionInfo;
 use super::Error;
 use std::time::Duration;
+use zk_recipes::zk::Request;
 use zk_sim::async_recipe::Bridge;
 use zk_sim::client::ConnectionState;
 
@@ -21,7 +22,8 @@ pub struct Connector {
     detached: bool,
     fail_eagerly: bool,
     server_version: Option<(u32, u32, u32)>,
-    auth_schemes: Vec<String>,
+    /// Identities to authenticate as, sent first on the session.
+    auths: Vec<(String, Vec<u8>)>,
 }
 
 impl Connector {
@@ -73,16 +75,18 @@ impl Connector {
         self
     }
 
-    /// Auth info for a scheme (ACLs are not modelled: accepted, ignored).
-    pub fn with_auth(mut self, scheme: &str, _auth: &[u8]) -> Self {
-        self.auth_schemes.push(scheme.to_string());
+    /// An identity to authenticate as: sent first on the session, as
+    /// [`Client::auth`] sends it (`digest` or `ip`; another scheme fails
+    /// the connect naming it).
+    pub fn with_auth(mut self, scheme: &str, auth: &[u8]) -> Self {
+        self.auths.push((scheme.to_string(), auth.to_vec()));
         self
     }
 
-    /// Auth info for a scheme (ignored).
+    /// An identity to authenticate as.
     #[deprecated(since = "0.11.0", note = "use Connector::with_auth instead")]
-    pub fn auth(&mut self, scheme: String, _auth: Vec<u8>) -> &mut Self {
-        self.auth_schemes.push(scheme);
+    pub fn auth(&mut self, scheme: String, auth: Vec<u8>) -> &mut Self {
+        self.auths.push((scheme, auth));
         self
     }
 
@@ -160,10 +164,26 @@ impl Connector {
             }
             return Ok(Client::new(bridge, session.id(), root));
         }
+        if let Some((scheme, _)) = self.auths.iter().find(|(scheme, _)| !is_simulated(scheme)) {
+            return Err(super::errors::uncovered(&format!(
+                "with_auth` with scheme `{scheme}"
+            )));
+        }
         let session = bridge
             .claim()
             .await
             .map_err(|error| Error::UnexpectedError(error.to_string()))?;
-        Ok(Client::new(bridge, upstream::SessionId(session.0), root))
+        let client = Client::new(bridge, upstream::SessionId(session.0), root);
+        // Ordered at the call, ahead of every request of the application;
+        // the replies are not awaited (the crate answers them itself).
+        for (scheme, auth) in self.auths {
+            drop(client.submit(Request::AddAuth { scheme, auth }));
+        }
+        Ok(client)
     }
+}
+
+/// The auth schemes the simulated server has providers for.
+fn is_simulated(scheme: &str) -> bool {
+    matches!(scheme, "digest" | "ip")
 }

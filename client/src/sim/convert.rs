@@ -1,8 +1,8 @@
-//! The simulated server's values (`zk_recipes::zk`) as the real crate's:
-//! stats, watch events and session states.
+//! The simulated server's values (`zk_recipes::zk`) as the real crate's
+//! and back: stats, ACLs, identities, watch events and session states.
 
 use super::paths::Root;
-use upstream::{EventType, SessionState, Stat, WatchedEvent};
+use upstream::{Acl, AuthId, AuthUser, EventType, Permission, SessionState, Stat, WatchedEvent};
 use zk_recipes::zk;
 use zk_sim::client::ConnectionState;
 
@@ -20,6 +20,57 @@ pub(crate) fn stat(stat: zk::Stat) -> Stat {
         data_length: stat.data_length,
         num_children: stat.num_children,
     }
+}
+
+/// The crate's permission bits, each with ZooKeeper's value.
+const PERMISSIONS: [(Permission, i32); 5] = [
+    (Permission::READ, 1),
+    (Permission::WRITE, 2),
+    (Permission::CREATE, 4),
+    (Permission::DELETE, 8),
+    (Permission::ADMIN, 16),
+];
+
+/// The crate's ACL list as the simulated server's (what the real crate
+/// serializes).
+pub(crate) fn acls_to_zk(acls: &[Acl]) -> zk::Acls {
+    let entries = acls.iter().map(|acl| {
+        let bits = PERMISSIONS
+            .iter()
+            .filter(|(permission, _)| acl.permission().has(*permission))
+            .fold(0, |bits, (_, bit)| bits | bit);
+        zk::Acl {
+            perms: zk::Perms(bits),
+            id: zk::AuthId::new(acl.scheme(), acl.id()),
+        }
+    });
+    zk::Acls::of(entries.collect())
+}
+
+/// The simulated server's ACL list as the crate's.
+pub(crate) fn acls_from_zk(acls: &zk::Acls) -> Vec<Acl> {
+    let permission = |perms: zk::Perms| {
+        PERMISSIONS
+            .iter()
+            .filter(|(_, bit)| perms.0 & bit != 0)
+            .fold(Permission::NONE, |permission, (flag, _)| permission | *flag)
+    };
+    acls.entries()
+        .into_iter()
+        .map(|acl| {
+            Acl::new(
+                permission(acl.perms),
+                AuthId::new(&acl.id.scheme, &acl.id.id),
+            )
+        })
+        .collect()
+}
+
+/// whoAmI's identities as the crate's users.
+pub(crate) fn auth_users(ids: &[zk::AuthId]) -> Vec<AuthUser> {
+    ids.iter()
+        .map(|id| AuthUser::new(&id.scheme, &id.id))
+        .collect()
 }
 
 pub(crate) fn session_state(state: ConnectionState) -> SessionState {

@@ -19,6 +19,9 @@ pub(crate) fn from_zk(error: ZkError) -> Error {
         ZkError::ConnectionLoss => Error::ConnectionLoss,
         ZkError::SessionExpired => Error::SessionExpired,
         ZkError::OperationTimeout => Error::Timeout,
+        ZkError::NoAuth => Error::NoAuth,
+        ZkError::InvalidAcl => Error::InvalidAcl,
+        ZkError::AuthFailed => Error::AuthFailed,
         // The real crate has no variant for the system error code -2
         // (RuntimeInconsistency): it reports the code.
         ZkError::RuntimeInconsistency => Error::UnexpectedErrorCode(-2),

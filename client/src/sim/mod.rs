@@ -15,17 +15,24 @@
 //! Known differences from the real crate:
 //! - The session timeout is the world's (`WorldConfig::session_timeout_ms`),
 //!   whatever the connector asks for; connection timeout, read-only mode,
-//!   detached sessions, fail-eagerly, the server version and auth packets
-//!   are accepted and ignored; ACLs are not modelled (any non-empty `Acls`).
+//!   detached sessions, fail-eagerly and the server version are accepted
+//!   and ignored, and so are the connector's auth packets (`auth` on the
+//!   client is simulated).
+//! - ACLs, `auth` (digest and ip), `get_acl`, `set_acl` and
+//!   `list_auth_users` follow a 3.8 server (`zk_sim::server`'s access
+//!   control); every client is `ip:127.0.0.1`. Another auth scheme fails
+//!   naming itself (the `AuthFailed` session it gets is not simulated).
+//! - `get_config` reads a standalone server's `/zookeeper/config` (empty,
+//!   ACL version -1), also on an ensemble.
 //! - One live session per simulated client: a second `connect` while the
 //!   first session lives fails (`ClaimError::SecondSession`); after an
 //!   expiry, `connect` gets the world's next session. Sessions are never
 //!   closed when the last handle drops (the world owns them).
 //! - `Connector::with_session` binds a new handle to that session if it is
 //!   the client's live one (no new connection), else fails SessionExpired.
-//! - Not covered (they fail naming the call): `auth`, `list_auth_users`,
-//!   `get_acl`/`set_acl`, config reads and `update_ensemble`.
-//! - ZooKeeper's own `/zookeeper` subtree is not simulated: `/` lists no
+//! - Not covered (it fails naming the call): `update_ensemble`.
+//! - ZooKeeper's own `/zookeeper` subtree is not simulated (but for the
+//!   config node): `/` lists no
 //!   `zookeeper` child, and `count_descendants_number("/")` is a real
 //!   server's less its three nodes there.
 //! - `lock` runs the real crate's algorithm on the calls above; Curator's

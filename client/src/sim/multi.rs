@@ -47,6 +47,7 @@ impl<'a> MultiWriter<'a> {
             path,
             data: data.to_vec(),
             mode: options.zk_mode(),
+            acl: options.zk_acl(),
         });
         Ok(())
     }

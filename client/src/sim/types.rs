@@ -52,8 +52,7 @@ impl CreateMode {
 /// The largest TTL the server takes, in ms (five bytes).
 const TTL_MAX_MS: u128 = 0x00FF_FFFF_FFFF;
 
-/// How a node is created: mode, ACLs (not modelled by the simulation, but
-/// checked non-empty) and TTL.
+/// How a node is created: mode, ACLs and TTL.
 #[derive(Clone, Debug)]
 pub struct CreateOptions<'a> {
     mode: CreateMode,
@@ -102,6 +101,11 @@ impl CreateOptions<'_> {
 
     pub(crate) fn is_sequential(&self) -> bool {
         self.mode.is_sequential()
+    }
+
+    /// The simulated server's ACL for the node.
+    pub(crate) fn zk_acl(&self) -> zk_recipes::zk::Acls {
+        super::convert::acls_to_zk(&self.acls)
     }
 
     /// The simulated server's create mode (call after `validate`).

@@ -9,6 +9,7 @@
 //! those, so the simulated client cannot drift from ZooKeeper unnoticed;
 //! with a server the pins are checked against the server too.
 
+pub mod acl_sequences;
 pub mod lock_sequences;
 pub mod persistent_sequences;
 pub mod real_side;
@@ -52,10 +53,13 @@ pub enum Sequence {
     MoreReads,
     MoreReadsLoss,
     MoreReadsExpiry,
+    Acl,
+    AclLoss,
+    AclExpiry,
 }
 
 impl Sequence {
-    pub const ALL: [Sequence; 27] = [
+    pub const ALL: [Sequence; 30] = [
         Sequence::CreateModes,
         Sequence::SequentialNames,
         Sequence::Errors,
@@ -83,6 +87,9 @@ impl Sequence {
         Sequence::MoreReads,
         Sequence::MoreReadsLoss,
         Sequence::MoreReadsExpiry,
+        Sequence::Acl,
+        Sequence::AclLoss,
+        Sequence::AclExpiry,
     ];
 
     /// A short name: the pinned file's and the root node's.
@@ -115,6 +122,9 @@ impl Sequence {
             Sequence::MoreReads => "more-reads",
             Sequence::MoreReadsLoss => "more-reads-loss",
             Sequence::MoreReadsExpiry => "more-reads-expiry",
+            Sequence::Acl => "acl",
+            Sequence::AclLoss => "acl-loss",
+            Sequence::AclExpiry => "acl-expiry",
         }
     }
 }

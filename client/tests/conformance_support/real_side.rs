@@ -36,6 +36,7 @@ mod sequences {
     crate::conformance_support::sequences::define_sequences!(upstream);
     crate::conformance_support::lock_sequences::define_lock_sequences!(upstream);
     crate::conformance_support::persistent_sequences::define_persistent_sequences!(upstream);
+    crate::conformance_support::acl_sequences::define_acl_sequences!(upstream);
 }
 
 /// A real server and a tokio runtime to drive the real crate.

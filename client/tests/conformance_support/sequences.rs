@@ -88,6 +88,9 @@ macro_rules! define_sequences {
                 Sequence::MoreReads => more_reads(env, &zk, &n, &mut t).await,
                 Sequence::MoreReadsLoss => more_reads_loss(env, &zk, &n, &mut t).await,
                 Sequence::MoreReadsExpiry => more_reads_expiry(env, zk, &n, &mut t).await,
+                Sequence::Acl => acl(env, &zk, &n, &mut t).await,
+                Sequence::AclLoss => acl_loss(env, &zk, &n, &mut t).await,
+                Sequence::AclExpiry => acl_expiry(env, zk, &n, &mut t).await,
             }
             t
         }

@@ -32,6 +32,7 @@ mod sequences {
     crate::conformance_support::persistent_sequences::define_persistent_sequences!(
         zkcheck_zookeeper_client
     );
+    crate::conformance_support::acl_sequences::define_acl_sequences!(zkcheck_zookeeper_client);
 }
 
 /// The faults of `sequence`'s run.
@@ -42,13 +43,15 @@ fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
         | Sequence::LockCustomLoss
         | Sequence::LockCancelledLoss
         | Sequence::MoreReadsLoss => Fault::LoseReply { down_ms: DOWN_MS },
-        Sequence::LossBeforeApply | Sequence::LockLossBeforeApply | Sequence::PersistentLoss => {
-            Fault::LoseRequest { down_ms: DOWN_MS }
-        }
+        Sequence::LossBeforeApply
+        | Sequence::LockLossBeforeApply
+        | Sequence::PersistentLoss
+        | Sequence::AclLoss => Fault::LoseRequest { down_ms: DOWN_MS },
         Sequence::Expiry
         | Sequence::LockExpiry
         | Sequence::PersistentExpiry
-        | Sequence::MoreReadsExpiry => Fault::Expire,
+        | Sequence::MoreReadsExpiry
+        | Sequence::AclExpiry => Fault::Expire,
         _ => return Vec::new(),
     };
     vec![ScheduledFault {

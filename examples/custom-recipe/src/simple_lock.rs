@@ -12,7 +12,7 @@
 //! `Failed` (this example checks no faults).
 
 use zkcheck::recipes::rename::{Rename, RenameRecipe, Renaming};
-use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
+use zkcheck::recipes::zk::{Acls, CreateMode, EventType, Path, Reply, Request, ANY_VERSION};
 use zkcheck::recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
 const CREATE: Tag = Tag(1);
@@ -109,6 +109,7 @@ impl Recipe for SimpleLock {
                         path,
                         data: Vec::new(),
                         mode,
+                        acl: Acls::Open,
                     },
                 );
             }

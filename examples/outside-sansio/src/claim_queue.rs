@@ -10,7 +10,7 @@
 //! item already gone is taken for success: two consumers deliver the same
 //! item.
 
-use zkcheck::recipes::zk::{CreateMode, Path, Reply, Request, ZkError, ANY_VERSION};
+use zkcheck::recipes::zk::{Acls, CreateMode, Path, Reply, Request, ZkError, ANY_VERSION};
 use zkcheck::recipes::{Input, Outbox, Recipe, Tag};
 use zkcheck::shapes::{QueueCall, QueueOutcome};
 
@@ -74,7 +74,15 @@ impl ClaimQueue {
         let path = self.path(&format!("claim-{item}"));
         self.taking = Some((item, None));
         let (data, mode) = (Vec::new(), CreateMode::Ephemeral);
-        out.send(CLAIM, Request::Create { path, data, mode });
+        out.send(
+            CLAIM,
+            Request::Create {
+                path,
+                data,
+                mode,
+                acl: Acls::Open,
+            },
+        );
     }
 
     /// Our claim holds: read the item.
@@ -147,7 +155,15 @@ impl Recipe for ClaimQueue {
             Input::Call(QueueCall::Offer(data)) => {
                 let path = self.path("item-");
                 let mode = CreateMode::PersistentSequential;
-                out.send(OFFER, Request::Create { path, data, mode });
+                out.send(
+                    OFFER,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
             }
             Input::Call(QueueCall::Take) => {
                 let path = self.dir.clone();

@@ -11,7 +11,9 @@
 //! only breaks nothing.
 
 use zkcheck::recipes::observe::Hold;
-use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
+use zkcheck::recipes::zk::{
+    Acls, CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION,
+};
 use zkcheck::recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 use zkcheck::shapes::{HoldCall, HoldOutcome};
 
@@ -121,7 +123,15 @@ impl Recipe for DataSemaphore {
                 let path = self.dir.child("lease-").expect("a child path");
                 let data = self.priority.to_string().into_bytes();
                 let mode = CreateMode::EphemeralSequential;
-                out.send(CREATE, Request::Create { path, data, mode });
+                out.send(
+                    CREATE,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
             }
             Input::Call(HoldCall::Release) => match self.node.take() {
                 Some(name) => {

@@ -11,7 +11,9 @@
 //!   reading whose node is there; its own node answers NodeExists, and it
 //!   waits for itself.
 
-use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
+use zkcheck::recipes::zk::{
+    Acls, CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION,
+};
 use zkcheck::recipes::{Input, Outbox, Recipe, Tag};
 use zkcheck::shapes::{HoldCall, HoldOutcome};
 
@@ -50,7 +52,15 @@ impl FlagLock {
     fn create(&self, out: &mut Outbox<HoldOutcome>) {
         let (path, data) = (self.node.clone(), self.id.clone());
         let mode = CreateMode::Ephemeral;
-        out.send(CREATE, Request::Create { path, data, mode });
+        out.send(
+            CREATE,
+            Request::Create {
+                path,
+                data,
+                mode,
+                acl: Acls::Open,
+            },
+        );
     }
 
     fn check(&self, out: &mut Outbox<HoldOutcome>) {

@@ -8,7 +8,9 @@
 //! own, so every release wakes every waiter (a herd), though only one can
 //! be served next.
 
-use zkcheck::recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
+use zkcheck::recipes::zk::{
+    Acls, CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION,
+};
 use zkcheck::recipes::{Input, Outbox, Recipe, Tag};
 use zkcheck::shapes::{HoldCall, HoldOutcome};
 
@@ -84,7 +86,15 @@ impl Recipe for TicketLock {
                 let path = self.dir.child("ticket-").expect("a child path");
                 let mode = CreateMode::EphemeralSequential;
                 let data = Vec::new();
-                out.send(TAKE, Request::Create { path, data, mode });
+                out.send(
+                    TAKE,
+                    Request::Create {
+                        path,
+                        data,
+                        mode,
+                        acl: Acls::Open,
+                    },
+                );
             }
             Input::Call(HoldCall::Release) => match self.ticket.take() {
                 Some(name) => {

@@ -11,6 +11,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zk_live::{zk_addr_from_env, LiveSession, ZkBackend};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, SessionId, ZkError};
 use zk_sim::live::{Backend, LiveState};
 
@@ -63,6 +64,7 @@ fn create_ephemeral(path: &Path) -> Request {
         path: path.clone(),
         data: vec![],
         mode: CreateMode::Ephemeral,
+        acl: Acls::Open,
     }
 }
 

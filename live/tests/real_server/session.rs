@@ -8,6 +8,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 use zk_live::{zk_addr_from_env, LiveSession};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, MultiOp, OpResult, Path, Reply, Request, WatchedEvent, ZkError,
     ANY_VERSION,
@@ -50,6 +51,7 @@ fn create(path: Path, mode: CreateMode) -> Request {
         path,
         data: vec![],
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -101,6 +103,7 @@ fn failed_multi_reports_its_index_and_applies_nothing() {
                 path: at(&root, "/a"),
                 data: vec![],
                 mode: CreateMode::Persistent,
+                acl: Acls::Open,
             },
             MultiOp::Check {
                 path: at(&root, "/a"),
@@ -127,11 +130,13 @@ fn failed_multi_reports_its_index_and_applies_nothing() {
                 path: at(&root, "/s-"),
                 data: vec![],
                 mode: CreateMode::PersistentSequential,
+                acl: Acls::Open,
             },
             MultiOp::Create {
                 path: at(&root, "/s-"),
                 data: vec![],
                 mode: CreateMode::PersistentSequential,
+                acl: Acls::Open,
             },
         ];
         let Ok(Reply::Multi(results)) = session.apply(&Request::Multi(ops)).await else {

@@ -20,6 +20,7 @@ use crate::properties::{self, names};
 use crate::setup::Setup;
 use crate::workload::hold_cycles;
 use stateright::Property;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::scenario::{ClientContext, RecipeKind};
 use zk_sim::world::adapters::HoldCalls;
@@ -76,6 +77,7 @@ pub(super) fn setup_requests(site: &ModelSite) -> Vec<Request> {
             path,
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         })
         .collect()
 }

@@ -29,6 +29,7 @@
 
 use zk_models::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Variant};
 use zk_recipes::election::{ElectionCall, ElectionOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
@@ -86,6 +87,7 @@ impl ChurnLatch {
                 path: self.dir.child("n-").expect("a valid name"),
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

@@ -6,6 +6,7 @@
 //! that order.
 
 use zk_recipes::lock::{LockCall, LockOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
@@ -40,6 +41,7 @@ impl Recipe for Pair {
                             path,
                             data: Vec::new(),
                             mode: CreateMode::Ephemeral,
+                            acl: Acls::Open,
                         }
                     } else {
                         Request::Exists { path, watch: true }

@@ -20,6 +20,7 @@
 
 use zk_models::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Variant};
 use zk_recipes::lock::{LockCall, LockOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
 
@@ -70,6 +71,7 @@ impl PoliteLock {
                 path: self.dir.child("n-").expect("a valid name"),
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

@@ -24,6 +24,7 @@
 
 use zk_models::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Variant};
 use zk_recipes::lock::{LockCall, LockOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, Stat, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag, TimerId};
 
@@ -81,6 +82,7 @@ impl PollingLock {
                 path: self.lock_path(),
                 data: self.id.to_string().into_bytes(),
                 mode: CreateMode::Ephemeral,
+                acl: Acls::Open,
             },
         );
     }

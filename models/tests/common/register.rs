@@ -14,6 +14,7 @@
 //! catches up to the commit point before it answers the listing.
 
 use zk_recipes::lock::{LockCall, LockOutcome};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, ZkError, ANY_VERSION};
 use zk_recipes::{FencingToken, Input, Outbox, Recipe, Tag};
 
@@ -53,6 +54,7 @@ impl Register {
                 path,
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

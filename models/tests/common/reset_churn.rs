@@ -20,6 +20,7 @@
 
 use zk_models::{ClientContext, HoldCalls, RecipeEntry, RecipeKind, Variant};
 use zk_recipes::election::ElectionCall;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ANY_VERSION,
 };
@@ -145,6 +146,7 @@ impl ResetLatch {
                 path,
                 data: Vec::new(),
                 mode,
+                acl: Acls::Open,
             },
         );
     }

@@ -25,6 +25,7 @@ use zk_models::state::Inbound;
 use zk_models::workload::hold_cycles;
 use zk_models::{Action, Registry, Setup};
 use zk_recipes::lock::LockCall;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Request};
 
 fn two_servers(clients: usize, faults: &str) -> Setup {
@@ -42,6 +43,7 @@ fn mkdir() -> Vec<Request> {
         path: locks(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }]
 }
 

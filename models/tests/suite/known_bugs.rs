@@ -12,6 +12,7 @@ use zk_recipes::election::{ElectionCall, OriginalElection};
 use zk_recipes::lock::{LockCall, OriginalLock};
 use zk_recipes::queue::{DistributedQueueOriginal, QueueCall, TutorialQueueOriginal};
 use zk_recipes::shared_lock::{LockMode, OriginalSharedLock, SharedLockCall};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_recipes::{Observe, Recipe};
 use zk_sim::stepper::Stepper;
@@ -28,6 +29,7 @@ fn counting<R: Recipe<Outcome: Observe>>(nodes: &[&str]) -> Counting<R> {
             path: path(node),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&create).unwrap();
     }

@@ -23,6 +23,7 @@ use zk_models::stateright::Model;
 use zk_models::workload::hold_cycles;
 use zk_models::{ClientSpec, Oracles, RecipeModel, Registry, Setup};
 use zk_recipes::lock::LockCall;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path as ZkPath, Request};
 
 fn registry() -> Registry {
@@ -56,6 +57,7 @@ fn polling_model(free_on_no_node: bool) -> RecipeModel<polling::PollingLock> {
         path: dir.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }];
     let setup = two_clients("none");
     RecipeModel::new(
@@ -459,6 +461,7 @@ fn the_resetting_latch_renaming_passes_the_self_check() {
         path: dir.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }];
     let setup = Setup::new(3);
     let model = RecipeModel::new(

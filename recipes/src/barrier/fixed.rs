@@ -39,6 +39,7 @@
 
 use super::{BarrierCall, BarrierError, BarrierOutcome};
 use crate::recipe::{Input, Outbox, Recipe, Tag};
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
     ANY_VERSION,
@@ -469,6 +470,7 @@ impl FixedBarrier {
             path: self.own_node(),
             data: Vec::new(),
             mode: CreateMode::Ephemeral,
+            acl: Acls::Open,
         };
         out.send(CREATE_OWN, request);
     }
@@ -503,6 +505,7 @@ impl FixedBarrier {
                 path: self.ready_node(),
                 data: Vec::new(),
                 mode: CreateMode::Persistent,
+                acl: Acls::Open,
             },
             MultiOp::SetData {
                 path: self.root.clone(),

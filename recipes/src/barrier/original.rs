@@ -26,6 +26,7 @@
 
 use super::{BarrierCall, BarrierError, BarrierOutcome};
 use crate::recipe::{Input, Outbox, Recipe, Tag};
+use crate::zk::Acls;
 use crate::zk::{CreateMode, Path, Reply, Request, ZkError, ZkResult};
 
 /// enter(): `zk.create(root + "/" + name, ...)`.
@@ -125,6 +126,7 @@ impl OriginalBarrier {
                         path: self.node_path(),
                         data: Vec::new(),
                         mode,
+                        acl: Acls::Open,
                     },
                 );
             }

@@ -41,6 +41,7 @@ use super::sequence::curator_sort_key;
 use super::{parents, LockCall, LockError, LockOutcome, LOCK_NAME};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag, TimerId, WatcherId};
 use crate::sequence::sequence_after;
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
@@ -358,6 +359,7 @@ impl OriginalCuratorLock {
                     path,
                     data: Vec::new(),
                     mode: CreateMode::EphemeralSequential,
+                    acl: Acls::Open,
                 },
             ),
             Err(_) => self.finish(

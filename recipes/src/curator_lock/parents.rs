@@ -3,6 +3,7 @@
 //! NoNode; and `ZKPaths.mkdirs` one create at a time, as Curator 2.5.0 (seed
 //! 002) does it, with persistent parents.
 
+use crate::zk::Acls;
 use crate::zk::{CreateMode, Path, Request};
 
 /// Every path from the top segment down to `path` itself: `/a/b` gives
@@ -30,6 +31,7 @@ pub fn mkdirs_step(path: &Path, level: usize) -> Option<Request> {
         path: ancestor,
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     })
 }
 
@@ -58,6 +60,7 @@ mod tests {
             path: Path::new(p).unwrap(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         });
         assert_eq!(created, expected);
         assert!(!is_last_mkdirs_step(&path, 0));

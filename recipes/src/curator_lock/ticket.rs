@@ -36,6 +36,7 @@ use super::parents;
 use crate::recipe::{FencingToken, Input, Outbox, Tag, TimerId};
 use crate::rename::{Rename, Renaming};
 use crate::sequence::{prefixed_sequence, STUCK_SEQUENCE};
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, EventType, MultiOp, OpResult, Path, Reply, Request, SessionEvent, SessionId,
     WatchedEvent, ZkError, ZkResult, ANY_VERSION,
@@ -582,6 +583,7 @@ impl<R: Rule> Ticket<R> {
                     path,
                     data: Vec::new(),
                     mode: CreateMode::EphemeralSequential,
+                    acl: Acls::Open,
                 },
             ),
             Err(_) => self.fail(ZkError::BadArguments, out),
@@ -609,6 +611,7 @@ impl<R: Rule> Ticket<R> {
             path,
             data: Vec::new(),
             mode: CreateMode::Container,
+            acl: Acls::Open,
         };
         let ancestors = parents::ancestors_and_self(&self.parent)
             .into_iter()
@@ -619,6 +622,7 @@ impl<R: Rule> Ticket<R> {
             path: node,
             data: Vec::new(),
             mode,
+            acl: Acls::Open,
         });
         out.send(CREATE_WITH_PARENTS, Request::Multi(ops));
     }

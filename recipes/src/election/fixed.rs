@@ -30,6 +30,7 @@
 use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
 use crate::sequence::{last_before, parse_sequence, serial_order};
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult, ANY_VERSION,
 };
@@ -386,6 +387,7 @@ impl FixedElection {
                 path,
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

@@ -32,6 +32,7 @@
 use super::{ElectionCall, ElectionError, ElectionOutcome};
 use crate::recipe::{FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
 use crate::sequence::sequence_after;
+use crate::zk::Acls;
 use crate::zk::{CreateMode, EventType, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 use std::collections::VecDeque;
 
@@ -223,6 +224,7 @@ impl OriginalElection {
                 path,
                 data: Vec::new(),
                 mode: CreateMode::EphemeralSequential,
+                acl: Acls::Open,
             },
         );
     }

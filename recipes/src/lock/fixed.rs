@@ -35,6 +35,7 @@ use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
 use crate::rename::RenameRecipe;
 use crate::sequence::{serial_order, STUCK_SEQUENCE};
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
     ZkResult, Zxid, ANY_VERSION,
@@ -297,6 +298,7 @@ impl FixedLock {
                             path,
                             data: Vec::new(),
                             mode: CreateMode::EphemeralSequential,
+                            acl: Acls::Open,
                         };
                         self.send(CREATE, request, out);
                     }
@@ -335,6 +337,7 @@ impl FixedLock {
                     path: self.dir.clone(),
                     data: Vec::new(),
                     mode: CreateMode::Container,
+                    acl: Acls::Open,
                 };
                 self.send(CREATE_DIR, request, out);
             }

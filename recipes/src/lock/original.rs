@@ -37,6 +37,7 @@ use super::{LockCall, LockError, LockOutcome};
 use crate::recipe::{
     FencingToken, FreshWatchers, Input, Outbox, Recipe, Tag, TimerId, Watcher, WatcherId,
 };
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, ZkError, ZkResult,
     ANY_VERSION,
@@ -321,6 +322,7 @@ impl OriginalLock {
                     path: self.dir.clone(),
                     data: Vec::new(),
                     mode: CreateMode::Persistent,
+                    acl: Acls::Open,
                 };
                 self.send(ENSURE_CREATE, request, out);
             }
@@ -394,6 +396,7 @@ impl OriginalLock {
             path,
             data: LOCK_DATA.to_vec(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::Open,
         };
         self.send(CREATE, request, out);
     }

@@ -16,6 +16,7 @@
 use super::naming::java_long_order;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
+use crate::zk::Acls;
 use crate::zk::EventType;
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkError, ZkResult, ANY_VERSION};
 use crate::{FreshWatchers, Input, Outbox, Recipe, Tag, WatcherId};
@@ -190,6 +191,7 @@ impl DistributedQueueOriginal {
                         path,
                         data: data.clone(),
                         mode: CreateMode::PersistentSequential,
+                        acl: Acls::Open,
                     },
                 );
                 self.step = Step::OfferCreate { data };
@@ -336,6 +338,7 @@ fn create_dir(dir: &Path) -> Request {
         path: dir.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }
 }
 

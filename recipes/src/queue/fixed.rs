@@ -32,6 +32,7 @@
 
 use super::naming::fifo_order;
 use super::{escaped, QueueCall, QueueFailure, QueueOutcome};
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, EventType, MultiOp, Path, Reply, Request, SessionEvent, SessionId, ZkError,
     ZkResult, ANY_VERSION,
@@ -271,6 +272,7 @@ impl FixedQueue {
             path: item,
             data: data.to_vec(),
             mode,
+            acl: Acls::Open,
         };
         self.receipt_multi(write, receipt_op(&self.producer_receipt, Vec::new()))
     }
@@ -295,6 +297,7 @@ impl FixedQueue {
                 path: self.receipts_dir.clone(),
                 data: Vec::new(),
                 mode: CreateMode::Container,
+                acl: Acls::Open,
             });
         }
         ops.extend([write, receipt]);
@@ -605,6 +608,7 @@ fn create(path: &Path, data: Vec<u8>, mode: CreateMode) -> Request {
         path: path.clone(),
         data,
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -621,6 +625,7 @@ fn receipt_op(path: &Path, data: Vec<u8>) -> MultiOp {
         path: path.clone(),
         data,
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }
 }
 

@@ -5,6 +5,7 @@
 //! application makes before the constructor returned waits for it.
 
 use super::QueueOutcome;
+use crate::zk::Acls;
 use crate::zk::{CreateMode, Path, Reply, Request, ZkResult};
 use crate::{Outbox, Tag};
 
@@ -66,6 +67,7 @@ impl SeedConstructor {
                     path: dir.clone(),
                     data: Vec::new(),
                     mode: CreateMode::Persistent,
+                    acl: Acls::Open,
                 };
                 out.send(INIT_CREATE, request);
                 false

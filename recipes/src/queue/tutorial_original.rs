@@ -18,6 +18,7 @@
 use super::naming::tutorial_min_child;
 use super::seed_constructor::SeedConstructor;
 use super::{escaped, malformed, QueueCall, QueueFailure, QueueOutcome};
+use crate::zk::Acls;
 use crate::zk::{CreateMode, Path, Reply, Request, SessionEvent, ZkResult};
 use crate::{Input, Outbox, Recipe, Tag};
 
@@ -165,6 +166,7 @@ impl TutorialQueueOriginal {
                         path,
                         data,
                         mode: CreateMode::PersistentSequential,
+                        acl: Acls::Open,
                     },
                 );
                 self.step = Step::Produce;

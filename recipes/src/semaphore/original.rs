@@ -30,6 +30,7 @@ use crate::recipe::{
     FencingToken, Input, Outbox, Recipe, Tag, TimerCommand, TimerId, Watcher, WatcherId,
 };
 use crate::sequence::sequence_after;
+use crate::zk::Acls;
 use crate::zk::{
     CreateMode, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError, ZkResult,
     ANY_VERSION,
@@ -507,6 +508,7 @@ impl OriginalSemaphore {
                     path,
                     data: Vec::new(),
                     mode: CreateMode::EphemeralSequential,
+                    acl: Acls::Open,
                 },
             ),
             Err(_) => self.unlock_mutex(

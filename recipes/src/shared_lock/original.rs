@@ -21,6 +21,7 @@
 use super::{LockMode, SharedLockCall, SharedLockError, SharedLockOutcome};
 use crate::recipe::{FencingToken, Input, Outbox, Recipe, Tag};
 use crate::sequence::prefixed_sequence;
+use crate::zk::Acls;
 use crate::zk::{CreateMode, Path, Reply, Request, ZkError, ZkResult, ANY_VERSION};
 
 /// Step 1: create our node.
@@ -201,6 +202,7 @@ impl OriginalSharedLock {
                         path,
                         data: Vec::new(),
                         mode: CreateMode::EphemeralSequential,
+                        acl: Acls::Open,
                     },
                 );
                 self.phase = Phase::Creating { mode };

@@ -21,6 +21,12 @@ pub enum ZkError {
     BadArguments,
     #[error("Unimplemented: operation not enabled on this server")]
     Unimplemented,
+    #[error("NoAuth: not authenticated for this operation on the node")]
+    NoAuth,
+    #[error("InvalidACL: the ACL is empty or names an invalid id")]
+    InvalidAcl,
+    #[error("AuthFailed: the server refused the authentication")]
+    AuthFailed,
     #[error("RuntimeInconsistency: a multi op after the failing one")]
     RuntimeInconsistency,
     #[error(

@@ -6,6 +6,7 @@
 //! `KeeperException.Code`, `WatchedEvent`) so a reader of the seed code finds
 //! the same words here.
 
+mod acl;
 mod create_mode;
 mod error;
 mod event;
@@ -15,6 +16,7 @@ mod reply;
 mod request;
 mod stat;
 
+pub use acl::{ipv4, Acl, Acls, AuthId, Perms};
 pub use create_mode::CreateMode;
 pub use error::ZkError;
 pub use event::{EventType, KeeperState, SessionEvent, WatchedEvent};

@@ -1,6 +1,6 @@
 //! The server's successful answers; failures are [`super::ZkError`].
 
-use super::{Path, Stat, ZkError};
+use super::{Acls, AuthId, Path, Stat, ZkError};
 use serde::{Deserialize, Serialize};
 
 /// A successful reply, one variant per request kind.
@@ -41,6 +41,17 @@ pub enum Reply {
     Ephemerals(Vec<Path>),
     /// getAllChildrenNumber.
     AllChildrenNumber(u32),
+    /// getACL: the node's ACL and stat.
+    Acl {
+        acl: Acls,
+        stat: Stat,
+    },
+    /// setACL: the node's new stat.
+    AclSet(Stat),
+    /// addAuth: the session is authenticated.
+    AuthAdded,
+    /// whoAmI: the session's identities, in the order it gained them.
+    AuthIds(Vec<AuthId>),
 }
 
 /// The result of one read of a multi-read.

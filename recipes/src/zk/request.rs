@@ -1,6 +1,6 @@
 //! The requests a client sends to a ZooKeeper server.
 
-use super::{CreateMode, Path};
+use super::{Acls, CreateMode, Path};
 use serde::{Deserialize, Serialize};
 
 /// The version that matches any version in delete / set_data / check.
@@ -15,6 +15,7 @@ pub enum Request {
         path: Path,
         data: Vec<u8>,
         mode: CreateMode,
+        acl: Acls,
     },
     /// Delete if the data version matches (`ANY_VERSION` for any).
     Delete {
@@ -75,6 +76,25 @@ pub enum Request {
     GetAllChildrenNumber {
         path: Path,
     },
+    /// getACL: the node's ACL and stat (digest passwords shown as `x` to
+    /// a session without ADMIN on it).
+    GetAcl {
+        path: Path,
+    },
+    /// setACL if the ACL version matches (`ANY_VERSION` for any).
+    SetAcl {
+        path: Path,
+        acl: Acls,
+        version: i32,
+    },
+    /// addAuth: the session authenticates as `auth` in `scheme` (for
+    /// `digest`, `user:password`). Not a write: no zxid.
+    AddAuth {
+        scheme: String,
+        auth: Vec<u8>,
+    },
+    /// whoAmI (3.7+): the identities the session has authenticated as.
+    WhoAmI,
 }
 
 /// The mode of an [`Request::AddWatch`] (ZooKeeper's `AddWatchMode`).
@@ -111,6 +131,7 @@ pub enum MultiOp {
         path: Path,
         data: Vec<u8>,
         mode: CreateMode,
+        acl: Acls,
     },
     Delete {
         path: Path,
@@ -137,6 +158,7 @@ impl Request {
                 | Request::SetData { .. }
                 | Request::Check { .. }
                 | Request::Multi(_)
+                | Request::SetAcl { .. }
         )
     }
 
@@ -151,6 +173,7 @@ impl Request {
                 | Request::MultiRead(_)
                 | Request::GetEphemerals { .. }
                 | Request::GetAllChildrenNumber { .. }
+                | Request::GetAcl { .. }
         )
     }
 
@@ -167,7 +190,8 @@ impl Request {
         )
     }
 
-    /// The path the request is about (`None` for a multi or a multi-read).
+    /// The path the request is about (`None` for a multi, a multi-read
+    /// and the session's own requests, addAuth and whoAmI).
     pub fn path(&self) -> Option<&Path> {
         match self {
             Request::Create { path, .. }
@@ -181,8 +205,13 @@ impl Request {
             | Request::Sync { path }
             | Request::AddWatch { path, .. }
             | Request::GetAllChildrenNumber { path }
+            | Request::GetAcl { path }
+            | Request::SetAcl { path, .. }
             | Request::GetEphemerals { prefix: path } => Some(path),
-            Request::Multi(_) | Request::MultiRead(_) => None,
+            Request::Multi(_)
+            | Request::MultiRead(_)
+            | Request::AddAuth { .. }
+            | Request::WhoAmI => None,
         }
     }
 }
@@ -191,7 +220,17 @@ impl MultiOp {
     /// The same operation as a standalone request.
     pub fn to_request(&self) -> Request {
         match self.clone() {
-            MultiOp::Create { path, data, mode } => Request::Create { path, data, mode },
+            MultiOp::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => Request::Create {
+                path,
+                data,
+                mode,
+                acl,
+            },
             MultiOp::Delete { path, version } => Request::Delete { path, version },
             MultiOp::SetData {
                 path,

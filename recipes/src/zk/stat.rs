@@ -28,7 +28,7 @@ pub struct Stat {
     pub version: i32,
     /// Child version: number of child creates and deletes.
     pub cversion: i32,
-    /// ACL version; always 0 here (ACLs are not modelled).
+    /// ACL version: the number of setACL calls.
     pub aversion: i32,
     /// The owning session for an ephemeral; 0 otherwise. Containers and TTL
     /// nodes also show 0: the server encodes their kind in this field

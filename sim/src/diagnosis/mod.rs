@@ -378,6 +378,7 @@ fn client_name(client: Option<ClientIndex>) -> String {
 mod tests {
     use super::history::{DeleteFate, History};
     use super::*;
+    use zk_recipes::zk::Acls;
     use zk_recipes::zk::{CreateMode, Path, Reply, Request, SessionId, Stat, ZkError};
 
     #[test]
@@ -406,6 +407,7 @@ mod tests {
             path: Path::new("/l/x-").unwrap(),
             data: Vec::new(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::Open,
         };
         history.applied(0, 10, session, &create, &created("/l/x-0000000000"));
         history.reply_lost(0, 11);
@@ -444,6 +446,7 @@ mod tests {
             path: Path::new("/l/x-").unwrap(),
             data: Vec::new(),
             mode: CreateMode::EphemeralSequential,
+            acl: Acls::Open,
         };
         let list = Request::GetChildren {
             path: Path::new("/l").unwrap(),

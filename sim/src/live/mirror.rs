@@ -7,6 +7,7 @@
 use super::NodeInfo;
 use crate::server::{ServerConfig, SortedOrder, ZkServer};
 use std::collections::BTreeSet;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request, SessionId};
 
 /// The session the mirror creates persistent nodes with.
@@ -62,6 +63,7 @@ fn create(server: &mut ZkServer, session: SessionId, path: &Path, mode: CreateMo
         path: path.clone(),
         data: Vec::new(),
         mode,
+        acl: Acls::Open,
     };
     // A node the snapshot listed twice, or whose parent vanished between
     // reads, is skipped: the mirror holds what it can.

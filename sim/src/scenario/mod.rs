@@ -27,6 +27,7 @@ use crate::world::WorldConfig;
 use std::collections::BTreeSet;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 
 /// What a scenario expects of its runs.
@@ -105,6 +106,7 @@ impl Scenario {
                 path: path.clone(),
                 data: Vec::new(),
                 mode: CreateMode::Persistent,
+                acl: Acls::Open,
             })
             .collect();
         setup.dedup();
@@ -207,11 +209,21 @@ impl Scenario {
             .expect("a checked scenario names a registered variant")
     }
 
+    /// The variant that fixes this scenario's bug: its catalog entry's
+    /// `fixed`, else `fixed`.
+    pub fn fixed_variant(&self) -> &str {
+        self.raw
+            .catalog
+            .as_ref()
+            .map_or("fixed", |catalog| catalog.fixed_variant())
+    }
+
     /// The same scenario with another variant of its recipe (to run a bug's
-    /// scenario against the fixed variant, side by side). Switching to
-    /// `fixed` checks `fixed_properties` when the file gives them (also when
-    /// the file's own variant is `fixed`, as for a bug no recipe can
-    /// prevent), and expects every seed to pass.
+    /// scenario against the fixed variant, side by side). Switching to the
+    /// fixed variant ([`Scenario::fixed_variant`]) checks `fixed_properties`
+    /// when the file gives them (also when the file's own variant is that
+    /// one, as for a bug no recipe can prevent), and expects every seed to
+    /// pass.
     pub fn with_variant(&self, variant: &str) -> Result<Scenario, String> {
         let Some(spec) = self.recipe.variant(variant) else {
             return Err(self.recipe.unknown_variant(variant));
@@ -225,7 +237,7 @@ impl Scenario {
         }
         let mut other = self.clone();
         other.raw.variant = variant.to_string();
-        if variant == "fixed" {
+        if variant == self.fixed_variant() {
             if let Some(fixed) = &self.fixed_properties {
                 other.properties = fixed.clone();
             }

@@ -10,7 +10,8 @@
 //!
 //! Layout: `node` (a znode and its stat), `tree` (the nodes and their
 //! indexes; changes and their undo), `writes` (PrepRequestProcessor's checks
-//! for create / delete / set_data / check), `multi`, `watches` (WatchManager
+//! for create / delete / set_data / check / setACL), `access` (ACLs,
+//! addAuth and the permission check), `multi`, `watches` (WatchManager
 //! and setWatches), `sessions`, `reaper` (ContainerManager), `requests`
 //! (one request end to end) and `shared` (how the tree, the watch tables
 //! and the session table are shared between the model checker's states:
@@ -27,6 +28,7 @@
 //!   node exists). Only inside one multi do later ops see the wrapped
 //!   counter (`-2147483648`, Java's `%010d`).
 
+mod access;
 mod multi;
 mod node;
 mod reaper;
@@ -38,7 +40,9 @@ mod tree;
 mod watches;
 mod writes;
 
+pub use access::{digest_of, CLIENT_ADDRESS};
 pub use node::{NodeKind, MAX_TTL_MS};
+pub use requests::CONFIG_NODE;
 
 use serde::{Deserialize, Serialize};
 use sessions::SessionTable;

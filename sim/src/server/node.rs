@@ -3,7 +3,7 @@
 //! `DataNode` / `StatPersisted` keep them.
 
 use std::collections::BTreeSet;
-use zk_recipes::zk::{CreateMode, SessionId, Stat, Zxid};
+use zk_recipes::zk::{Acls, CreateMode, SessionId, Stat, Zxid};
 
 /// The largest TTL ZooKeeper accepts (`EphemeralType.TTL.maxValue()`).
 pub const MAX_TTL_MS: i64 = (1 << 40) - 1;
@@ -70,11 +70,15 @@ pub(crate) struct Node {
     pub child_creates: i32,
     /// Child names (not paths).
     pub children: BTreeSet<String>,
+    /// Who may do what to it (`DataTree`'s ACL cache entry).
+    pub acl: Acls,
+    /// The ACL version: the number of setACL calls.
+    pub aversion: i32,
 }
 
 impl Node {
     /// A node created by the transaction `zxid` at `time_ms`.
-    pub fn new(data: Vec<u8>, kind: NodeKind, zxid: Zxid, time_ms: i64) -> Node {
+    pub fn new(data: Vec<u8>, kind: NodeKind, acl: Acls, zxid: Zxid, time_ms: i64) -> Node {
         Node {
             data,
             kind,
@@ -86,6 +90,8 @@ impl Node {
             version: 0,
             child_creates: 0,
             children: BTreeSet::new(),
+            acl,
+            aversion: 0,
         }
     }
 
@@ -103,7 +109,7 @@ impl Node {
                 .child_creates
                 .wrapping_mul(2)
                 .wrapping_sub(num_children),
-            aversion: 0,
+            aversion: self.aversion,
             ephemeral_owner: self.kind.client_ephemeral_owner(),
             data_length: self.data.len() as i32,
             num_children,

@@ -63,6 +63,7 @@ impl Node {
                 creates => r.sequence(path, creates),
             },
             children: self.children.iter().map(|c| r.name(path, c)).collect(),
+            acl: self.acl.clone(),
             ..*self
         }
     }

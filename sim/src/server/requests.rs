@@ -4,11 +4,15 @@
 //! write fires.
 
 use super::writes::{self, WriteContext, WriteOp};
-use super::{multi, Applied, ChildOrder, Notification, ZkServer};
+use super::{access, multi, Applied, ChildOrder, Notification, ZkServer};
 use std::collections::BTreeMap;
 use zk_recipes::zk::{
-    MultiOp, OpResult, Path, ReadOp, ReadResult, Reply, Request, SessionId, ZkError, ZkResult,
+    Acls, MultiOp, OpResult, Path, Perms, ReadOp, ReadResult, Reply, Request, SessionId, Stat,
+    ZkError, ZkResult,
 };
+
+/// ZooKeeper's own configuration node (`getConfig` reads it).
+pub const CONFIG_NODE: &str = "/zookeeper/config";
 
 impl ZkServer {
     pub(super) fn apply_request(
@@ -58,7 +62,13 @@ impl ZkServer {
             Request::GetEphemerals { prefix } => {
                 Ok(Reply::Ephemerals(self.ephemerals(session, prefix)))
             }
-            Request::GetAllChildrenNumber { path } => self.all_children_number(path),
+            Request::GetAllChildrenNumber { path } => self.all_children_number(session, path),
+            Request::GetAcl { path } => self.get_acl(session, path),
+            Request::SetAcl { path, acl, version } => self.set_acl(session, path, acl, *version),
+            Request::AddAuth { scheme, auth } => self.add_auth(session, scheme, auth),
+            Request::WhoAmI => Ok(Reply::AuthIds(access::who_am_i(
+                self.sessions.auth_of(session),
+            ))),
             write => {
                 let op = WriteOp::of_request(write).expect("every other request is a write");
                 self.write(session, op, &mut notifications)
@@ -79,9 +89,13 @@ impl ZkServer {
         Ok(Reply::Exists(self.tree.get(path).map(|node| node.stat())))
     }
 
-    /// getData arms a data watch only if the node exists.
+    /// getData arms a data watch only if the node exists and may be read.
     fn get_data(&mut self, session: SessionId, path: &Path, watch: bool) -> ZkResult {
+        if path.as_str() == CONFIG_NODE && !self.tree.contains(path) {
+            return Ok(self.config_node(session, path, watch));
+        }
         let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        access::check(&node.acl, Perms::READ, self.sessions.auth_of(session))?;
         let reply = Reply::Data {
             data: node.data.clone(),
             stat: node.stat(),
@@ -101,6 +115,7 @@ impl ZkServer {
         order: &mut dyn ChildOrder,
     ) -> Result<(Vec<String>, zk_recipes::zk::Stat), ZkError> {
         let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        access::check(&node.acl, Perms::READ, self.sessions.auth_of(session))?;
         let mut children: Vec<String> = node.children.iter().cloned().collect();
         let stat = node.stat();
         order.arrange(&mut children);
@@ -149,10 +164,9 @@ impl ZkServer {
     /// DataTree.getAllChildrenNumber: the nodes under `path` at any depth.
     /// ZooKeeper's own `/zookeeper` subtree is not modelled, so at `/` the
     /// count is a real server's less its three nodes there.
-    fn all_children_number(&self, path: &Path) -> ZkResult {
-        if !self.tree.contains(path) {
-            return Err(ZkError::NoNode);
-        }
+    fn all_children_number(&self, session: SessionId, path: &Path) -> ZkResult {
+        let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        access::check(&node.acl, Perms::READ, self.sessions.auth_of(session))?;
         let is_under = |other: &&Path| match path.is_root() {
             true => !other.is_root(),
             false => (other.as_str().strip_prefix(path.as_str()))
@@ -195,9 +209,66 @@ impl ZkServer {
         Ok(Reply::Multi(results))
     }
 
+    /// `/zookeeper/config` of a standalone 3.8 server, which is all the
+    /// tree keeps of ZooKeeper's own nodes: no data, a zero stat but for
+    /// the ACL version DataTree leaves at -1, readable by anyone.
+    fn config_node(&mut self, session: SessionId, path: &Path, watch: bool) -> Reply {
+        if watch {
+            self.watch_data(path, session);
+        }
+        let stat = Stat {
+            czxid: 0,
+            mzxid: 0,
+            pzxid: 0,
+            ctime_ms: 0,
+            mtime_ms: 0,
+            version: 0,
+            cversion: 0,
+            aversion: -1,
+            ephemeral_owner: 0,
+            data_length: 0,
+            num_children: 0,
+        };
+        Reply::Data {
+            data: Vec::new(),
+            stat,
+        }
+    }
+
+    /// getACL: READ or ADMIN on the node; without ADMIN digest hashes
+    /// are shown as `x`.
+    fn get_acl(&self, session: SessionId, path: &Path) -> ZkResult {
+        let node = self.tree.get(path).ok_or(ZkError::NoNode)?;
+        let added = self.sessions.auth_of(session);
+        access::check(&node.acl, Perms(Perms::READ.0 | Perms::ADMIN.0), added)?;
+        let acl = match access::check(&node.acl, Perms::ADMIN, added) {
+            Ok(()) => node.acl.clone(),
+            Err(_) => access::redacted(&node.acl),
+        };
+        Ok(Reply::Acl {
+            acl,
+            stat: node.stat(),
+        })
+    }
+
+    /// setACL: a write (one zxid, also when refused) that fires no watch.
+    fn set_acl(&mut self, session: SessionId, path: &Path, acl: &Acls, version: i32) -> ZkResult {
+        let ctx = self.write_context(session);
+        writes::set_acl(&mut self.tree, path, acl, version, &ctx).map(Reply::AclSet)
+    }
+
+    /// addAuth: the identity joins the session's (once); no zxid.
+    pub fn add_auth(&mut self, session: SessionId, scheme: &str, auth: &[u8]) -> ZkResult {
+        if let Some(id) = access::authenticate(scheme, auth)? {
+            self.sessions.add_auth(session, id);
+        }
+        Ok(Reply::AuthAdded)
+    }
+
     /// Consumes the request's zxid.
     fn write_context(&mut self, session: SessionId) -> WriteContext {
         WriteContext {
+            auth: self.sessions.auth_of(session).to_vec(),
             session,
             zxid: self.next_zxid(),
             time_ms: self.now_ms,

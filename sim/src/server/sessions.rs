@@ -3,12 +3,16 @@
 
 use super::{ChildOrder, Notification, SessionError, ZkServer};
 use std::collections::BTreeMap;
-use zk_recipes::zk::{Path, SessionId};
+use zk_recipes::zk::{AuthId, Path, SessionId};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Session {
     timeout_ms: u64,
     last_heard_ms: i64,
+    /// The identities it added with addAuth, in order, each once. A real
+    /// server keeps them per connection and the client sends them again
+    /// on each reconnect, before anything else: the same identities.
+    auth: Vec<AuthId>,
 }
 
 impl Session {
@@ -40,6 +44,7 @@ impl SessionTable {
             Session {
                 timeout_ms,
                 last_heard_ms: now_ms,
+                auth: Vec::new(),
             },
         );
         Ok(())
@@ -58,6 +63,21 @@ impl SessionTable {
     pub fn touch(&mut self, id: SessionId, now_ms: i64) {
         if let Some(session) = self.live.get_mut(&id) {
             session.last_heard_ms = now_ms;
+        }
+    }
+
+    /// The identities the session added (none for an unknown session: a
+    /// follower may serve one it has not seen created).
+    pub fn auth_of(&self, id: SessionId) -> &[AuthId] {
+        self.live.get(&id).map_or(&[], |session| &session.auth)
+    }
+
+    /// The session adds `auth` to its identities, if alive and not yet.
+    pub fn add_auth(&mut self, id: SessionId, auth: AuthId) {
+        if let Some(session) = self.live.get_mut(&id) {
+            if !session.auth.contains(&auth) {
+                session.auth.push(auth);
+            }
         }
     }
 

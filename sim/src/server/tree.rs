@@ -8,7 +8,7 @@
 
 use super::node::{Node, NodeKind};
 use std::collections::{BTreeMap, BTreeSet};
-use zk_recipes::zk::{Path, SessionId, Zxid};
+use zk_recipes::zk::{Acls, Path, SessionId, Zxid};
 
 /// One applied change to the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl DataTree {
         let mut nodes = BTreeMap::new();
         nodes.insert(
             Path::root(),
-            Node::new(Vec::new(), NodeKind::Persistent, 0, 0),
+            Node::new(Vec::new(), NodeKind::Persistent, Acls::Open, 0, 0),
         );
         DataTree {
             nodes,

@@ -1,13 +1,16 @@
 //! One write op (create, delete, set_data, check) checked the way
-//! `PrepRequestProcessor` checks it, in the same order, then applied to the
-//! tree. Shared by single requests and by the ops of a multi.
+//! `PrepRequestProcessor` checks it, in the same order (permissions
+//! included), then applied to the tree. Shared by single requests and by
+//! the ops of a multi.
 
+use super::access;
 use super::node::{Node, NodeKind, MAX_TTL_MS};
 use super::shared::Shared;
 use super::tree::{Change, DataTree};
 use std::collections::BTreeMap;
 use zk_recipes::zk::{
-    CreateMode, MultiOp, OpResult, Path, Request, SessionId, ZkError, Zxid, ANY_VERSION,
+    Acls, AuthId, CreateMode, MultiOp, OpResult, Path, Perms, Request, SessionId, ZkError, Zxid,
+    ANY_VERSION,
 };
 
 /// A write op borrowed from a [`Request`] or a [`MultiOp`].
@@ -17,6 +20,7 @@ pub(crate) enum WriteOp<'a> {
         path: &'a Path,
         data: &'a [u8],
         mode: CreateMode,
+        acl: &'a Acls,
     },
     Delete {
         path: &'a Path,
@@ -37,10 +41,16 @@ impl<'a> WriteOp<'a> {
     /// The write op of a single request; `None` for reads, sync and multi.
     pub fn of_request(request: &'a Request) -> Option<WriteOp<'a>> {
         Some(match request {
-            Request::Create { path, data, mode } => WriteOp::Create {
+            Request::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => WriteOp::Create {
                 path,
                 data,
                 mode: *mode,
+                acl,
             },
             Request::Delete { path, version } => WriteOp::Delete {
                 path,
@@ -65,10 +75,16 @@ impl<'a> WriteOp<'a> {
 
     pub fn of_multi_op(op: &'a MultiOp) -> WriteOp<'a> {
         match op {
-            MultiOp::Create { path, data, mode } => WriteOp::Create {
+            MultiOp::Create {
+                path,
+                data,
+                mode,
+                acl,
+            } => WriteOp::Create {
                 path,
                 data,
                 mode: *mode,
+                acl,
             },
             MultiOp::Delete { path, version } => WriteOp::Delete {
                 path,
@@ -97,6 +113,9 @@ pub(crate) struct WriteContext {
     pub zxid: Zxid,
     pub time_ms: i64,
     pub extended_types_enabled: bool,
+    /// The identities the session added (`addAuth`), for the permission
+    /// checks.
+    pub auth: Vec<AuthId>,
     /// Sequence counters as PrepRequestProcessor's pending change records
     /// see them, where they differ from the tree: after i32::MAX the tree's
     /// counter stays put but the next op of the same multi sees i32::MIN.
@@ -112,8 +131,13 @@ pub(crate) fn apply(
     ctx: &mut WriteContext,
 ) -> Result<(OpResult, Option<Change>), ZkError> {
     match op {
-        WriteOp::Create { path, data, mode } => {
-            let (change, result) = create(tree, path, data, mode, ctx)?;
+        WriteOp::Create {
+            path,
+            data,
+            mode,
+            acl,
+        } => {
+            let (change, result) = create(tree, path, data, mode, acl, ctx)?;
             Ok((result, Some(change)))
         }
         WriteOp::Delete { path, version } => {
@@ -129,7 +153,7 @@ pub(crate) fn apply(
             Ok((OpResult::DataSet(stat), Some(change)))
         }
         WriteOp::Check { path, version } => {
-            check(tree, path, version)?;
+            check(tree, path, version, ctx)?;
             Ok((OpResult::Checked, None))
         }
     }
@@ -145,11 +169,14 @@ fn create(
     requested: &Path,
     data: &[u8],
     mode: CreateMode,
+    acl: &Acls,
     ctx: &mut WriteContext,
 ) -> Result<(Change, OpResult), ZkError> {
     check_create_mode(mode, ctx.extended_types_enabled)?;
+    let acl = access::fixup(acl, &ctx.auth)?;
     let parent = requested.parent().unwrap_or_else(Path::root);
     let parent_node = tree.get(&parent).ok_or(ZkError::NoNode)?;
+    access::check(&parent_node.acl, Perms::CREATE, &ctx.auth)?;
     let committed = parent_node.child_creates;
     let counter = ctx
         .prepared_counters
@@ -172,6 +199,7 @@ fn create(
     let node = Node::new(
         data.to_vec(),
         NodeKind::of_create(mode, ctx.session),
+        acl,
         ctx.zxid,
         ctx.time_ms,
     );
@@ -212,6 +240,9 @@ fn delete(
     if path.is_root() {
         return Err(ZkError::BadArguments);
     }
+    let parent = path.parent().expect("not the root");
+    let parent_node = tree.get(&parent).ok_or(ZkError::NoNode)?;
+    access::check(&parent_node.acl, Perms::DELETE, &ctx.auth)?;
     let node = tree.get(path).ok_or(ZkError::NoNode)?;
     check_version(node.version, version)?;
     if !node.children.is_empty() {
@@ -231,17 +262,42 @@ fn set_data(
         return Err(ZkError::BadArguments);
     }
     let node = tree.get(path).ok_or(ZkError::NoNode)?;
+    access::check(&node.acl, Perms::WRITE, &ctx.auth)?;
     check_version(node.version, version)?;
     let next_version = node.version.wrapping_add(1);
     Ok(tree.set_data(path, data.to_vec(), next_version, ctx.zxid, ctx.time_ms))
 }
 
-fn check(tree: &DataTree, path: &Path, version: i32) -> Result<(), ZkError> {
+fn check(tree: &DataTree, path: &Path, version: i32, ctx: &WriteContext) -> Result<(), ZkError> {
     if path.ends_with_slash() {
         return Err(ZkError::BadArguments);
     }
     let node = tree.get(path).ok_or(ZkError::NoNode)?;
+    access::check(&node.acl, Perms::READ, &ctx.auth)?;
     check_version(node.version, version)
+}
+
+/// setACL: the path, the new ACL made concrete, the node, ADMIN on it,
+/// its ACL version; the ACL version moves, no other stat field does.
+pub(crate) fn set_acl(
+    tree: &mut Shared<DataTree>,
+    path: &Path,
+    acl: &Acls,
+    version: i32,
+    ctx: &WriteContext,
+) -> Result<zk_recipes::zk::Stat, ZkError> {
+    if path.ends_with_slash() {
+        return Err(ZkError::BadArguments);
+    }
+    let acl = access::fixup(acl, &ctx.auth)?;
+    let node = tree.get(path).ok_or(ZkError::NoNode)?;
+    access::check(&node.acl, Perms::ADMIN, &ctx.auth)?;
+    check_version(node.aversion, version)?;
+    let aversion = node.aversion.wrapping_add(1);
+    let node = tree.get_mut(path).expect("checked above");
+    node.acl = acl;
+    node.aversion = aversion;
+    Ok(node.stat())
 }
 
 /// PrepRequestProcessor.checkAndIncVersion's check.

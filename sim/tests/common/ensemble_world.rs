@@ -3,6 +3,7 @@
 //! on three servers under a schedule of faults.
 
 use zk_recipes::lock::FixedLock;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::faults::{Fault, FaultPlan, MsRange, ScheduledFault, Trigger};
 use zk_sim::oracles::{OracleConfig, Property};
@@ -23,6 +24,7 @@ pub fn fixed_lock_on_three_servers(schedule: Vec<(f64, usize, Fault)>) -> Simula
             path: locks.clone(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
         faults: FaultPlan::scheduled(
             schedule

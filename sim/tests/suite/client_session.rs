@@ -6,6 +6,7 @@
 //! recursive watches stay armed, hear state changes and are re-registered
 //! (SetWatches2), on one server and on an ensemble's follower.
 
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     AddWatchMode, CreateMode, EventType, KeeperState, Path, Request, SessionEvent, WatchedEvent,
     ZkError,
@@ -91,6 +92,7 @@ fn create(p: &str) -> Request {
         path: path(p),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use rand::SeedableRng;
 use std::collections::BTreeSet;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, SessionId, WatchedEvent, ZkError,
 };
@@ -65,6 +66,7 @@ impl<const RUST: bool> Recipe for Probe<RUST> {
                     path: node(),
                     data: Vec::new(),
                     mode: CreateMode::Ephemeral,
+                    acl: Acls::Open,
                 },
             ),
             Input::Session(event) => {

@@ -6,6 +6,7 @@
 //! every replica ending with the leader's tree.
 
 use rand::{Rng, SeedableRng};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, Path, Reply, Request, SessionId, ZkError, Zxid};
 use zk_sim::ensemble::{ConnectError, DeletionOrder, Ensemble, EnsembleEvent};
 use zk_sim::server::{ServerConfig, SortedOrder};
@@ -22,6 +23,7 @@ fn create(path: &str, mode: CreateMode) -> Request {
         path: p(path),
         data: Vec::new(),
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -433,10 +435,16 @@ fn every_server_converges_on_the_leaders_tree() {
                 _ => get_data(&name, true),
             };
             let request = match request {
-                Request::Create { path, data, mode } if mode.is_sequential() => Request::Create {
+                Request::Create {
+                    path,
+                    data,
+                    mode,
+                    acl,
+                } if mode.is_sequential() => Request::Create {
                     path: Path::sequential_prefix(path.as_str()).unwrap(),
                     data,
                     mode,
+                    acl,
                 },
                 other => other,
             };

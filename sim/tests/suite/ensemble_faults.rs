@@ -9,6 +9,7 @@
 #![cfg(madsim)]
 
 use zk_recipes::lock::FixedLock;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_recipes::{Input, Observation, Observe, Outbox, Recipe, Tag};
 use zk_sim::faults::{Fault, FaultPlan, ScheduledFault, Trigger};
@@ -200,6 +201,7 @@ impl Recipe for Probe {
                         path: Path::new(format!("/w-{}-{}", self.0, self.1)).unwrap(),
                         data: Vec::new(),
                         mode: CreateMode::Persistent,
+                        acl: Acls::Open,
                     },
                 )
             }

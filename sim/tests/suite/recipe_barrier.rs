@@ -10,6 +10,7 @@ use zk_recipes::barrier::fixed::READY;
 use zk_recipes::barrier::{
     BarrierCall, BarrierError, BarrierOutcome, FixedBarrier, OriginalBarrier, TutorialNodeMode,
 };
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Request, WatchedEvent, ZkError};
 use zk_recipes::Recipe;
 use zk_sim::client::ConnectionState;
@@ -33,6 +34,7 @@ impl<R: Recipe<Call = BarrierCall, Outcome = BarrierOutcome>> Barrier<R> {
             path: root(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&root).expect("create the barrier root");
         for i in 0..members {

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use zk_recipes::curator_lock::{
     FixedCuratorLock, LockCall, LockError, LockOutcome, OriginalCuratorLock,
 };
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent, ANY_VERSION,
 };
@@ -53,6 +54,7 @@ fn precreate_lock_path<R: Recipe<Outcome: Observe>>(stepper: &mut Stepper<R>) {
             path: path(node),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&create).unwrap();
     }
@@ -536,6 +538,7 @@ fn lock_path_at_counter_end<R: Recipe<Outcome: Observe>>(
                 path: path(node),
                 data: Vec::new(),
                 mode,
+                acl: Acls::Open,
             })
             .unwrap();
     }

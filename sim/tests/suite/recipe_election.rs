@@ -9,6 +9,7 @@
 use zk_recipes::election::{
     ElectionCall, ElectionError, ElectionOutcome, FixedElection, OriginalElection,
 };
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, Request, SessionId, WatchedEvent, ZkError,
 };
@@ -73,6 +74,7 @@ impl<R: Recipe<Call = ElectionCall, Outcome = ElectionOutcome>> Election<R> {
             path: parent(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&parent).expect("create the election parent");
         for i in 0..clients {
@@ -689,6 +691,7 @@ fn fixed_leads_only_with_a_node_of_its_session() {
         path: Path::sequential_prefix(name).unwrap(),
         data: Vec::new(),
         mode: CreateMode::EphemeralSequential,
+        acl: Acls::Open,
     };
     let mut order = zk_sim::server::SortedOrder;
     election

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use zk_recipes::lock::{FixedLock, LockCall, LockError, LockOutcome, OriginalLock};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, PathError, Request, WatchedEvent, ZkError,
 };
@@ -40,6 +41,7 @@ fn new_stepper<R: LockRecipe>() -> Stepper<R> {
         path: locks_dir(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     };
     s.admin(&mkdir).expect("create /locks");
     s

@@ -16,6 +16,7 @@ use zk_recipes::queue::{
     DistributedQueueOriginal, FixedQueue, QueueCall, QueueFailure, QueueOutcome,
     TutorialQueueOriginal,
 };
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Request, WatchedEvent, ZkError};
 use zk_recipes::{Observation, Observe, Recipe};
 use zk_sim::client::ConnectionState;
@@ -74,6 +75,7 @@ fn setup<R: Variant>(count: usize, seed: u64) -> (Stepper<R>, Vec<ClientId>) {
         path: dir(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     })
     .unwrap();
     let clients = (0..count)
@@ -750,6 +752,7 @@ fn foreign_child_tutorial_original_fails_every_take() {
         path: foreign,
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     })
     .unwrap();
     offer_now(&mut st, c[0], "a");
@@ -775,6 +778,7 @@ fn foreign_child_distributed_original_and_fixed_skip_it() {
             path: foreign,
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         })
         .unwrap();
         offer_now(&mut st, c[0], "a");
@@ -912,7 +916,8 @@ fn fixed_offer_not_applied_is_written_again() {
         Some(Request::Create {
             path: dir(),
             data: Vec::new(),
-            mode: CreateMode::Persistent
+            mode: CreateMode::Persistent,
+            acl: Acls::Open
         })
     );
     round_trip(&mut st, c[0]);

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use zk_recipes::shared_lock::{
     FixedSharedLock, LockMode, OriginalSharedLock, SharedLockCall, SharedLockOutcome,
 };
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, EventType, KeeperState, Path, Reply, Request, WatchedEvent};
 use zk_recipes::{FencingToken, Observe, Recipe};
 use zk_sim::client::ConnectionState;
@@ -37,6 +38,7 @@ fn originals(count: usize) -> Stepper<OriginalSharedLock> {
             path: path(node),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         };
         stepper.admin(&create).unwrap();
     }

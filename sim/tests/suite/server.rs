@@ -4,6 +4,7 @@
 //! was measured on a real 3.8.0 server, the test says so.
 
 use std::collections::BTreeSet;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, MultiOp, OpResult, Path, Reply, Request, SessionId, Stat,
     WatchedEvent, ZkError, ZkResult, ANY_VERSION,
@@ -48,6 +49,7 @@ fn create_req(path: Path, mode: CreateMode) -> Request {
         path,
         data: Vec::new(),
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -363,6 +365,7 @@ fn the_counter_wraps_to_i32_min_inside_one_multi() {
         path: prefix("/w/m-"),
         data: Vec::new(),
         mode: CreateMode::PersistentSequential,
+        acl: Acls::Open,
     };
     let reply = run(&mut server, A, Request::Multi(vec![seq.clone(), seq])).result;
     let Ok(Reply::Multi(results)) = reply else {
@@ -428,6 +431,7 @@ fn stat_fields_follow_creates_sets_and_child_changes() {
             path: p("/n"),
             data: b"abc".to_vec(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
     );
     let Ok(Reply::Created {
@@ -1228,6 +1232,7 @@ fn a_failing_multi_applies_nothing_and_names_the_failing_op() {
             path: p("/m1"),
             data: vec![],
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
         MultiOp::Delete {
             path: p("/p/old"),
@@ -1237,6 +1242,7 @@ fn a_failing_multi_applies_nothing_and_names_the_failing_op() {
             path: prefix("/p/s-"),
             data: vec![],
             mode: CreateMode::PersistentSequential,
+            acl: Acls::Open,
         },
         MultiOp::SetData {
             path: p("/p"),
@@ -1251,6 +1257,7 @@ fn a_failing_multi_applies_nothing_and_names_the_failing_op() {
             path: p("/m2"),
             data: vec![],
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
     ];
     let applied = run(&mut server, A, Request::Multi(ops));
@@ -1270,17 +1277,20 @@ fn multi_ops_see_earlier_ops_and_sequential_creates_are_consecutive() {
         path: prefix("/q/item-"),
         data: vec![],
         mode: CreateMode::PersistentSequential,
+        acl: Acls::Open,
     };
     let ops = vec![
         MultiOp::Create {
             path: p("/a"),
             data: vec![],
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
         MultiOp::Create {
             path: p("/a/b"),
             data: vec![],
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
         seq.clone(),
         seq,
@@ -1346,6 +1356,7 @@ fn a_successful_multi_fires_watches_as_if_applied_one_by_one() {
             path: p("/p/new"),
             data: vec![],
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         },
         MultiOp::SetData {
             path: p("/p/x"),

@@ -5,6 +5,7 @@
 //! The client-side half is in `client/tests/conformance.rs`, measured on a
 //! real 3.8.0 server.
 
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     AddWatchMode, CreateMode, EventType, Path, Reply, Request, SessionId, WatchedEvent, ZkResult,
     ANY_VERSION,
@@ -67,6 +68,7 @@ fn create_with(
             path: p(path),
             data,
             mode,
+            acl: Acls::Open,
         },
     )
 }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 use zk_recipes::lock::FixedLock;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, Path, Reply, Request, SessionEvent, WatchedEvent, ZkError,
 };
@@ -67,6 +68,7 @@ impl Recipe for Probe {
                     path: probe_path(),
                     data: Vec::new(),
                     mode: CreateMode::Persistent,
+                    acl: Acls::Open,
                 },
             ),
             Input::Reply { result, .. } => {
@@ -317,6 +319,7 @@ fn fixed_lock_world(faults: FaultPlan, properties: &[Property]) -> WorldConfig {
             path: locks.clone(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
         faults,
         oracles: OracleConfig {

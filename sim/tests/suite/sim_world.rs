@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use zk_recipes::lock::{FixedLock, OriginalLock};
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request};
 use zk_sim::faults::{FaultPlan, FaultRates};
 use zk_sim::oracles::{OracleConfig, Property};
@@ -32,6 +33,7 @@ fn lock_config(clients: usize, properties: &[Property]) -> WorldConfig {
             path: lock_dir(),
             data: Vec::new(),
             mode: CreateMode::Persistent,
+            acl: Acls::Open,
         }],
         oracles: OracleConfig {
             properties: properties.iter().copied().collect::<BTreeSet<_>>(),

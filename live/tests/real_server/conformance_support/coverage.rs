@@ -62,5 +62,6 @@ fn reply_kind(reply: &NormReply) -> &'static str {
         NormReply::MultiRead(_) => "MultiRead",
         NormReply::Ephemerals(_) => "Ephemerals",
         NormReply::AllChildrenNumber(_) => "AllChildrenNumber",
+        NormReply::Other(_) => "Other",
     }
 }

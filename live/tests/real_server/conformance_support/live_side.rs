@@ -16,6 +16,7 @@ use super::script::{rebase, Script, Step};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use zk_live::LiveSession;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Reply, Request, SessionId};
 
 const SESSION_TIMEOUT_MS: u64 = 10_000;
@@ -47,6 +48,7 @@ pub async fn run(
         path: root.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     };
     let created = sessions[0].apply(&create_root).await;
     assert!(

@@ -7,6 +7,7 @@
 
 use super::script::{p, Step};
 use proptest::prelude::*;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, MultiOp, Request, ANY_VERSION};
 
 /// Sessions in a random script.
@@ -46,6 +47,7 @@ pub fn steps(max_steps: usize) -> impl Strategy<Value = Vec<Step>> {
                 path: p(path),
                 data: Vec::new(),
                 mode,
+                acl: Acls::Open,
             },
         })
     };
@@ -98,9 +100,15 @@ fn create() -> impl Strategy<Value = MultiOp> {
         path,
         data,
         mode,
+        acl: Acls::Open,
     });
-    let sequential = (prefix(), data(), sequential_mode())
-        .prop_map(|(path, data, mode)| MultiOp::Create { path, data, mode });
+    let sequential =
+        (prefix(), data(), sequential_mode()).prop_map(|(path, data, mode)| MultiOp::Create {
+            path,
+            data,
+            mode,
+            acl: Acls::Open,
+        });
     prop_oneof![3 => plain, 2 => sequential]
 }
 

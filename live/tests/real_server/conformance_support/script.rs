@@ -4,6 +4,7 @@
 //! vacuously (both sides answering NoNode to a mistyped path, say).
 
 use std::fmt;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, MultiOp, Path, ReadOp, Request, ZkError, ANY_VERSION};
 
 /// The placeholder for the run's root node in scripts and normalized outcomes.
@@ -160,6 +161,7 @@ pub fn create(path: &str, data: &[u8], mode: CreateMode) -> Request {
         path: p(path),
         data: data.to_vec(),
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -234,6 +236,7 @@ pub fn op_create(path: &str, mode: CreateMode) -> MultiOp {
         path: p(path),
         data: Vec::new(),
         mode,
+        acl: Acls::Open,
     }
 }
 
@@ -263,10 +266,16 @@ pub fn op_check(path: &str, version: i32) -> MultiOp {
 pub fn rebase(request: &Request, root: &Path) -> Request {
     let r = |path: &Path| rebase_path(path, root);
     match request.clone() {
-        Request::Create { path, data, mode } => Request::Create {
+        Request::Create {
+            path,
+            data,
+            mode,
+            acl,
+        } => Request::Create {
             path: r(&path),
             data,
             mode,
+            acl,
         },
         Request::Delete { path, version } => Request::Delete {
             path: r(&path),
@@ -318,16 +327,29 @@ pub fn rebase(request: &Request, root: &Path) -> Request {
         ),
         Request::GetEphemerals { prefix } => Request::GetEphemerals { prefix: r(&prefix) },
         Request::GetAllChildrenNumber { path } => Request::GetAllChildrenNumber { path: r(&path) },
+        Request::GetAcl { path } => Request::GetAcl { path: r(&path) },
+        Request::SetAcl { path, acl, version } => Request::SetAcl {
+            path: r(&path),
+            acl,
+            version,
+        },
+        other @ (Request::AddAuth { .. } | Request::WhoAmI) => other,
     }
 }
 
 fn rebase_op(op: &MultiOp, root: &Path) -> MultiOp {
     let r = |path: &Path| rebase_path(path, root);
     match op.clone() {
-        MultiOp::Create { path, data, mode } => MultiOp::Create {
+        MultiOp::Create {
+            path,
+            data,
+            mode,
+            acl,
+        } => MultiOp::Create {
             path: r(&path),
             data,
             mode,
+            acl,
         },
         MultiOp::Delete { path, version } => MultiOp::Delete {
             path: r(&path),
@@ -383,7 +405,9 @@ impl fmt::Display for Brief<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let watch = |w: &bool| if *w { " watch" } else { "" };
         match self.0 {
-            Request::Create { path, data, mode } => write!(f, "create {path} {data:?} {mode:?}"),
+            Request::Create {
+                path, data, mode, ..
+            } => write!(f, "create {path} {data:?} {mode:?}"),
             Request::Delete { path, version } => write!(f, "delete {path} v{version}"),
             Request::Exists { path, watch: w } => write!(f, "exists {path}{}", watch(w)),
             Request::GetData { path, watch: w } => write!(f, "getData {path}{}", watch(w)),
@@ -418,6 +442,10 @@ impl fmt::Display for Brief<'_> {
             }
             Request::GetEphemerals { prefix } => write!(f, "getEphemerals {prefix}"),
             Request::GetAllChildrenNumber { path } => write!(f, "getAllChildrenNumber {path}"),
+            Request::GetAcl { path } => write!(f, "getACL {path}"),
+            Request::SetAcl { path, version, .. } => write!(f, "setACL {path} v{version}"),
+            Request::AddAuth { scheme, .. } => write!(f, "addAuth {scheme}"),
+            Request::WhoAmI => write!(f, "whoAmI"),
         }
     }
 }

@@ -12,6 +12,7 @@
 use super::outcome::{Normalizer, StepOutcome};
 use super::script::{rebase, Script, Step};
 use std::collections::BTreeMap;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request, SessionId};
 use zk_sim::server::{Notification, ServerConfig, SortedOrder, ZkServer};
 
@@ -41,6 +42,7 @@ pub fn run(script: &Script, root: &Path) -> SimRun {
         path: root.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     };
     let applied = server.apply(session_ids[0], &create_root, &mut SortedOrder);
     assert!(

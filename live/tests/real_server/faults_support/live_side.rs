@@ -36,6 +36,7 @@ use tokio::time::Instant;
 use zk_live::admin;
 use zk_live::proxy::{FaultProxy, Hole};
 use zk_live::LiveSession;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{
     CreateMode, EventType, KeeperState, Path, Reply, Request, SessionId, WatchedEvent, ZkResult,
 };
@@ -61,6 +62,7 @@ pub async fn run(script: &FaultScript, root: &Path, addr: &str) -> Run {
         path: root.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     };
     let created = world.sessions[0].apply(&create_root).await;
     assert!(

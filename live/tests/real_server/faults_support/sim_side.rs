@@ -19,6 +19,7 @@ use super::script::{FaultScript, Link, Step};
 use crate::conformance_support::outcome::{Normalizer, StepOutcome};
 use crate::conformance_support::script::{placeholder_path, rebase};
 use std::collections::BTreeMap;
+use zk_recipes::zk::Acls;
 use zk_recipes::zk::{CreateMode, Path, Request, SessionId, WatchedEvent, ZkResult};
 use zk_sim::client::{ClientSession, ConnectionState};
 use zk_sim::server::{Notification, ServerConfig, SortedOrder, ZkServer};
@@ -32,6 +33,7 @@ pub fn run(script: &FaultScript, root: &Path) -> Run {
         path: root.clone(),
         data: Vec::new(),
         mode: CreateMode::Persistent,
+        acl: Acls::Open,
     };
     world.apply(0, &create_root);
     let created = world.take_seen(0);
