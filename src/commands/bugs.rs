@@ -11,6 +11,12 @@
 //! - the fixed variant on the same seeds (with `fixed_properties`), which
 //!   must all pass.
 //!
+//! The fixed variant is `fixed` unless the entry names another
+//! (`catalog.fixed`, e.g. `waits` for a recipe whose correct form is not
+//! called `fixed`). An entry's `bug` is a number (`9`, `5a`: printed
+//! `bug9`, sorted by number) or a short name (`crate1`: printed as it is,
+//! after the numbered ones, by name).
+//!
 //! It prints a table and exits 0 only if every entry is caught with its
 //! own signature and every fix holds; 1 otherwise; 3 when that is so but
 //! a seed's run panicked (an internal error of zkcheck: that seed neither
@@ -62,6 +68,9 @@ pub fn run(harness: &Harness, args: BugsArgs) -> ExitCode {
 struct Entry {
     scenario: Scenario,
     fixed: Scenario,
+    /// The entry's `catalog.bug`, as written (the catalog's order).
+    id: String,
+    /// Its printed name: `bug9`, or `crate1` for a named entry.
     bug: String,
     signature: String,
     model: Option<CatalogModel>,
@@ -150,18 +159,18 @@ fn load_entries(harness: &Harness, args: &BugsArgs) -> Result<Vec<Entry>, ExitCo
         .iter()
         .map(|file| load_entry(harness, file))
         .collect::<Result<Vec<Entry>, ExitCode>>()?;
-    entries.sort_by_key(|entry| bug_order(&entry.bug));
+    entries.sort_by_key(|entry| bug_order(&entry.id));
     Ok(entries)
 }
 
-/// `bug10` after `bug9`: the number, then the letters after it.
-fn bug_order(bug: &str) -> (u64, String) {
-    let name = bug.trim_start_matches("bug");
-    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
-    (
-        digits.parse().unwrap_or(u64::MAX),
-        name[digits.len()..].to_string(),
-    )
+/// `10` after `9`: the number, then the letters after it; a named entry
+/// (`crate1`) after every numbered one, by its name.
+fn bug_order(id: &str) -> (u64, String) {
+    let digits: String = id.chars().take_while(char::is_ascii_digit).collect();
+    match digits.parse() {
+        Ok(number) => (number, id[digits.len()..].to_string()),
+        Err(_) => (u64::MAX, id.to_string()),
+    }
 }
 
 fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCode> {
@@ -182,16 +191,31 @@ fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCo
         .expect_signature
         .clone()
         .expect("validation requires expect_signature with [catalog]");
-    let fixed = scenario.with_variant("fixed").map_err(|e| {
-        refuse(
-            "variant",
-            format!("the catalog runs the fixed variant: {e}"),
-        )
-    })?;
+    // The key that names the fixed variant: `catalog.fixed` when written.
+    let fixed_key = match catalog.fixed {
+        Some(_) => "catalog.fixed",
+        None => "variant",
+    };
+    let fixed = scenario
+        .with_variant(catalog.fixed_variant())
+        .map_err(|e| {
+            refuse(
+                fixed_key,
+                format!("the catalog runs the fixed variant: {e}"),
+            )
+        })?;
     if let Some(model) = &catalog.model {
         let variant = model.variant.as_deref().unwrap_or(&scenario.raw.variant);
         let resolved = model_args(&scenario, model, variant).resolve(harness);
         let (found, setup) = resolved.map_err(|e| refuse("catalog.model", e.to_string()))?;
+        model_args(&scenario, model, catalog.fixed_variant())
+            .resolve(harness)
+            .map_err(|e| {
+                refuse(
+                    fixed_key,
+                    format!("the catalog model-checks the fixed variant: {e}"),
+                )
+            })?;
         let names = found.property_names(&setup);
         if !names.contains(&model.property.as_str()) {
             return Err(refuse(
@@ -206,7 +230,8 @@ fn load_entry(harness: &Harness, file: &std::path::Path) -> Result<Entry, ExitCo
         }
     }
     Ok(Entry {
-        bug: format!("bug{}", catalog.bug),
+        id: catalog.bug.clone(),
+        bug: catalog.entry_name(),
         signature,
         model: catalog.model,
         scenario,
@@ -350,7 +375,7 @@ fn check_entry(
         },
         model,
         fixed: schema::FixedFinding {
-            variant: "fixed".to_string(),
+            variant: entry.fixed.raw.variant.clone(),
             seeds_run,
             seeds_failed: fixed_failing.len() as u64,
             model_states: fixed_model.as_ref().map(|(states, _)| *states),
@@ -409,7 +434,7 @@ fn model_findings(
                 .unwrap_or_default(),
         }
     });
-    let fixed = check("fixed").map(|(report, _)| {
+    let fixed = check(&entry.fixed.raw.variant).map(|(report, _)| {
         let holds = report.exhaustive
             && report
                 .properties
@@ -462,13 +487,18 @@ fn print_row(row: &schema::CatalogEntry) {
         None => "-".to_string(),
     };
     let fixed = &row.fixed;
+    // The fixed variant is named when it is not `fixed`.
+    let fixed_variant = match fixed.variant.as_str() {
+        "fixed" => String::new(),
+        variant => format!("{variant}, "),
+    };
     let fixed_model = match (fixed.model_states, fixed.model_holds) {
         (Some(states), Some(true)) => format!(", model holds ({states} states)"),
         (Some(states), _) => format!(", model FAILS ({states} states)"),
         _ => String::new(),
     };
     println!(
-        "{:<6} {:<28} {:<44} {}",
+        "{:<8} {:<28} {:<44} {}",
         row.bug,
         format!("{} {}", row.recipe, row.variant),
         row.signature,
@@ -477,10 +507,22 @@ fn print_row(row: &schema::CatalogEntry) {
     println!("         simulation: {found}");
     println!("         model:      {model}");
     println!(
-        "         fixed:      {} of {} seeds fail{fixed_model}",
+        "         fixed:      {fixed_variant}{} of {} seeds fail{fixed_model}",
         fixed.seeds_failed, fixed.seeds_run
     );
     if let Some(replay) = &sim.replay {
         println!("         replay:     {replay}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bug_order;
+
+    #[test]
+    fn numbered_entries_come_by_number_then_named_ones_by_name() {
+        let mut ids = vec!["crate1", "10", "9", "5b", "cache1", "5a", "14"];
+        ids.sort_by_key(|id| bug_order(id));
+        assert_eq!(ids, ["5a", "5b", "9", "10", "14", "cache1", "crate1"]);
     }
 }

@@ -7,12 +7,15 @@
 //! hold starts keeps the holder's connection down while its second
 //! contention creates and gives up. With one cycle (no contention after a
 //! strike) both variants hold exhaustively. Pinned: the counterexample,
-//! the searches' sizes, and the same property in a sweep.
+//! the searches' sizes, and the same property in a sweep. The example's
+//! catalog runs the same lock on 3 servers
+//! (`scenarios/bugs/crate1-crate-lock-ensemble.toml`): there the explorer
+//! finds the same leak, the tape also choosing host lists and lags.
 
 use super::{one_loss, registry, trace_of};
 use std::path::Path;
-use zk_sim::explore::run::{World, WorldSource};
-use zk_sim::explore::search::Summary;
+use zk_sim::explore::run::{explore, World, WorldSource};
+use zk_sim::explore::search::{Bounds, Stop, Summary};
 use zk_sim::explore::DurationPoints;
 use zk_sim::scenario::Scenario;
 
@@ -83,4 +86,80 @@ fn a_sweep_of_the_same_scenario_finds_the_same_property() {
         violated.any(|v| v.property_name() == "no_leaks")
     });
     assert_eq!(failing, Some(0), "the first of 876 failing seeds in 1,000");
+}
+
+/// The example catalog's entry for the same lock on a 3-server ensemble.
+const ENSEMBLE: &str =
+    include_str!("../../examples/async-latch/scenarios/bugs/crate1-crate-lock-ensemble.toml");
+
+/// The catalog entry's own world at 2 clients and 2 cycles, searched for
+/// at most `executions` executions with one connection loss.
+fn ensemble_world() -> World {
+    World {
+        source: WorldSource::Scenario {
+            name: "crate1-crate-lock-ensemble.toml".into(),
+            text: ENSEMBLE.to_string(),
+        },
+        durations: DurationPoints::default(),
+        ..World::new("crate_lock", "timed", 2, 2)
+    }
+}
+
+fn explored_on_3_servers(executions: u64) -> Summary {
+    let scenario = ensemble_world()
+        .scenario(registry().sim_recipes())
+        .unwrap_or_else(|error| panic!("{error}"));
+    let bounds = Bounds {
+        faults: one_loss(),
+        max_executions: Some(executions),
+        ..Bounds::default()
+    };
+    explore(&scenario, &bounds).expect("a deterministic world")
+}
+
+/// `check scenarios/bugs/crate1-crate-lock-ensemble.toml --clients 2
+/// --cycles 2 --faults connection-loss=1 --max-executions 7000` (the
+/// delay-0 iteration alone is far from exhausted on 3 servers): the leak
+/// is found at execution 341, and the shortest counterexample by 7,000 is
+/// the one-server one's shape with both host lists going round servers 0,
+/// 1, 2 and both followers applying at once.
+#[test]
+fn on_3_servers_a_contention_given_up_while_its_connection_is_down_leaves_its_node() {
+    let first = explored_on_3_servers(341);
+    assert_eq!(first.found.len(), 1, "{first:?}");
+    assert_eq!(first.found[0].property, "no_leaks", "{first:?}");
+    assert!(explored_on_3_servers(340).found.is_empty());
+
+    let summary = explored_on_3_servers(7000);
+    assert_eq!(summary.stop, Some(Stop::Executions), "{summary:?}");
+    assert_eq!(summary.executions, 7000, "{summary:?}");
+    let found = summary
+        .found
+        .first()
+        .unwrap_or_else(|| panic!("{summary:?}"));
+    assert_eq!(found.property, "no_leaks", "{summary:?}");
+    assert_eq!((found.points, found.delays), (17, 0), "{summary:?}");
+    // c0 holds for 50 ms (choice 1 of [1, 50]) and its connection goes
+    // down as the hold starts (strike 2); the first contention of its
+    // second cycle creates while the connection is down and gives up.
+    assert_eq!(
+        found.choices,
+        vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 1]
+    );
+    // Its choices replay the same trace in a second process.
+    let file =
+        ensemble_world().choice_file(one_loss(), Some("no_leaks".into()), found.choices.clone());
+    let trace = trace_of(&file);
+    for line in [
+        "c0 send     choice: the client's host list goes round servers 0, 1, 2",
+        "c0 timer    choice: 50 ms of [1, 50]",
+        "c0 FAULT    disconnect (down 8000 ms)",
+        "-- phase    verdict: VIOLATION",
+    ] {
+        assert!(trace.contains(line), "missing {line:?} in\n{trace}");
+    }
+    assert_eq!(
+        trace,
+        super::trace_in_a_second_process(&file, "crate_lock_ensemble")
+    );
 }

@@ -114,6 +114,8 @@ pub struct ScenarioFile {
     /// The properties the `fixed` variant must hold when this scenario is
     /// run with `--variant fixed` (default: the same as `properties.check`);
     /// e.g. a pause scenario asks the fixed lock for the fenced form only.
+    /// In a catalog entry that names its fixed variant (`catalog.fixed`),
+    /// that variant's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_properties: Option<Vec<String>>,
     #[serde(default)]
@@ -136,15 +138,36 @@ pub struct ScenarioFile {
 ///
 /// ```toml
 /// [catalog]
-/// bug = "9"                          # its number in known-bugs.md
+/// bug = "9"                          # its number in known-bugs.md, or a short name (`crate1`)
+/// fixed = "fixed"                    # the variant that must hold (default `fixed`)
 /// model = { property = "no_stuck_waiter", clients = 2, faults = "none" }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogSection {
     pub bug: String,
+    /// The variant that fixes the bug: its sweep must pass (and its model
+    /// hold). Default `fixed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<CatalogModel>,
+}
+
+impl CatalogSection {
+    /// The variant that must hold: `fixed` unless the entry names another.
+    pub fn fixed_variant(&self) -> &str {
+        self.fixed.as_deref().unwrap_or("fixed")
+    }
+
+    /// The entry's name in the catalog's table and report: `bug9` for a
+    /// number (`9`, `5a`), the name itself otherwise (`crate1`).
+    pub fn entry_name(&self) -> String {
+        match self.bug.starts_with(|c: char| c.is_ascii_digit()) {
+            true => format!("bug{}", self.bug),
+            false => self.bug.clone(),
+        }
+    }
 }
 
 /// The model check that finds a catalog entry's bug: the property that

@@ -138,7 +138,7 @@ impl Checker<'_> {
         };
         let expect = self.expectation(&raw, &properties)?;
         let expect_signature = self.expect_signature(&raw, &expect)?;
-        self.catalog(&raw)?;
+        self.catalog(&raw, &recipe)?;
         let judged: BTreeSet<Property> = properties
             .iter()
             .chain(fixed_properties.iter().flatten())
@@ -815,10 +815,11 @@ impl Checker<'_> {
         None
     }
 
-    /// `[catalog]`: a short bug name, a model of a few clients, and a
-    /// signature to count seeds by. (The model's property and fault
-    /// budget are checked by `zkcheck bugs`, which knows the models.)
-    fn catalog(&self, raw: &ScenarioFile) -> Checked<()> {
+    /// `[catalog]`: a short bug name, a fixed variant of the recipe, a
+    /// model of a few clients, and a signature to count seeds by. (The
+    /// model's property and fault budget are checked by `zkcheck bugs`,
+    /// which knows the models.)
+    fn catalog(&self, raw: &ScenarioFile, recipe: &RecipeSpec) -> Checked<()> {
         let Some(catalog) = &raw.catalog else {
             return Ok(());
         };
@@ -827,8 +828,18 @@ impl Checker<'_> {
             return Err(self.error(
                 "catalog.bug",
                 format!(
-                    "`{}` is not a bug number like `9` or `5a`",
+                    "`{}` is not a bug number like `9` or `5a`, nor a short name like `crate1` (letters and digits, at most 8)",
                     clip(&catalog.bug)
+                ),
+            ));
+        }
+        let fixed = catalog.fixed_variant();
+        if recipe.variant(fixed).is_none() {
+            return Err(self.error(
+                "catalog.fixed",
+                format!(
+                    "the variant that must hold: {}",
+                    recipe.unknown_variant(fixed)
                 ),
             ));
         }
