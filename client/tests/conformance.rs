@@ -135,4 +135,5 @@ compared_with_zookeeper! {
     acl_matches_zookeeper: Acl,
     acl_loss_matches_zookeeper: AclLoss,
     acl_expiry_matches_zookeeper: AclExpiry,
+    idle_silence_matches_zookeeper: IdleSilence,
 }

@@ -15,6 +15,7 @@ pub mod persistent_sequences;
 pub mod real_side;
 pub mod sequences;
 pub mod sim_side;
+pub mod timing_sequences;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -56,10 +57,11 @@ pub enum Sequence {
     Acl,
     AclLoss,
     AclExpiry,
+    IdleSilence,
 }
 
 impl Sequence {
-    pub const ALL: [Sequence; 30] = [
+    pub const ALL: [Sequence; 31] = [
         Sequence::CreateModes,
         Sequence::SequentialNames,
         Sequence::Errors,
@@ -90,6 +92,7 @@ impl Sequence {
         Sequence::Acl,
         Sequence::AclLoss,
         Sequence::AclExpiry,
+        Sequence::IdleSilence,
     ];
 
     /// A short name: the pinned file's and the root node's.
@@ -125,6 +128,7 @@ impl Sequence {
             Sequence::Acl => "acl",
             Sequence::AclLoss => "acl-loss",
             Sequence::AclExpiry => "acl-expiry",
+            Sequence::IdleSilence => "idle-silence",
         }
     }
 }

@@ -18,7 +18,7 @@
 use super::{Sequence, Transcript, HOW_TO_RUN};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinHandle;
 use zk_live::proxy::{FaultProxy, Hole};
 use zk_live::{zk_addr_from_env, LiveSession};
@@ -37,6 +37,7 @@ mod sequences {
     crate::conformance_support::lock_sequences::define_lock_sequences!(upstream);
     crate::conformance_support::persistent_sequences::define_persistent_sequences!(upstream);
     crate::conformance_support::acl_sequences::define_acl_sequences!(upstream);
+    crate::conformance_support::timing_sequences::define_timing_sequences!(upstream);
 }
 
 /// A real server and a tokio runtime to drive the real crate.
@@ -104,6 +105,7 @@ impl RealHarness {
                 ttl_enabled: self.ttl_enabled,
                 proxy: Arc::new(proxy),
                 cutter: Mutex::new(None),
+                started: Instant::now(),
             };
             let transcript = sequences::run(sequence, &env).await;
             env.proxy.heal();
@@ -172,6 +174,7 @@ pub struct Env {
     proxy: Arc<FaultProxy>,
     /// The task that cuts the connections once the armed loss happened.
     cutter: Mutex<Option<JoinHandle<()>>>,
+    started: Instant,
 }
 
 impl Env {
@@ -196,6 +199,24 @@ impl Env {
     /// A second client's session (not behind the proxy).
     pub fn other(&self) -> &upstream::Client {
         &self.other
+    }
+
+    /// Milliseconds since the sequence began.
+    pub fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// The last request before the silence may go now.
+    pub async fn before_idle(&self) {}
+
+    /// Waits `timing_sequences::IDLE_MS`, silences the proxy's connection
+    /// (bytes held both ways, nothing closed) for `SILENCE_MS`, and
+    /// returns when.
+    pub async fn silence_after_idle(&self) -> u64 {
+        use super::timing_sequences::{IDLE_MS, SILENCE_MS};
+        tokio::time::sleep(Duration::from_millis(IDLE_MS)).await;
+        self.proxy.silence_for(SILENCE_MS);
+        self.now_ms()
     }
 
     /// The next reply to the client vanishes; then the connection drops.

@@ -91,6 +91,7 @@ macro_rules! define_sequences {
                 Sequence::Acl => acl(env, &zk, &n, &mut t).await,
                 Sequence::AclLoss => acl_loss(env, &zk, &n, &mut t).await,
                 Sequence::AclExpiry => acl_expiry(env, zk, &n, &mut t).await,
+                Sequence::IdleSilence => idle_silence(env, &zk, &n, &mut t).await,
             }
             t
         }

@@ -21,6 +21,9 @@ use zk_sim::world::{Client as SimClient, Simulation, WorldConfig};
 pub const FAULT_AT_MS: u64 = 1_000;
 /// How long reconnecting fails after a loss.
 pub const DOWN_MS: u64 = 2_000;
+/// When the idle-silence sequence's silence begins (its client's last
+/// request goes out `timing_sequences::IDLE_MS` before).
+pub const SILENCE_AT_MS: u64 = 3_000;
 /// How often client 1 looks whether the sequence is done, and client 0
 /// whether client 1 is connected (simulated ms).
 const POLL_MS: u64 = 5;
@@ -33,6 +36,9 @@ mod sequences {
         zkcheck_zookeeper_client
     );
     crate::conformance_support::acl_sequences::define_acl_sequences!(zkcheck_zookeeper_client);
+    crate::conformance_support::timing_sequences::define_timing_sequences!(
+        zkcheck_zookeeper_client
+    );
 }
 
 /// The faults of `sequence`'s run.
@@ -52,6 +58,15 @@ fn faults(sequence: Sequence) -> Vec<ScheduledFault> {
         | Sequence::PersistentExpiry
         | Sequence::MoreReadsExpiry
         | Sequence::AclExpiry => Fault::Expire,
+        Sequence::IdleSilence => {
+            return vec![ScheduledFault {
+                trigger: Trigger::AtMs(SILENCE_AT_MS as f64),
+                client: 0,
+                fault: Fault::Silent {
+                    down_ms: super::timing_sequences::SILENCE_MS,
+                },
+            }]
+        }
         _ => return Vec::new(),
     };
     vec![ScheduledFault {
@@ -73,6 +88,12 @@ pub fn run(sequence: Sequence, seed: u64, ttl_enabled: bool) -> Transcript {
         clients: 2,
         extended_types: ttl_enabled,
         faults: FaultPlan::scheduled(faults(sequence)),
+        // The crate's default session timeout, which the real side's
+        // client asks for (only the timing sequence depends on it).
+        session_timeout_ms: match sequence {
+            Sequence::IdleSilence => 6_000,
+            _ => WorldConfig::default().session_timeout_ms,
+        },
         ..WorldConfig::default()
     };
     let transcript: Arc<Mutex<Option<Transcript>>> = Arc::default();
@@ -200,6 +221,30 @@ impl Env {
     /// just after.
     pub async fn expire(&self, _client: &zkcheck_zookeeper_client::Client) {
         self.wait_for_the_fault().await;
+    }
+
+    /// Simulated ms since the run began.
+    pub fn now_ms(&self) -> u64 {
+        self.app.now_ns() / 1_000_000
+    }
+
+    /// Waits until the client's last request before the silence is due.
+    pub async fn before_idle(&self) {
+        let due_ms = SILENCE_AT_MS - super::timing_sequences::IDLE_MS;
+        let now_ms = self.now_ms();
+        assert!(
+            now_ms < due_ms,
+            "sim side: the sequence reached its idle time at {now_ms} ms, after {due_ms} ms: \
+             move SILENCE_AT_MS later"
+        );
+        self.app.sleep_ms(due_ms - now_ms).await;
+    }
+
+    /// The schedule silences the connection at [`SILENCE_AT_MS`]: waits
+    /// until then and returns it.
+    pub async fn silence_after_idle(&self) -> u64 {
+        self.app.sleep_ms(SILENCE_AT_MS - self.now_ms()).await;
+        SILENCE_AT_MS
     }
 
     async fn wait_for_the_fault(&self) {

@@ -194,6 +194,18 @@ impl WorldConfig {
     pub fn ping_interval_ms(&self) -> u64 {
         (self.session_timeout_ms / 3).max(1)
     }
+
+    /// The `zookeeper-client` crate's tick: 1/20 of the session timeout
+    /// (`calc_tick_timeout` without a configured connection timeout).
+    pub fn crate_tick_ms(&self) -> u64 {
+        (self.session_timeout_ms / 20).max(1)
+    }
+
+    /// How long a client of the crate stays idle before it pings: three
+    /// ticks, at most 10 s (`reset_timeout`'s `ping_timeout`).
+    pub fn crate_ping_idle_ms(&self) -> u64 {
+        self.crate_tick_ms().saturating_mul(3).min(10_000)
+    }
 }
 
 fn default_next_host_delay_ms() -> MsRange {

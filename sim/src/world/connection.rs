@@ -106,6 +106,9 @@ impl<R: SimRecipe> Shared<R> {
                     "reconnected into the same session"
                 );
                 let _ = self.clients[client].session.reconnected();
+                if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+                    self.start_crate_ticks(client);
+                }
             }
             Some(Connecting::Open(session)) => {
                 trace!(
@@ -117,7 +120,9 @@ impl<R: SimRecipe> Shared<R> {
                 );
                 self.sessions[client] = Some(session);
                 self.clients[client].session.connected(session);
-                if !self.clients[client].pinging {
+                if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+                    self.start_crate_ticks(client);
+                } else if !self.clients[client].pinging {
                     self.clients[client].pinging = true;
                     self.schedule_local(
                         client,
@@ -138,6 +143,11 @@ impl<R: SimRecipe> Shared<R> {
         self.clients[client].link.gives_up_at_ns = None;
         trace!(self, Some(client), Session, "learns its session expired");
         self.clients[client].session.expired();
+        if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust {
+            // The crate opens no session by itself: the application connects
+            // again (`Client::connect_again`).
+            self.clients[client].link.awaits_connect = true;
+        }
         self.retry_later(client, LocalTimer::NewSession);
     }
 
@@ -259,6 +269,9 @@ impl<R: SimRecipe> Shared<R> {
                     trace!(self, Some(client), Timer, "recipe timer {id:?} fires");
                     self.clients[client].session.fire_timer(id);
                 }
+            }
+            LocalTimer::Ping if R::CLIENT_LIBRARY == ClientLibrary::ZookeeperClientRust => {
+                self.crate_ping_tick(client);
             }
             LocalTimer::Ping => {
                 let interval_ns = ms_to_ns(self.config.ping_interval_ms());
@@ -455,7 +468,12 @@ impl<R: SimRecipe> Shared<R> {
             Some(slot.last_sent_ns.saturating_add(timeout))
         } else if slot.session.state == ConnectionState::Connected {
             let timeout = ms_to_ns(self.config.read_timeout_ms(library));
-            Some(slot.link.last_heard_ns.saturating_add(timeout))
+            let deadline = slot.link.last_heard_ns.saturating_add(timeout);
+            Some(match library {
+                ClientLibrary::Java => deadline,
+                // Checked at its ticks (`crate_ticks`).
+                ClientLibrary::ZookeeperClientRust => self.crate_tick_at_or_after(client, deadline),
+            })
         } else {
             None
         }

@@ -46,6 +46,8 @@ mod client;
 mod config;
 #[cfg(madsim)]
 mod connection;
+#[cfg(madsim)]
+mod crate_ticks;
 pub mod draws;
 #[cfg(madsim)]
 mod events;

@@ -221,7 +221,7 @@ impl<R: SimRecipe> Simulation<R> {
             pick_scheduled: false,
             arrivals: 0,
             explored_lags_ms: vec![None; config.servers],
-            explored_hosts: vec![HostList::default(); config.clients],
+            host_lists: vec![HostList::default(); config.clients],
             config,
         };
         world.stats.faults = 0;
@@ -305,6 +305,8 @@ fn new_slot<R: SimRecipe>(recipe: R, workload_rng: Stream) -> ClientSlot<R> {
         last_sent_ns: 0,
         retry: None,
         pinging: false,
+        tick_anchor_ns: 0,
+        ping_check_ns: None,
         paused: false,
         workload_done: false,
         workload_rng,

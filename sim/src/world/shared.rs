@@ -146,8 +146,13 @@ pub struct ClientSlot<R: SimRecipe> {
     /// the pending one is due, was superseded (the heal moves a far attempt
     /// closer) and does nothing.
     pub retry: Option<(u64, LocalTimer)>,
-    /// The ping timer chain has started.
+    /// The ping timer chain has started (the Java client's cadence).
     pub pinging: bool,
+    /// The `zookeeper-client` crate's cadence (`crate_ticks`): when its
+    /// tick grid started (the connection's establishment), and the tick
+    /// it pings at next if still idle.
+    pub tick_anchor_ns: u64,
+    pub ping_check_ns: Option<u64>,
     pub paused: bool,
     pub workload_done: bool,
     pub workload_rng: Stream,
@@ -266,13 +271,14 @@ pub struct Shared<R: SimRecipe> {
     /// Explored runs on an ensemble: each server's apply lag for the whole
     /// run, once the tape chose it (at its first apply).
     pub explored_lags_ms: Vec<Option<u64>>,
-    /// Explored runs on an ensemble: each client's host list, once the
-    /// tape chose its order (at its first attempt).
-    pub explored_hosts: Vec<HostList>,
+    /// On an ensemble: each client's host list, once its order was drawn
+    /// or chosen (at its first attempt).
+    pub host_lists: Vec<HostList>,
 }
 
-/// A client's host list in an explored run: its servers in the order the
-/// tape chose (empty until then), and the index of the next attempt's.
+/// A client's host list: its servers in the order drawn from the seed or
+/// chosen by the tape (empty until then), and the index of the next
+/// attempt's.
 #[derive(Clone, Debug, Default, Hash)]
 pub struct HostList {
     pub order: Vec<usize>,
@@ -583,7 +589,7 @@ impl<R: SimRecipe> Shared<R> {
             self.servers.down[server].is_some().hash(hasher);
         }
         self.servers.election.is_some().hash(hasher);
-        self.explored_hosts.hash(hasher);
+        self.host_lists.hash(hasher);
     }
 
     /// A seeded draw in a delay range, in ns.

@@ -10,6 +10,7 @@ use crate::ensemble::{ConnectError, DeletionOrder, EnsembleEvent};
 use crate::faults::{Fault, ScheduledFault, Trigger};
 use crate::oracles::{fmt_time, liveness_violation, stuck_line, Property, Seen};
 use crate::server::{Applied, Notification, ShuffledOrder};
+use rand::seq::SliceRandom;
 use rand::Rng;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -118,31 +119,40 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
-    /// The server a connection attempt lands on: the only one, or one of
-    /// the ensemble drawn from the seed; in an explored run, the next of
-    /// the client's host list, whose order the tape chose at its first
-    /// attempt (the Java client and the crate go round their list).
+    /// The server a connection attempt lands on: the only one, or the next
+    /// of the client's host list, which both client libraries go round in
+    /// an order they shuffle once (Java's StaticHostProvider, the crate's
+    /// `IterableEndpoints::reset`): drawn from the seed at the client's
+    /// first attempt, or in an explored run chosen by the tape.
     fn pick_server(&mut self, client: usize) -> usize {
         let servers = self.ensemble.servers();
         if servers == 1 {
             return 0;
         }
-        let Some(tape) = self.chooser.as_mut() else {
-            return self.rng.placement.gen_range(0..servers);
-        };
-        let hosts = &mut self.explored_hosts[client];
-        if hosts.order.is_empty() {
-            hosts.order = host_order(servers, tape.server(2 * servers));
-            let listed: Vec<String> = hosts.order.iter().map(usize::to_string).collect();
+        if self.host_lists[client].order.is_empty() {
+            let (order, choice) = match self.chooser.as_mut() {
+                Some(tape) => (host_order(servers, tape.server(2 * servers)), "choice: "),
+                None => {
+                    let mut order: Vec<usize> = (0..servers).collect();
+                    order.shuffle(&mut self.rng.placement);
+                    (order, "")
+                }
+            };
+            self.host_lists[client].order = order;
+            let listed: Vec<String> = self.host_lists[client]
+                .order
+                .iter()
+                .map(usize::to_string)
+                .collect();
             trace!(
                 self,
                 Some(client),
                 Send,
-                "choice: the client's host list goes round servers {}",
+                "{choice}the client's host list goes round servers {}",
                 listed.join(", ")
             );
         }
-        let hosts = &mut self.explored_hosts[client];
+        let hosts = &mut self.host_lists[client];
         let server = hosts.order[hosts.next % servers];
         hosts.next = (hosts.next + 1) % servers;
         trace!(
