@@ -660,6 +660,18 @@ impl Ensemble {
         events
     }
 
+    /// The leader comes back before the servers noticed it was gone (a
+    /// freeze shorter than tickTime × syncLimit): no election; it catches
+    /// up and the writes that waited for it commit now.
+    pub fn resume_leader(&mut self, order: &mut dyn ChildOrder) -> Vec<EnsembleEvent> {
+        assert!(
+            !self.looking,
+            "the servers noticed: an election, not a resume"
+        );
+        self.electing = false;
+        self.start(self.leader, order)
+    }
+
     /// A leader election begins: no write commits until [`Ensemble::elect`].
     pub fn begin_election(&mut self) {
         self.electing = true;

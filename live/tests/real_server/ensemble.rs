@@ -547,6 +547,64 @@ fn when_the_leader_stops_the_followers_drop_every_client_which_reconnects_with_i
     ensemble.await_quorum();
 }
 
+/// A frozen leader (SIGSTOP) closes nothing: a client connected to it
+/// hears nothing and gives the connection up at its own read timeout (the
+/// crate's 2/5 of the session timeout, 4 s here), well after the followers
+/// noticed the leader was gone (tickTime × syncLimit, 2 s) and dropped
+/// their own clients. The simulator's `server_freeze` fault does the same
+/// (sim/tests/suite/ensemble_freeze.rs).
+#[test]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
+fn a_frozen_leader_s_own_clients_hang_until_their_read_timeout() {
+    let ensemble = Ensemble::whole();
+    let leader = ensemble.leader();
+    let follower = ensemble.followers()[0];
+    let session_timeout = Duration::from_secs(10);
+    let read_timeout = session_timeout * 2 / 5;
+    runtime().block_on(async {
+        let on_leader = connect(&ensemble.addrs[leader], session_timeout).await;
+        let on_follower = connect(&ensemble.addrs[follower], session_timeout).await;
+        let frozen = Frozen::freeze(&ensemble, leader);
+        let frozen_at = Instant::now();
+        // The follower's client: dropped when the followers notice. The
+        // leader's: not then; at its read timeout (it reconnects only
+        // after the thaw: its one address is the frozen leader's).
+        let disconnected = |client: zkc::Client, who: &'static str| async move {
+            let mut states = client.state_watcher();
+            let waited = tokio::time::timeout(PROMPTLY, async {
+                while client.state() != SessionState::Disconnected {
+                    states.changed().await;
+                }
+            });
+            waited
+                .await
+                .unwrap_or_else(|_| panic!("{who} was never disconnected"));
+            Instant::now()
+        };
+        let (follower_lost, leader_lost) = tokio::join!(
+            disconnected(on_follower.clone(), "the follower's client"),
+            disconnected(on_leader.clone(), "the frozen leader's client"),
+        );
+        let (follower_ms, leader_ms) = (ms(frozen_at, follower_lost), ms(frozen_at, leader_lost));
+        eprintln!(
+            "frozen leader: ms after SIGSTOP: a follower's client disconnected at {follower_ms}, \
+             the leader's own at {leader_ms} (read timeout {read_timeout:?})"
+        );
+        assert!(
+            (LEADER_SILENCE / 2..=LEADER_SILENCE * 2).contains(&(follower_lost - frozen_at)),
+            "the follower's client disconnected {follower_ms} ms after SIGSTOP"
+        );
+        let since = leader_lost - frozen_at;
+        assert!(
+            since >= read_timeout * 3 / 4 && since <= read_timeout + Duration::from_millis(1_500),
+            "the frozen leader's client disconnected {leader_ms} ms after SIGSTOP, not at its \
+             read timeout ({read_timeout:?})"
+        );
+        drop(frozen);
+    });
+    ensemble.await_quorum();
+}
+
 #[test]
 #[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_cut_off_before_the_leader_stops_gets_a_fresh_timeout_from_the_new_leader() {

@@ -34,7 +34,7 @@ pub struct FaultEntry {
 }
 
 /// The fault names a schedule accepts.
-pub const FAULT_NAMES: [&str; 13] = [
+pub const FAULT_NAMES: [&str; 14] = [
     "disconnect",
     "silent",
     "lose_reply",
@@ -47,15 +47,21 @@ pub const FAULT_NAMES: [&str; 13] = [
     "lag_spike",
     "server_crash",
     "partition",
+    "server_freeze",
     "leader_change",
 ];
 
 /// The faults that strike a server of an ensemble (refused with one server).
-pub const ENSEMBLE_FAULT_NAMES: [&str; 4] =
-    ["lag_spike", "server_crash", "partition", "leader_change"];
+pub const ENSEMBLE_FAULT_NAMES: [&str; 5] = [
+    "lag_spike",
+    "server_crash",
+    "partition",
+    "server_freeze",
+    "leader_change",
+];
 
 /// The faults that take a `server` (and require it).
-const SERVER_FAULT_NAMES: [&str; 3] = ["lag_spike", "server_crash", "partition"];
+const SERVER_FAULT_NAMES: [&str; 4] = ["lag_spike", "server_crash", "partition", "server_freeze"];
 
 /// Why an entry is not a fault: the entry's key at fault and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -78,7 +84,7 @@ fn parameters(fault: &str) -> &'static [&'static str] {
         "disconnect" | "silent" | "lose_reply" | "lose_request" => &["down_ms"],
         "pause" => &["pause_ms"],
         "delay_watches" | "lag_spike" => &["delay_ms", "window_ms"],
-        "server_crash" => &["down_ms"],
+        "server_crash" | "server_freeze" => &["down_ms"],
         "partition" => &["down_ms", "detect_ms"],
         "leader_change" => &["window_ms"],
         _ => &[],
@@ -185,6 +191,10 @@ impl TryFrom<FaultEntry> for ScheduledFault {
                 server,
                 down_ms: required(entry.down_ms, "down_ms")?,
                 detect_ms: entry.detect_ms,
+            },
+            "server_freeze" => Fault::Freeze {
+                server,
+                down_ms: required(entry.down_ms, "down_ms")?,
             },
             "leader_change" => Fault::LeaderChange {
                 window_ms: required(entry.window_ms, "window_ms")?,
@@ -295,6 +305,11 @@ impl From<ScheduledFault> for FaultEntry {
                 entry.down_ms = Some(down_ms);
                 entry.detect_ms = detect_ms;
                 "partition"
+            }
+            Fault::Freeze { server, down_ms } => {
+                entry.server = Some(server);
+                entry.down_ms = Some(down_ms);
+                "server_freeze"
             }
             Fault::LeaderChange { window_ms } => {
                 entry.window_ms = Some(window_ms);

@@ -80,6 +80,17 @@ pub enum Fault {
         down_ms: u64,
         detect_ms: Option<u64>,
     },
+    /// Ensemble: `server` freezes for `down_ms` (SIGSTOP, a long GC pause):
+    /// it reads, applies and answers nothing, but its connections stay
+    /// open, so its clients hang until their own read timeout and then
+    /// move; an attempt to connect to it hangs until the connect timeout.
+    /// A frozen leader means an election once the followers notice
+    /// (tickTime × syncLimit), its clients are not closed then. When it
+    /// thaws it reads what waited; if it was frozen past tickTime ×
+    /// syncLimit (its leader dropped it, or it lost its leadership) it
+    /// first closes every connection and catches up, as a partition's
+    /// server does.
+    Freeze { server: usize, down_ms: u64 },
     /// Ensemble: the leader is lost (no write commits); when the followers
     /// notice (tickTime × syncLimit later) every server closes every
     /// client connection, and `window_ms` after that the most up-to-date
@@ -101,6 +112,7 @@ impl Fault {
             Fault::LagSpike { .. }
                 | Fault::ServerCrash { .. }
                 | Fault::Partition { .. }
+                | Fault::Freeze { .. }
                 | Fault::LeaderChange { .. }
         )
     }
@@ -151,6 +163,9 @@ impl fmt::Display for Fault {
                     Some(ms) => write!(f, " (notices after {ms} ms)"),
                     None => Ok(()),
                 }
+            }
+            Fault::Freeze { server, down_ms } => {
+                write!(f, "server {server} freezes for {down_ms} ms")
             }
             Fault::LeaderChange { window_ms } => {
                 write!(f, "leader change (no leader for {window_ms} ms)")

@@ -59,6 +59,12 @@
 //! down_ms = 3000                     #   stops serving; rejoins when the partition heals
 //! detect_ms = 500
 //! [[faults.schedule]]
+//! at_ms = 6000
+//! fault = "server_freeze"            # frozen for down_ms (SIGSTOP, a GC pause): answers nothing,
+//! server = 0                         #   its connections stay open; its clients leave at their
+//! down_ms = 3000                     #   read timeout; past tick_time_ms × sync_limit it closes
+//!                                    #   them when it thaws; a frozen leader means an election
+//! [[faults.schedule]]
 //! at_ms = 8000
 //! fault = "lag_spike"                # a follower (not server 0) applies delay_ms later for window_ms
 //! server = 1

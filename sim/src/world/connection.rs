@@ -282,7 +282,7 @@ impl<R: SimRecipe> Shared<R> {
                     && idle
                 {
                     self.send_to_server(client, ToServer::Ping);
-                    if self.silence_end_ns(client).is_none() {
+                    if !self.hears_nothing(client) {
                         // Its answer (pings are one-way here) is what the
                         // client last received, give or take a round trip.
                         self.clients[client].link.last_recv_ns = self.now_ns();
@@ -457,6 +457,14 @@ impl<R: SimRecipe> Shared<R> {
         self.schedule_timeout_check(client);
     }
 
+    /// The client's connection carries nothing back now: it is silent, or
+    /// its server is frozen.
+    pub(super) fn hears_nothing(&self, client: usize) -> bool {
+        let link = &self.clients[client].link;
+        self.silence_end_ns(client).is_some()
+            || (link.server_up && self.servers.frozen_until(link.server).is_some())
+    }
+
     /// When the client gives up on what it waits for in the silence: a
     /// connected client at its read timeout, a connection attempt in
     /// flight at its connect timeout. None: it waits for nothing.
@@ -479,7 +487,7 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
-    fn schedule_timeout_check(&mut self, client: usize) {
+    pub(super) fn schedule_timeout_check(&mut self, client: usize) {
         if let Some(deadline) = self.silence_deadline_ns(client) {
             let at = deadline.max(self.now_ns().saturating_add(1_000_000));
             self.schedule(
@@ -498,7 +506,7 @@ impl<R: SimRecipe> Shared<R> {
     /// with ConnectionLoss) and tries to reconnect.
     fn read_timeout_check(&mut self, client: usize) {
         let now = self.now_ns();
-        if now >= self.clients[client].link.silent_until_ns {
+        if !self.hears_nothing(client) {
             return; // the silence is over: what was held up arrives
         }
         let Some(deadline) = self.silence_deadline_ns(client) else {
@@ -552,8 +560,16 @@ impl<R: SimRecipe> Shared<R> {
     /// `WorldConfig::connect_timeout_ms`) and tries again, unless the
     /// server answers or closes it first (`connected`, `dropped`).
     pub(super) fn time_out_hung_attempt(&mut self, client: usize) {
+        self.time_out_attempt(client, false);
+    }
+
+    /// The attempt in flight hears nothing: the client gives it up at its
+    /// connect timeout (`opening`: it was opening a session).
+    pub(super) fn time_out_attempt(&mut self, client: usize, opening: bool) {
         let timeout_ms = self.config.connect_timeout_ms(R::CLIENT_LIBRARY);
-        let timer = LocalTimer::ConnectTimeout { new_session: false };
+        let timer = LocalTimer::ConnectTimeout {
+            new_session: opening,
+        };
         self.schedule_retry(client, ms_to_ns(timeout_ms), timer);
     }
 

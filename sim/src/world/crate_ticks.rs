@@ -50,7 +50,7 @@ impl<R: SimRecipe> Shared<R> {
     pub(super) fn crate_ping_tick(&mut self, client: usize) {
         let now = self.now_ns();
         let slot = &self.clients[client];
-        if !slot.ping_check_ns.is_some_and(|due| now >= due) {
+        if slot.ping_check_ns.is_none_or(|due| now < due) {
             return;
         }
         self.clients[client].ping_check_ns = None;
@@ -61,7 +61,7 @@ impl<R: SimRecipe> Shared<R> {
         let idle = ms_to_ns(self.config.crate_ping_idle_ms());
         if now.saturating_sub(slot.last_sent_ns) >= idle {
             self.send_to_server(client, ToServer::Ping);
-            if self.silence_end_ns(client).is_none() {
+            if !self.hears_nothing(client) {
                 // Its answer comes a round trip later; here it is what the
                 // client last received.
                 self.clients[client].link.last_recv_ns = now;

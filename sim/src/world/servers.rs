@@ -41,6 +41,9 @@ pub enum Outage {
     Crashed,
     /// Cut off from the leader (it may still serve stale reads).
     Partitioned,
+    /// Frozen (`Fault::Freeze`): it reads and answers nothing, its
+    /// connections open.
+    Frozen,
 }
 
 /// An election under way.
@@ -74,6 +77,11 @@ pub struct ServerFaults {
     pub waiting_expiries: Vec<(usize, SessionId)>,
     /// Reconnection attempts hung at a server that reaches no leader.
     pub hung: Vec<HungConnect>,
+    /// Per server: when its freeze ends, and when the others notice it
+    /// (tickTime × syncLimit after it began); meaningful while it is
+    /// Frozen.
+    pub thaw_ns: Vec<u64>,
+    pub freeze_noticed_ns: Vec<u64>,
 }
 
 /// A reconnection attempt a server cannot revalidate (it reaches no
@@ -100,7 +108,14 @@ impl ServerFaults {
             election: None,
             waiting_expiries: Vec::new(),
             hung: Vec::new(),
+            thaw_ns: vec![0; servers],
+            freeze_noticed_ns: vec![0; servers],
         }
+    }
+
+    /// When `server`'s freeze ends, if it is frozen.
+    pub fn frozen_until(&self, server: usize) -> Option<u64> {
+        (self.down.get(server) == Some(&Some(Outage::Frozen))).then(|| self.thaw_ns[server])
     }
 
     /// The extra delay of an apply scheduled now on `server`, in ns.
@@ -119,7 +134,8 @@ impl<R: SimRecipe> Shared<R> {
         let target = match *fault {
             Fault::LagSpike { server, .. }
             | Fault::ServerCrash { server, .. }
-            | Fault::Partition { server, .. } => Some(server),
+            | Fault::Partition { server, .. }
+            | Fault::Freeze { server, .. } => Some(server),
             _ => None,
         };
         if servers == 1 || target.is_some_and(|server| server >= servers) {
@@ -172,6 +188,20 @@ impl<R: SimRecipe> Shared<R> {
                 self.schedule(noticed, Event::PartitionNoticed { server, outage });
                 let at = now.saturating_add(ms_to_ns(down_ms));
                 self.schedule(at, Event::ServerUp { server, outage });
+            }
+            Fault::Freeze { server, down_ms } => {
+                if !self.take_down(server, Outage::Frozen) {
+                    return;
+                }
+                let thaw = now.saturating_add(ms_to_ns(down_ms));
+                let detect_ns = ms_to_ns(self.config.leader_loss_detect_ms());
+                self.servers.thaw_ns[server] = thaw;
+                self.servers.freeze_noticed_ns[server] = now.saturating_add(detect_ns);
+                self.ensemble.isolate(server);
+                self.freeze_connections(server);
+                self.after_outage(server, self.config.leader_loss_detect_ms());
+                let outage = self.servers.outages[server];
+                self.schedule(thaw, Event::ServerUp { server, outage });
             }
             Fault::LeaderChange { window_ms } => {
                 if self.servers.election.is_some() {
@@ -282,17 +312,65 @@ impl<R: SimRecipe> Shared<R> {
             let Some(&client) = self.owners.get(&session) else {
                 continue;
             };
+            let server = self.clients[client].link.server;
+            if self.servers.frozen_until(server).is_some() {
+                continue; // a frozen server closes nothing: its clients time out
+            }
             if self.clients[client].link.session == Some(session) {
                 trace!(
                     self,
                     Some(client),
                     Session,
-                    "leader lost: server {} closes the connection",
-                    self.clients[client].link.server
+                    "leader lost: server {server} closes the connection"
                 );
                 self.drop_connection(client, 0);
             }
         }
+    }
+
+    /// `server` froze: its connected clients hear nothing from now on
+    /// (each last heard it when its last send was answered, just before),
+    /// and give the connection up at their read timeout.
+    fn freeze_connections(&mut self, server: usize) {
+        for client in 0..self.clients.len() {
+            let slot = &mut self.clients[client];
+            if slot.link.server != server || !slot.link.server_up || slot.link.session.is_none() {
+                continue;
+            }
+            slot.link.last_heard_ns = slot.link.last_heard_ns.max(slot.last_sent_ns);
+            self.schedule_timeout_check(client);
+        }
+    }
+
+    /// A frozen server thaws. Frozen past tickTime × syncLimit, it finds
+    /// its leader gone (or its leadership): it closes every connection and
+    /// catches up. Frozen for less, nobody noticed: a follower catches up,
+    /// a leader leads on (the election its freeze began is called off).
+    fn thaw(&mut self, server: usize) {
+        let noticed = self.now_ns() >= self.servers.freeze_noticed_ns[server];
+        trace!(self, None, Fault, "server {server} thaws");
+        if noticed {
+            self.stop_server(server);
+            self.bring_up(server);
+            return;
+        }
+        if server == self.ensemble.leader() && self.servers.election.is_some() {
+            self.servers.election = None;
+            self.servers.down[server] = None;
+            let mut order = ShuffledOrder(&mut self.rng.child_order);
+            let events = self.ensemble.resume_leader(&mut order);
+            trace!(
+                self,
+                None,
+                Fault,
+                "server {server} leads on: nobody noticed"
+            );
+            self.dispatch(events);
+            self.schedule_applies();
+            self.resume_hung();
+            return;
+        }
+        self.bring_up(server);
     }
 
     fn has_majority(&self) -> bool {
@@ -343,7 +421,10 @@ impl<R: SimRecipe> Shared<R> {
         if self.servers.outages[server] != outage || self.servers.down[server].is_none() {
             return;
         }
-        self.bring_up(server);
+        match self.servers.down[server] {
+            Some(Outage::Frozen) => self.thaw(server),
+            _ => self.bring_up(server),
+        }
         self.try_elect();
     }
 

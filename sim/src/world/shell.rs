@@ -83,6 +83,12 @@ impl<R: SimRecipe> Shared<R> {
             }
             return;
         }
+        if let Some(thaw) = self.frozen_server_of(client, &msg) {
+            // A frozen server reads nothing: the bytes wait in its socket.
+            let at = thaw.max(self.now_ns().saturating_add(1));
+            self.schedule(at, Event::ToServer { client, epoch, msg });
+            return;
+        }
         let now_ms = self.now_ms() as i64;
         self.ensemble.set_time_ms(now_ms);
         match msg {
@@ -164,9 +170,39 @@ impl<R: SimRecipe> Shared<R> {
         server
     }
 
+    /// When the server of the client's connection thaws, if it is frozen
+    /// (a connection attempt picks its server on arrival).
+    fn frozen_server_of(&self, client: usize, msg: &ToServer) -> Option<u64> {
+        let link = &self.clients[client].link;
+        let attempt = matches!(msg, ToServer::Open { .. } | ToServer::Reconnect { .. });
+        match attempt || !link.server_up {
+            true => None,
+            false => self.servers.frozen_until(link.server),
+        }
+    }
+
+    /// A connection attempt reached a frozen server: no answer, the client
+    /// gives it up at its connect timeout. True if it did.
+    fn hangs_at_frozen(&mut self, client: usize, server: usize, opening: bool) -> bool {
+        if self.servers.frozen_until(server).is_none() {
+            return false;
+        }
+        trace!(
+            self,
+            Some(client),
+            Session,
+            "connection attempt hangs: server {server} is frozen"
+        );
+        self.time_out_attempt(client, opening);
+        true
+    }
+
     fn open(&mut self, client: usize, session: SessionId) {
         let timeout = self.config.session_timeout_ms;
         let server = self.pick_server(client);
+        if self.hangs_at_frozen(client, server, true) {
+            return;
+        }
         let mut order = ShuffledOrder(&mut self.rng.child_order);
         match self
             .ensemble
@@ -193,6 +229,9 @@ impl<R: SimRecipe> Shared<R> {
         watches: &crate::server::WatchSet,
     ) {
         let server = self.pick_server(client);
+        if self.hangs_at_frozen(client, server, false) {
+            return;
+        }
         self.reconnect_at(client, server, session, last_zxid, watches);
     }
 
@@ -783,6 +822,7 @@ impl<R: SimRecipe> Shared<R> {
             ref fault @ (Fault::LagSpike { .. }
             | Fault::ServerCrash { .. }
             | Fault::Partition { .. }
+            | Fault::Freeze { .. }
             | Fault::LeaderChange { .. }) => self.strike_server(fault),
         }
     }

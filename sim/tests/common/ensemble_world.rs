@@ -13,11 +13,19 @@ use zk_sim::world::{Simulation, WorldConfig};
 /// The fixed WriteLock, 5 clients on 3 servers (session timeout 3 s,
 /// 40 hold cycles each), with `schedule`'s faults: `(at_ms, client, fault)`.
 pub fn fixed_lock_on_three_servers(schedule: Vec<(f64, usize, Fault)>) -> Simulation<FixedLock> {
+    fixed_lock_on_three_servers_with(3_000, schedule)
+}
+
+/// The same with a session timeout of `session_timeout_ms`.
+pub fn fixed_lock_on_three_servers_with(
+    session_timeout_ms: u64,
+    schedule: Vec<(f64, usize, Fault)>,
+) -> Simulation<FixedLock> {
     let locks = Path::new("/locks").unwrap();
     let config = WorldConfig {
         clients: 5,
         servers: 3,
-        session_timeout_ms: 3_000,
+        session_timeout_ms,
         fault_phase_ms: 10_000,
         heal_ms: 10_000,
         setup: vec![Request::Create {

@@ -9,6 +9,7 @@ mod client_session;
 mod client_timing;
 mod ensemble;
 mod ensemble_faults;
+mod ensemble_freeze;
 mod ensemble_leader_loss;
 mod recipe_barrier;
 mod recipe_curator_lock;

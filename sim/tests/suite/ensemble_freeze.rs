@@ -1,0 +1,170 @@
+//! A frozen server (`Fault::Freeze`: SIGSTOP, a long GC pause) on a
+//! three-server ensemble: it answers nothing and closes nothing, so its
+//! clients hang until their own read timeout (the Java client's 2/3 of the
+//! session timeout: 4 s here, past the followers' notice at tickTime ×
+//! syncLimit, 2 s); a frozen leader is replaced when the followers notice,
+//! but its clients are not closed then (a cut-off leader's are); a freeze
+//! shorter than the notice ends with nobody having noticed: the held
+//! requests are answered, a leader leads on. Read from the fixed
+//! WriteLock's traces.
+
+// Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
+#![cfg(madsim)]
+
+use crate::common::ensemble_world::fixed_lock_on_three_servers_with;
+use zk_recipes::lock::FixedLock;
+use zk_sim::faults::Fault;
+use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine};
+
+const MS: u64 = 1_000_000;
+/// tickTime 200 ms × syncLimit 10: when the followers notice.
+const DETECT_MS: u64 = 2_000;
+/// A session timeout whose Java read timeout (4 s) outlasts the notice.
+const SESSION_MS: u64 = 6_000;
+const READ_TIMEOUT_MS: u64 = SESSION_MS * 2 / 3;
+const FROZEN_AT_MS: u64 = 300;
+
+fn world(server: usize, down_ms: u64) -> Simulation<FixedLock> {
+    let freeze = Fault::Freeze { server, down_ms };
+    fixed_lock_on_three_servers_with(SESSION_MS, vec![(FROZEN_AT_MS as f64, 0, freeze)])
+}
+
+fn run(sim: &Simulation<FixedLock>, seed: u64) -> RunReport {
+    let report = sim.run(seed);
+    assert!(
+        report.passed(),
+        "seed {seed}: {:?}\n{}",
+        report.violations,
+        text(&report.trace.lines)
+    );
+    report
+}
+
+fn text(lines: &[TraceLine]) -> String {
+    let lines: Vec<String> = lines.iter().take(400).map(|l| l.to_string()).collect();
+    lines.join("\n")
+}
+
+/// The times of the world-level lines containing `text`.
+fn world_lines(lines: &[TraceLine], text: &str) -> Vec<u64> {
+    lines
+        .iter()
+        .filter(|line| line.client.is_none() && line.text.contains(text))
+        .map(|line| line.at_ns)
+        .collect()
+}
+
+/// `at_ns` is `ms` (the scheduler wakes up to a few µs late).
+fn near(at_ns: u64, ms: u64) -> bool {
+    (ms * MS..ms * MS + MS / 100).contains(&at_ns)
+}
+
+/// The client lines containing `text`: (time, client).
+fn client_lines(lines: &[TraceLine], text: &str) -> Vec<(u64, usize)> {
+    lines
+        .iter()
+        .filter(|line| line.client.is_some() && line.text.contains(text))
+        .map(|line| (line.at_ns, line.client.unwrap()))
+        .collect()
+}
+
+/// Answers of `server` (a read's answer or a write's reply): times.
+fn answers_of(lines: &[TraceLine], server: usize) -> Vec<u64> {
+    let tail = format!(", server {server})");
+    lines
+        .iter()
+        .filter(|line| line.kind == TraceKind::Apply && line.text.ends_with(&tail))
+        .map(|line| line.at_ns)
+        .collect()
+}
+
+/// The clients on `server` when it froze: the last server each attempt
+/// went to before then.
+fn clients_on(lines: &[TraceLine], server: usize) -> Vec<usize> {
+    let mut on = std::collections::BTreeMap::new();
+    for line in lines.iter().filter(|l| l.at_ns < FROZEN_AT_MS * MS) {
+        if let (Some(client), Some(rest)) = (line.client, line.text.split("goes to server ").nth(1))
+        {
+            on.insert(client, rest.starts_with(&server.to_string()));
+        }
+    }
+    on.into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+#[test]
+fn a_frozen_leader_is_replaced_and_its_clients_leave_at_their_read_timeout() {
+    let down_ms = 5_000;
+    let sim = world(0, down_ms);
+    let mut left = 0;
+    for seed in 0..5 {
+        let report = run(&sim, seed);
+        let lines = &report.trace.lines;
+        let thaw = (FROZEN_AT_MS + down_ms) * MS;
+        let notice = world_lines(lines, "notice leader 0 is gone");
+        assert_eq!(notice.len(), 1, "seed {seed}");
+        assert!(near(notice[0], FROZEN_AT_MS + DETECT_MS), "seed {seed}");
+        assert!(
+            world_lines(lines, " leads").iter().any(|&at| at < thaw),
+            "seed {seed}: no new leader while server 0 was frozen"
+        );
+        assert!(
+            answers_of(lines, 0)
+                .iter()
+                .all(|&at| !(FROZEN_AT_MS * MS..thaw).contains(&at)),
+            "seed {seed}: the frozen leader answered"
+        );
+        assert!(
+            client_lines(lines, "leader lost: server 0 closes").is_empty(),
+            "seed {seed}: the frozen leader closed a connection"
+        );
+        for client in clients_on(lines, 0) {
+            let timed_out = client_lines(lines, "read timeout: heard nothing")
+                .into_iter()
+                .find(|&(at, c)| c == client && at > FROZEN_AT_MS * MS)
+                .unwrap_or_else(|| panic!("seed {seed}: c{client} never timed out"));
+            assert!(
+                timed_out.0 <= (FROZEN_AT_MS + READ_TIMEOUT_MS) * MS && timed_out.0 < thaw,
+                "seed {seed}: c{client} left the frozen leader at {}",
+                timed_out.0
+            );
+            left += 1;
+        }
+        let thawed = world_lines(lines, "server 0 thaws");
+        assert_eq!(thawed.len(), 1, "seed {seed}");
+        assert!(near(thawed[0], FROZEN_AT_MS + down_ms), "seed {seed}");
+    }
+    assert!(left > 0, "no client on the frozen leader in 5 seeds");
+}
+
+#[test]
+fn a_short_freeze_goes_unnoticed_and_what_waited_is_answered() {
+    let down_ms = 1_000;
+    for server in [0, 1] {
+        let sim = world(server, down_ms);
+        let mut answered_after = 0;
+        for seed in 0..5 {
+            let report = run(&sim, seed);
+            let lines = &report.trace.lines;
+            let thaw = (FROZEN_AT_MS + down_ms) * MS;
+            assert!(
+                world_lines(lines, "notice leader").is_empty(),
+                "server {server}, seed {seed}: noticed"
+            );
+            assert!(client_lines(lines, "read timeout").is_empty());
+            assert!(client_lines(lines, "connection dropped").is_empty());
+            assert!(answers_of(lines, server)
+                .iter()
+                .all(|&at| !(FROZEN_AT_MS * MS..thaw).contains(&at)));
+            answered_after += answers_of(lines, server)
+                .iter()
+                .filter(|&&at| (thaw..thaw + 5 * MS).contains(&at))
+                .count();
+            let leads_on = world_lines(lines, "leads on: nobody noticed");
+            assert_eq!(leads_on.len(), usize::from(server == 0), "seed {seed}");
+        }
+        assert!(answered_after > 0, "server {server}: nothing waited");
+    }
+}
