@@ -329,6 +329,13 @@ impl Ensemble {
         })
     }
 
+    /// The session has a write waiting for a leader (its server reaches
+    /// none): its server answers nothing of it after that write, its
+    /// pings included, until the write commits.
+    pub fn has_waiting_write(&self, session: SessionId) -> bool {
+        self.waiting.contains(&Waiting::Write(session))
+    }
+
     /// The server the session is connected to, if any.
     pub fn server_of(&self, session: SessionId) -> Option<ServerIndex> {
         self.connections.get(&session).map(|c| c.server)

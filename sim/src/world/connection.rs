@@ -457,12 +457,15 @@ impl<R: SimRecipe> Shared<R> {
         self.schedule_timeout_check(client);
     }
 
-    /// The client's connection carries nothing back now: it is silent, or
-    /// its server is frozen.
+    /// The client's connection carries nothing back now: it is silent, its
+    /// server is frozen, or its server holds everything of its session
+    /// behind a write that waits for a leader.
     pub(super) fn hears_nothing(&self, client: usize) -> bool {
         let link = &self.clients[client].link;
+        let waits = |session| self.ensemble.has_waiting_write(session);
         self.silence_end_ns(client).is_some()
             || (link.server_up && self.servers.frozen_until(link.server).is_some())
+            || (link.server_up && link.session.is_some_and(waits))
     }
 
     /// When the client gives up on what it waits for in the silence: a

@@ -332,6 +332,20 @@ impl<R: SimRecipe> Shared<R> {
         let events = self.ensemble.submit(session, request, &mut order);
         self.dispatch(events);
         self.schedule_applies();
+        if self.ensemble.has_waiting_write(session) {
+            self.pings_wait_behind_a_write(client);
+        }
+    }
+
+    /// The client's write waits at a server that reaches no leader: its
+    /// pings queue behind it (a 3.8 server answers a session in order), so
+    /// it hears nothing from now on and gives the connection up at its
+    /// read timeout, counted from the last it heard (its last ping's
+    /// answer), unless the write commits first.
+    fn pings_wait_behind_a_write(&mut self, client: usize) {
+        let link = &mut self.clients[client].link;
+        link.last_heard_ns = link.last_heard_ns.max(link.last_recv_ns);
+        self.schedule_timeout_check(client);
     }
 
     /// The fault that strikes the client's `number`-th request: drawn from

@@ -168,3 +168,41 @@ fn a_short_freeze_goes_unnoticed_and_what_waited_is_answered() {
         assert!(answered_after > 0, "server {server}: nothing waited");
     }
 }
+
+/// A client whose write waits at a follower cut off from the leader hears
+/// nothing more (a 3.8 server answers a session in order: its pings queue
+/// behind the write) and gives the connection up at its read timeout (the
+/// Java client's 2/3 of a 2 s session: 1,333 ms), before the follower
+/// notices the cut (tickTime × syncLimit, 2 s) and drops the others.
+#[test]
+fn pings_behind_a_waiting_write_let_the_client_time_out_before_the_follower_notices() {
+    let partition = Fault::Partition {
+        server: 1,
+        down_ms: 5_000,
+        detect_ms: None,
+    };
+    let session_ms = 2_000;
+    let read_timeout_ms = session_ms * 2 / 3;
+    let sim = fixed_lock_on_three_servers_with(session_ms, vec![(300.0, 0, partition)]);
+    let mut timed_out = 0;
+    for seed in 0..10 {
+        let report = run(&sim, seed);
+        let lines = &report.trace.lines;
+        let noticed = world_lines(lines, "server 1 notices it lost the leader");
+        assert_eq!(noticed.len(), 1, "seed {seed}");
+        assert!(near(noticed[0], 300 + DETECT_MS), "seed {seed}");
+        for (at, client) in client_lines(lines, "read timeout: heard nothing") {
+            if !(300 * MS..noticed[0]).contains(&at) {
+                continue;
+            }
+            // Last heard at most a ping interval (T/3) before the cut.
+            let earliest = 300 + read_timeout_ms - session_ms / 3;
+            assert!(at >= earliest * MS, "seed {seed}: c{client} at {at}");
+            timed_out += 1;
+        }
+    }
+    assert!(
+        timed_out > 0,
+        "no write waited at the cut-off follower in 10 seeds"
+    );
+}
