@@ -864,6 +864,78 @@ fn a_client_whose_write_waits_at_a_cut_off_follower_times_out_before_it_notices(
     ensemble.await_quorum();
 }
 
+/// A follower whose link from the leader lags 1 s stays in the quorum;
+/// one whose link lags 3 s, past tickTime × syncLimit (2 s), hears nothing
+/// from its leader for that long, drops out about 2 s after the lag began
+/// (closing its clients' connections), syncs again and serves. The
+/// simulator's `lag_spike` does the same past the sync limit
+/// (sim/tests/suite/ensemble_freeze.rs).
+#[test]
+#[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
+fn a_follower_lagging_past_the_sync_limit_is_dropped_and_resyncs() {
+    let ensemble = Ensemble::whole();
+    let lagging = ensemble.followers()[0];
+    let addr = ensemble.addrs[lagging].clone();
+    ensemble.stop_member(lagging);
+    let restore = Proxied {
+        ensemble: &ensemble,
+        member: lagging,
+    };
+    runtime().block_on(async {
+        let links = proxy_quorum_links(&ensemble, lagging).await;
+        ensemble.start_member_proxied(lagging);
+        ensemble.await_quorum();
+        let client = connect(&addr, LONG).await;
+        let states = |client: zkc::Client| {
+            let mut watcher = client.state_watcher();
+            tokio::spawn(async move {
+                loop {
+                    if watcher.changed().await == SessionState::Disconnected {
+                        return Instant::now();
+                    }
+                }
+            })
+        };
+        // Within the sync limit: nothing happens.
+        let within = states(client.clone());
+        for link in &links {
+            link.delay_from_upstream(Duration::from_millis(1_000));
+        }
+        tokio::time::sleep(Duration::from_millis(3_500)).await;
+        assert!(!within.is_finished(), "a 1 s lag dropped the follower's client");
+        within.abort();
+        // Let the 1 s lag drain, then past it.
+        for link in &links {
+            link.delay_from_upstream(Duration::ZERO);
+        }
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let past = states(client.clone());
+        for link in &links {
+            link.delay_from_upstream(Duration::from_millis(3_000));
+        }
+        let lagged_at = Instant::now();
+        let dropped_at = tokio::time::timeout(PROMPTLY, past)
+            .await
+            .expect("the lagging follower never dropped its client")
+            .unwrap();
+        let dropped = dropped_at - lagged_at;
+        eprintln!(
+            "lag past the sync limit: the follower's client disconnected {} ms after a 3 s lag began",
+            ms(lagged_at, dropped_at)
+        );
+        assert!(
+            (LEADER_SILENCE * 3 / 4..=LEADER_SILENCE * 2).contains(&dropped),
+            "the follower's client disconnected {dropped:?} after the lag began, not about \
+             tickTime × syncLimit ({LEADER_SILENCE:?})"
+        );
+        for link in &links {
+            link.delay_from_upstream(Duration::ZERO);
+        }
+    });
+    drop(restore);
+    ensemble.await_quorum();
+}
+
 #[test]
 #[ignore = "needs a ZooKeeper ensemble: scripts/zk-server start --ensemble 3; cargo test --release --workspace --test real_server -- --ignored ensemble::"]
 fn a_session_moving_to_a_lagging_follower_first_reads_what_the_leader_had_when_it_moved() {

@@ -58,7 +58,10 @@ pub enum Fault {
     Reap,
     /// Ensemble: for `window_ms`, follower `server` applies each commit
     /// `delay_ms` later than its usual lag (`timing.apply_lag_ms`), in log
-    /// order, so its clients' replies and watches lag.
+    /// order, so its clients' replies and watches lag. A `delay_ms` of
+    /// tickTime × syncLimit or more means the follower hears nothing from
+    /// its leader that long: it drops out then (its clients' connections
+    /// close), syncs again and serves, and the spike ends.
     LagSpike {
         server: usize,
         delay_ms: u64,

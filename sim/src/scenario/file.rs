@@ -67,6 +67,7 @@
 //! [[faults.schedule]]
 //! at_ms = 8000
 //! fault = "lag_spike"                # a follower (not server 0) applies delay_ms later for window_ms
+//!                                    #   (from tick_time_ms × sync_limit on it drops out and resyncs)
 //! server = 1
 //! delay_ms = 300
 //! window_ms = 2000

@@ -113,6 +113,13 @@ pub enum Event {
         server: usize,
         outage: u64,
     },
+    /// A follower whose lag spike outlasts tickTime × syncLimit has left a
+    /// proposal unacknowledged that long: the leader drops it (stale if its
+    /// applies' `round` moved on: the heal flushed them).
+    LagDrop {
+        server: usize,
+        round: u64,
+    },
     /// A partitioned server notices it lost the leader.
     PartitionNoticed {
         server: usize,

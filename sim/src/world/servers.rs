@@ -82,6 +82,9 @@ pub struct ServerFaults {
     /// Frozen.
     pub thaw_ns: Vec<u64>,
     pub freeze_noticed_ns: Vec<u64>,
+    /// Per server: a `LagDrop` check is scheduled (a commit it will
+    /// acknowledge past tickTime × syncLimit).
+    pub drop_checked: Vec<bool>,
 }
 
 /// A reconnection attempt a server cannot revalidate (it reaches no
@@ -110,6 +113,7 @@ impl ServerFaults {
             hung: Vec::new(),
             thaw_ns: vec![0; servers],
             freeze_noticed_ns: vec![0; servers],
+            drop_checked: vec![false; servers],
         }
     }
 
@@ -155,6 +159,7 @@ impl<R: SimRecipe> Shared<R> {
                 }
                 let until = now.saturating_add(ms_to_ns(window_ms));
                 self.servers.lag_spikes[server] = Some((ms_to_ns(delay_ms), until));
+                self.check_lag_past_sync_limit(server, delay_ms);
             }
             Fault::ServerCrash { server, down_ms } => {
                 if !self.take_down(server, Outage::Crashed) {
@@ -399,6 +404,50 @@ impl<R: SimRecipe> Shared<R> {
         }
     }
 
+    /// A lag spike of `delay_ms` struck follower `server`: the leader's
+    /// stream to it (its proposals and its pings, every tickTime / 2)
+    /// arrives that much later, in order, so the follower hears nothing
+    /// from its leader for `delay_ms`. Past tickTime × syncLimit its read
+    /// of the leader times out then and it drops out of the quorum (real
+    /// 3.8: `a_follower_lagging_past_the_sync_limit_is_dropped_and_resyncs`).
+    fn check_lag_past_sync_limit(&mut self, server: usize, delay_ms: u64) {
+        let detect_ms = self.config.leader_loss_detect_ms();
+        if delay_ms < detect_ms || self.servers.drop_checked[server] {
+            return;
+        }
+        self.servers.drop_checked[server] = true;
+        let round = self.servers.apply_rounds[server];
+        let at = self.now_ns().saturating_add(ms_to_ns(detect_ms));
+        self.schedule(at, Event::LagDrop { server, round });
+    }
+
+    /// A follower heard nothing from its leader for tickTime × syncLimit:
+    /// it closes every client connection, syncs with the leader anew (the
+    /// lag ends with the old connection) and serves again.
+    pub(super) fn lag_drop(&mut self, server: usize, round: u64) {
+        if self.servers.apply_rounds[server] != round {
+            return; // the heal flushed its applies first
+        }
+        self.servers.drop_checked[server] = false;
+        if self.servers.down[server].is_some() || !self.ensemble.is_in_quorum(server) {
+            return;
+        }
+        trace!(
+            self,
+            None,
+            Fault,
+            "server {server} heard nothing from leader {} for tickTime × syncLimit ({} ms): it drops out and syncs again",
+            self.ensemble.leader(),
+            self.config.leader_loss_detect_ms()
+        );
+        self.servers.lag_spikes[server] = None;
+        self.servers.apply_rounds[server] += 1;
+        self.applies_scheduled[server] = 0;
+        self.last_apply_ns[server] = self.now_ns();
+        self.stop_server(server);
+        self.bring_up(server);
+    }
+
     /// A partitioned server notices it lost the leader and stops serving.
     pub(super) fn partition_noticed(&mut self, server: usize, outage: u64) {
         if self.servers.outages[server] != outage
@@ -622,6 +671,7 @@ impl<R: SimRecipe> Shared<R> {
                 continue;
             }
             self.servers.apply_rounds[server] += 1;
+            self.servers.drop_checked[server] = false;
             self.applies_scheduled[server] = 0;
             self.last_apply_ns[server] = now;
             let lag = self.ensemble.lag(server);

@@ -60,6 +60,7 @@ impl<R: SimRecipe> Shared<R> {
             Event::Apply { server, round } => self.follower_applies(server, round),
             Event::ServerUp { server, outage } => self.server_up(server, outage),
             Event::PartitionNoticed { server, outage } => self.partition_noticed(server, outage),
+            Event::LagDrop { server, round } => self.lag_drop(server, round),
             Event::Elect => self.try_elect(),
             Event::ServerPick => self.server_pick(),
             Event::Heal => self.heal(),

@@ -5,8 +5,10 @@
 //! syncLimit, 2 s); a frozen leader is replaced when the followers notice,
 //! but its clients are not closed then (a cut-off leader's are); a freeze
 //! shorter than the notice ends with nobody having noticed: the held
-//! requests are answered, a leader leads on. Read from the fixed
-//! WriteLock's traces.
+//! requests are answered, a leader leads on. Also what else makes a
+//! server's clients hear nothing: pings queued behind a write that waits
+//! for a leader, and a follower whose lag passes the sync limit. Read
+//! from the fixed WriteLock's traces.
 
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
@@ -205,4 +207,37 @@ fn pings_behind_a_waiting_write_let_the_client_time_out_before_the_follower_noti
         timed_out > 0,
         "no write waited at the cut-off follower in 10 seeds"
     );
+}
+
+/// A lag spike past tickTime × syncLimit: the follower hears nothing from
+/// its leader for that long, drops out (its clients' connections close),
+/// syncs again and serves; a spike within the limit leaves it in (real
+/// 3.8: `a_follower_lagging_past_the_sync_limit_is_dropped_and_resyncs`,
+/// 1,991 ms after a 3 s lag began).
+#[test]
+fn a_follower_lagging_past_the_sync_limit_drops_out_and_syncs_again() {
+    let spike = |delay_ms| Fault::LagSpike {
+        server: 1,
+        delay_ms,
+        window_ms: 4_000,
+    };
+    let within = fixed_lock_on_three_servers_with(SESSION_MS, vec![(300.0, 0, spike(1_000))]);
+    let past = fixed_lock_on_three_servers_with(SESSION_MS, vec![(300.0, 0, spike(3_000))]);
+    let mut closed = 0;
+    for seed in 0..5 {
+        let report = run(&within, seed);
+        assert!(world_lines(&report.trace.lines, "drops out").is_empty());
+        let report = run(&past, seed);
+        let lines = &report.trace.lines;
+        let dropped = world_lines(lines, "server 1 heard nothing from leader 0");
+        assert_eq!(dropped.len(), 1, "seed {seed}");
+        assert!(near(dropped[0], 300 + DETECT_MS), "seed {seed}");
+        let back = world_lines(lines, "server 1 is back");
+        assert!(back.iter().any(|&at| at == dropped[0]), "seed {seed}");
+        for (at, _) in client_lines(lines, "server 1 stops: connection dropped") {
+            assert_eq!(at, dropped[0], "seed {seed}");
+            closed += 1;
+        }
+    }
+    assert!(closed > 0, "no client on the lagging follower in 5 seeds");
 }
