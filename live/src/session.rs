@@ -306,7 +306,7 @@ async fn close_detached(
     }
     let info = client.session().clone();
     drop(client);
-    match LiveSession::connect_to(addr, timeout_ms, Some(info)).await {
+    match reattach(addr, timeout_ms, info).await {
         Ok(LiveSession {
             client: Some(owned),
             ..
@@ -317,6 +317,31 @@ async fn close_detached(
             ..
         }) => Ok(()),
         Err(error) => Err(error),
+    }
+}
+
+/// Connects to the session again to close it. The first attempt may find
+/// the dropped handle's connection not yet gone, or a loaded server slow to
+/// answer (`NoHosts` from a one-pass connector, seen once in CI): a few
+/// attempts, 100 ms apart, before giving up.
+async fn reattach(
+    addr: &str,
+    timeout_ms: u64,
+    info: zkc::SessionInfo,
+) -> Result<LiveSession, LiveError> {
+    let mut attempts_left = 3;
+    loop {
+        let attempt = LiveSession::connect_to(addr, timeout_ms, Some(info.clone())).await;
+        match attempt {
+            Err(LiveError::Connect {
+                source: zkc::Error::NoHosts | zkc::Error::ConnectionLoss,
+                ..
+            }) if attempts_left > 1 => {
+                attempts_left -= 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            outcome => return outcome,
+        }
     }
 }
 
