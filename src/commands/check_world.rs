@@ -207,8 +207,9 @@ fn where_faults_strike(explored: &Explored, budget: &FaultAllowance) -> String {
 }
 
 /// The servers, and on an ensemble how the explorer took what the
-/// scenario draws there: each attempt's server, each follower's lag, the
-/// scheduled ensemble faults, a moved session's revalidation.
+/// scenario draws there: each attempt's server, each follower's lag, each
+/// election's length, the scheduled ensemble faults, a moved session's
+/// revalidation.
 fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)) {
     let config = explored.scenario.world_config();
     if config.servers == 1 {
@@ -242,6 +243,24 @@ fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)
             "apply lag [{}, {}]: each follower's one of {} ms for the whole run (the scenario draws each commit's)",
             lag.min,
             lag.max,
+            listed.join(", ")
+        ),
+    );
+    let election = config.election_ms;
+    let values = explored
+        .world
+        .durations
+        .values(election.min, election.max.max(election.min));
+    let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+    push(
+        match values.len() {
+            1 => How::Fixed,
+            _ => pointed,
+        },
+        format!(
+            "election [{}, {}]: each election one of {} ms (the scenario draws each from the range)",
+            election.min,
+            election.max,
             listed.join(", ")
         ),
     );

@@ -20,9 +20,9 @@ use zkcheck_zookeeper_client::{Acls, Client, CreateMode, SessionState};
 /// The session timeout T of both worlds, in ms: the crate gives up at 7/5 T.
 const SESSION_TIMEOUT_MS: u64 = 2_000;
 const DEADLINE_MS: u64 = SESSION_TIMEOUT_MS * 7 / 5;
-/// The server expires sessions in 5 s buckets: one last heard at 0.3 s
+/// The server's tickTime: it expires sessions in 5 s buckets, so one last heard at 0.3 s
 /// goes at 5 s, long after the crate gave up on it.
-const EXPIRY_TICK_MS: u64 = 5_000;
+const TICK_TIME_MS: u64 = 5_000;
 
 /// Creates an ephemeral node, waits for its handle to turn Expired,
 /// connects again and watches the old node until it goes.
@@ -107,7 +107,7 @@ cycles = 1
 
 [timing]
 session_timeout_ms = {SESSION_TIMEOUT_MS}
-expiry_tick_ms = {EXPIRY_TICK_MS}
+tick_time_ms = {TICK_TIME_MS}
 
 [properties]
 check = ["liveness"]
@@ -172,12 +172,12 @@ fn the_crate_gives_up_at_last_received_plus_7_5_of_t_while_the_server_keeps_the_
         // the old session's node is still there, until the server's own
         // expiry at its 5 s bucket.
         let again = first_ns(&lines, "connected again").expect(&all);
-        assert!((4_300 * MS..EXPIRY_TICK_MS * MS).contains(&again), "{all}");
+        assert!((4_300 * MS..TICK_TIME_MS * MS).contains(&again), "{all}");
         let still = first_ns(&lines, "old node still there owner_is_old=true").expect(&all);
-        assert!(still < EXPIRY_TICK_MS * MS, "{all}");
+        assert!(still < TICK_TIME_MS * MS, "{all}");
         let deleted = first_ns(&lines, "old node deleted").expect(&all);
         let server_expiry = first_ns(&lines, "server expired session").expect(&all);
-        let bucket = EXPIRY_TICK_MS * MS;
+        let bucket = TICK_TIME_MS * MS;
         assert!((bucket..bucket + MS).contains(&server_expiry), "{all}");
         assert!(
             (server_expiry..server_expiry + 100 * MS).contains(&deleted),

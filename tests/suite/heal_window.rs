@@ -243,7 +243,7 @@ fn detection_time_has_an_upper_bound() {
 #[test]
 fn ensemble_timings_on_one_server_are_refused() {
     for (line, key) in [
-        ("tick_time_ms = 100", "timing.tick_time_ms"),
+        ("election_ms = [100, 300]", "timing.election_ms"),
         ("sync_limit = 5", "timing.sync_limit"),
         ("revalidate_moves = false", "timing.revalidate_moves"),
         ("apply_lag_ms = [0, 10]", "timing.apply_lag_ms"),
@@ -255,4 +255,16 @@ fn ensemble_timings_on_one_server_are_refused() {
         );
         accepted(&with("", line, true));
     }
+}
+
+/// One server has a tickTime too: it expires sessions on its ticks. The
+/// old name of that knob is refused, naming the new one.
+#[test]
+fn the_servers_tick_time_applies_on_one_server_and_its_old_name_is_refused() {
+    accepted(&with("", "tick_time_ms = 2000", false));
+    refused(
+        &with("", "expiry_tick_ms = 2000", false),
+        "timing.expiry_tick_ms",
+        &["write `tick_time_ms = 2000`"],
+    );
 }

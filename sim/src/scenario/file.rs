@@ -25,8 +25,10 @@
 //! session_timeout_ms = 4000
 //! latency = { min_us = 200, max_us = 2000 }
 //! apply_lag_ms = [0, 5]              # a follower applies a commit this long after it (ensemble > 1 only)
-//! tick_time_ms = 200                 # the ensemble's zoo.cfg tickTime and syncLimit (scripts/zk-server's):
+//! tick_time_ms = 200                 # the servers' zoo.cfg tickTime (scripts/zk-server's): sessions expire
+//!                                    #   on its ticks (up to one late); on an ensemble, with syncLimit,
 //! sync_limit = 10                    #   a lost leader or a partition is noticed 200 × 10 = 2000 ms later
+//! election_ms = [200, 650]           # an election after that (measured on 3.8; ensemble > 1 only)
 //! revalidate_moves = true            # a moved session is answered once its server applied what the
 //!                                    #   leader had when it moved (real 3.8); false: at once (beyond 3.8)
 //!
@@ -341,17 +343,25 @@ pub struct Timing {
     /// Refused on one server; left out when written back at its default.
     #[serde(skip_serializing_if = "is_default_apply_lag")]
     pub apply_lag_ms: MsRange,
-    pub expiry_tick_ms: u64,
+    /// The old name of the servers' tickTime: refused, naming
+    /// `tick_time_ms` (never written).
+    #[serde(skip_serializing)]
+    pub expiry_tick_ms: Option<u64>,
     pub reaper_interval_ms: u64,
     pub settle_ms: u64,
-    /// The ensemble's tickTime and syncLimit: leader loss and partitions
-    /// are noticed tick_time_ms × sync_limit after they happen.
-    /// Both refused on one server; left out when written back at their
+    /// The servers' tickTime: sessions expire on its ticks; on an
+    /// ensemble, with syncLimit, leader loss and partitions are noticed
+    /// tick_time_ms × sync_limit after they happen. `sync_limit` is
+    /// refused on one server; both left out when written back at their
     /// defaults.
     #[serde(skip_serializing_if = "is_default_tick_time")]
     pub tick_time_ms: u64,
     #[serde(skip_serializing_if = "is_default_sync_limit")]
     pub sync_limit: u64,
+    /// How long an election takes (see `WorldConfig::election_ms`).
+    /// Refused on one server; left out when written back at its default.
+    #[serde(skip_serializing_if = "is_default_election")]
+    pub election_ms: MsRange,
     /// A moved session waits for the leader's revalidation (see
     /// `WorldConfig::revalidate_moves`; default true); written only when
     /// false.
@@ -375,6 +385,10 @@ fn is_default_tick_time(ms: &u64) -> bool {
     *ms == crate::world::WorldConfig::default().tick_time_ms
 }
 
+fn is_default_election(window: &MsRange) -> bool {
+    *window == crate::world::WorldConfig::default().election_ms
+}
+
 fn is_default_sync_limit(ticks: &u64) -> bool {
     *ticks == crate::world::WorldConfig::default().sync_limit
 }
@@ -388,11 +402,12 @@ impl Default for Timing {
             reconnect_delay_ms: None,
             new_session_delay_ms: world.new_session_delay_ms,
             apply_lag_ms: world.apply_lag_ms,
-            expiry_tick_ms: world.expiry_tick_ms,
+            expiry_tick_ms: None,
             reaper_interval_ms: world.reaper_interval_ms,
             settle_ms: world.settle_ms,
             tick_time_ms: world.tick_time_ms,
             sync_limit: world.sync_limit,
+            election_ms: world.election_ms,
             revalidate_moves: world.revalidate_moves,
         }
     }

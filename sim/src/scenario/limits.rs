@@ -33,7 +33,7 @@ pub const MAX_RATE_PER_S: f64 = 1_000.0;
 /// Fault phase and heal phase.
 pub const PHASE_MS: RangeInclusive<u64> = 1..=MAX_MS;
 pub const SESSION_TIMEOUT_MS: RangeInclusive<u64> = 1..=MAX_MS;
-pub const EXPIRY_TICK_MS: RangeInclusive<u64> = 1..=MAX_MS;
+pub const TICK_TIME_MS: RangeInclusive<u64> = 1..=MAX_MS;
 /// 0: the reaper runs only when a fault says so.
 pub const REAPER_INTERVAL_MS: RangeInclusive<u64> = 0..=MAX_MS;
 pub const SETTLE_MS: RangeInclusive<u64> = 0..=MAX_MS;

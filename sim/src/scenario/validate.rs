@@ -483,24 +483,29 @@ impl Checker<'_> {
             timing.session_timeout_ms,
             limit::SESSION_TIMEOUT_MS,
         )?;
-        ms(
-            "expiry_tick_ms",
-            timing.expiry_tick_ms,
-            limit::EXPIRY_TICK_MS,
-        )?;
+        if let Some(tick_ms) = timing.expiry_tick_ms {
+            return Err(self.error(
+                "timing.expiry_tick_ms",
+                format!(
+                    "the servers expire sessions on their tickTime, which is `tick_time_ms` now: \
+                     write `tick_time_ms = {tick_ms}`"
+                ),
+            ));
+        }
         ms(
             "reaper_interval_ms",
             timing.reaper_interval_ms,
             limit::REAPER_INTERVAL_MS,
         )?;
         ms("settle_ms", timing.settle_ms, limit::SETTLE_MS)?;
-        ms("tick_time_ms", timing.tick_time_ms, limit::EXPIRY_TICK_MS)?;
+        ms("tick_time_ms", timing.tick_time_ms, limit::TICK_TIME_MS)?;
         self.within("timing.sync_limit", timing.sync_limit, 1..=1_000, " ticks")?;
         if let Some(delay) = timing.reconnect_delay_ms {
             self.ms_range("timing.reconnect_delay_ms", delay)?;
         }
         self.ms_range("timing.new_session_delay_ms", timing.new_session_delay_ms)?;
         self.ms_range("timing.apply_lag_ms", timing.apply_lag_ms)?;
+        self.ms_range("timing.election_ms", timing.election_ms)?;
         self.ensemble(raw)?;
         let latency = &timing.latency;
         let us = |key: &str, value, range| {
@@ -525,7 +530,7 @@ impl Checker<'_> {
     }
 
     /// `ensemble`: 1, 3, 5 or 7 servers; `timing.apply_lag_ms`,
-    /// `tick_time_ms`, `sync_limit` and `revalidate_moves` only with
+    /// `sync_limit`, `election_ms` and `revalidate_moves` only with
     /// followers to lag, lose or move to.
     fn ensemble(&self, raw: &ScenarioFile) -> Checked<()> {
         self.within("ensemble", raw.ensemble, limit::ENSEMBLE, " servers")?;
@@ -542,8 +547,8 @@ impl Checker<'_> {
         // and a run would seem to have checked it.
         let ensemble_only = [
             ("apply_lag_ms", "one server applies every change at once, so a follower's lag means nothing here"),
-            ("tick_time_ms", "one server has no leader to lose and no follower to cut off, so tickTime (how long noticing that takes) means nothing here"),
             ("sync_limit", "one server has no leader to lose and no follower to cut off, so syncLimit (how long noticing that takes) means nothing here"),
+            ("election_ms", "one server has no leader to lose, so an election's length means nothing here"),
             ("revalidate_moves", "one server has no other server for a session to move to, so revalidating a moved session means nothing here"),
         ];
         if raw.ensemble == 1 {

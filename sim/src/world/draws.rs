@@ -38,7 +38,7 @@ impl DrawTape {
 
 /// The streams a world draws from, by name, and the purpose each serves.
 /// `workload_N` (client N's durations and picks) is the one family.
-pub const STREAMS: [(&str, &str); 15] = [
+pub const STREAMS: [(&str, &str); 16] = [
     ("net", "message latencies"),
     ("child_order", "the order of getChildren results"),
     (
@@ -52,6 +52,7 @@ pub const STREAMS: [(&str, &str); 15] = [
     ("delays", "reconnect and new-session delays"),
     ("choices", "choices timed faults make"),
     ("detect", "when a partitioned server notices"),
+    ("election", "how long each election takes"),
     (
         "swarm",
         "which fault kinds are on and their rates (swarm mode)",

@@ -167,8 +167,8 @@ impl<R: SimRecipe> Simulation<R> {
         set_up(&mut server, &config);
         let initial_paths: BTreeSet<_> = server.paths().into_iter().collect();
         assert!(
-            config.expiry_tick_ms > 0,
-            "expiry_tick_ms is 0: the expiry tick would never let time pass (a validation gap: \
+            config.tick_time_ms > 0,
+            "tick_time_ms is 0: the expiry tick would never let time pass (a validation gap: \
              scenarios refuse it)"
         );
         let phase_ns = ms_to_ns(config.fault_phase_ms);
@@ -361,7 +361,7 @@ fn schedule_start<R: SimRecipe>(
             },
         );
     }
-    world.schedule(ms_to_ns(world.config.expiry_tick_ms), Event::ExpiryTick);
+    world.schedule(ms_to_ns(world.config.tick_time_ms), Event::ExpiryTick);
     if world.config.reaper_interval_ms > 0 {
         world.schedule(ms_to_ns(world.config.reaper_interval_ms), Event::ReaperTick);
     }

@@ -12,11 +12,13 @@
 //! state, writes wait); then every server closes every client connection
 //! (every request in flight fails with ConnectionLoss, a write that waited
 //! never commits) and serves nobody, and a cut-off old leader stops
-//! serving. An election window later (200 ms; a `leader_change` says its
-//! own) the most up-to-date server that is up leads (ties: the lowest
+//! serving. An election window later (drawn from `WorldConfig::
+//! election_ms`, measured on a real 3.8 ensemble; a `leader_change` says
+//! its own) the most up-to-date server that is up leads (ties: the lowest
 //! index; a `leader_change` prefers any server but the old leader) and
 //! clients reconnect. An election needs a majority of the servers up:
-//! without one it waits for a server to come back. A leader left without a
+//! without one it waits for a server to come back, and takes a window
+//! drawn then. A leader left without a
 //! majority (its followers crashed or cut off) is lost the same way, and
 //! is elected again once a majority is back. An expiry that strikes while
 //! no leader is there waits for the new leader to commit it: the client's
@@ -30,10 +32,6 @@ use crate::faults::{Fault, MsRange};
 use crate::oracles::Seen;
 use crate::server::{ShuffledOrder, WatchSet};
 use zk_recipes::zk::{SessionId, Zxid};
-
-/// How long an election takes when a leader crashes or is cut off (a
-/// `leader_change` says its own window).
-pub const ELECTION_MS: u64 = 200;
 
 /// Why a server is down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +55,9 @@ pub struct Election {
     /// The server it moves leadership away from (a `leader_change`), if
     /// another can lead.
     pub not: Option<usize>,
+    /// Its window passed without a majority up: it takes a new window
+    /// once a majority is back.
+    pub awaits_majority: bool,
 }
 
 /// The state of the ensemble's faults.
@@ -258,7 +259,8 @@ impl<R: SimRecipe> Shared<R> {
             return;
         }
         if server == self.ensemble.leader() {
-            self.lose_leader(detect_ms, ELECTION_MS, None);
+            let window_ms = self.election_window_ms();
+            self.lose_leader(detect_ms, window_ms, None);
         } else if !self.has_majority() {
             trace!(
                 self,
@@ -268,7 +270,19 @@ impl<R: SimRecipe> Shared<R> {
                 self.ensemble.leader()
             );
             let detect_ms = self.config.leader_loss_detect_ms();
-            self.lose_leader(detect_ms, 0, None);
+            let window_ms = self.election_window_ms();
+            self.lose_leader(detect_ms, window_ms, None);
+        }
+    }
+
+    /// How long an election takes once it can start: drawn from
+    /// `WorldConfig::election_ms` per election (one of the range's points
+    /// the tape chooses, in an explored run).
+    fn election_window_ms(&mut self) -> u64 {
+        let range = self.config.election_ms;
+        match self.chooser.as_mut() {
+            Some(tape) => tape.duration_ms(range.min, range.max.max(range.min)),
+            None => range.draw(&mut self.rng.election),
         }
     }
 
@@ -282,6 +296,7 @@ impl<R: SimRecipe> Shared<R> {
             notice_ns: Some(notice_ns),
             due_ns,
             not,
+            awaits_majority: false,
         });
         trace!(
             self,
@@ -506,7 +521,30 @@ impl<R: SimRecipe> Shared<R> {
             self.notice_leader_loss();
             election.notice_ns = None;
         }
-        if self.now_ns() < election.due_ns || !self.has_majority() {
+        if self.now_ns() < election.due_ns {
+            return;
+        }
+        if !self.has_majority() {
+            if let Some(waiting) = &mut self.servers.election {
+                waiting.awaits_majority = true;
+            }
+            return;
+        }
+        if election.awaits_majority {
+            // A majority is back: the election runs from now.
+            let window_ms = self.election_window_ms();
+            let due_ns = self.now_ns().saturating_add(ms_to_ns(window_ms));
+            if let Some(waiting) = &mut self.servers.election {
+                waiting.awaits_majority = false;
+                waiting.due_ns = due_ns;
+            }
+            trace!(
+                self,
+                None,
+                Fault,
+                "a majority is up again: the election ends in {window_ms} ms"
+            );
+            self.schedule(due_ns, Event::Elect);
             return;
         }
         let best = (0..self.ensemble.servers())
@@ -656,6 +694,7 @@ impl<R: SimRecipe> Shared<R> {
         }
         if let Some(election) = &mut self.servers.election {
             election.due_ns = 0;
+            election.awaits_majority = false;
         }
         self.try_elect();
         self.flush_applies();

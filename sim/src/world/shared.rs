@@ -47,6 +47,8 @@ pub struct Rngs {
     pub choices: Stream,
     /// Swarm mode: when a partitioned server notices (`world::servers`).
     pub detect: Stream,
+    /// How long each election takes (`WorldConfig::election_ms`).
+    pub election: Stream,
 }
 
 impl Rngs {
@@ -62,6 +64,7 @@ impl Rngs {
             lag: draws.stream("lag", 17),
             placement: draws.stream("placement", 18),
             detect: draws.stream("detect", 23),
+            election: draws.stream("election", 24),
         }
     }
 }

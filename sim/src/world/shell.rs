@@ -770,7 +770,7 @@ impl<R: SimRecipe> Shared<R> {
         self.schedule_applies();
         let next = self
             .now_ns()
-            .saturating_add(ms_to_ns(self.config.expiry_tick_ms));
+            .saturating_add(ms_to_ns(self.config.tick_time_ms));
         self.schedule(next, Event::ExpiryTick);
     }
 

@@ -386,7 +386,7 @@ fn a_short_silence_delays_a_request_without_failing_it() {
 fn client_expiry_world(client_expiry: bool) -> WorldConfig {
     let mut config = config(vec![at(300.0, Fault::Disconnect { down_ms: 2_000 })]);
     config.session_timeout_ms = 2_000;
-    config.expiry_tick_ms = 1_000;
+    config.tick_time_ms = 1_000;
     config.faults.rates = FaultRates {
         client_expiry,
         ..FaultRates::default()

@@ -162,11 +162,17 @@ fn a_watch_fires_normally() {
 
 #[test]
 fn reconnect_re_registers_a_watch_and_fires_it_if_the_node_changed() {
-    // Client 0 is partitioned from 100 ms to 600 ms (inside its 1 s timeout)
-    // while /probe is created: the notification is lost with the connection,
-    // and the re-registered exists watch fires NodeCreated on reconnect.
+    // Client 0 is partitioned from 100 ms to 600 ms while /probe is
+    // created: the notification is lost with the connection, and the
+    // re-registered exists watch fires NodeCreated on reconnect. A 2 s
+    // session outlives the client's reconnect (a 1 s one, last heard at
+    // 3 ms, expires on the server's tick at 1,200 ms, before it).
     let schedule = vec![at(100.0, 0, Fault::Disconnect { down_ms: 500 })];
-    let sim = Simulation::new(probe_config(schedule), |_, _| Probe, watch_then_create);
+    let config = WorldConfig {
+        session_timeout_ms: 2_000,
+        ..probe_config(schedule)
+    };
+    let sim = Simulation::new(config, |_, _| Probe, watch_then_create);
     let report = sim.run(1);
     assert!(report.passed(), "{:?}\n{}", report.violations, report.trace);
     assert_eq!(
