@@ -242,3 +242,60 @@ fn a_silence_past_the_session_timeout_expires_the_session_with_the_connection_op
         remove(&observer, &root).await;
     });
 }
+
+/// The server expires a session on its tickTime's ticks, up to one tick
+/// after its timeout (SessionTrackerImpl's ExpiryQueue rounds each
+/// session's deadline up to the next tick): five 2 s sessions, each
+/// silenced right after a create's reply (its last touch, before its
+/// first ping at 300 ms idle) at staggered moments, are deleted between 0
+/// and one tick (200 ms, scripts/zk-server's tickTime) past their timeout,
+/// as the simulator's servers do (`WorldConfig::tick_time_ms`; a 500 ms
+/// tick before, so up to 500 ms late). The margins: the watch's delivery
+/// and a loaded machine's scheduling.
+#[test]
+#[ignore = "needs a real ZooKeeper: scripts/zk-server start; cargo test --release --workspace --test real_server -- --ignored silence::"]
+fn a_silent_session_expires_on_the_servers_next_tick_after_its_timeout() {
+    const TICK_MS: i128 = 200;
+    const TIMEOUT_MS: i128 = 2_000;
+    runtime().block_on(async {
+        let server = zk_addr_from_env();
+        let observer = connect(&server, Duration::from_secs(10)).await;
+        let root = fresh_root("tick");
+        observer
+            .create(&root, b"", &mode(zkc::CreateMode::Persistent))
+            .await
+            .unwrap();
+        let mut late_ms = Vec::new();
+        for k in 0..5u64 {
+            let proxy = FaultProxy::start(&server).await.unwrap();
+            let timeout = Duration::from_millis(TIMEOUT_MS as u64);
+            let client = connect(&proxy.addr().to_string(), timeout).await;
+            let owned = format!("{root}/owned-{k}");
+            let (_, gone) = observer.check_and_watch_stat(&owned).await.unwrap();
+            client
+                .create(&owned, b"", &mode(zkc::CreateMode::Ephemeral))
+                .await
+                .unwrap();
+            let touched = Instant::now();
+            proxy.silence_for(4_000);
+            let _created = tokio::time::timeout(WAIT, gone.changed()).await;
+            let (_, gone) = observer.check_and_watch_stat(&owned).await.unwrap();
+            let deleted = tokio::time::timeout(WAIT, gone.changed())
+                .await
+                .expect("the silent session expired");
+            assert_eq!(deleted.event_type, zkc::EventType::NodeDeleted);
+            late_ms.push(touched.elapsed().as_millis() as i128 - TIMEOUT_MS);
+            drop(client);
+            // Stagger the next session's touch against the server's ticks.
+            tokio::time::sleep(Duration::from_millis(37 * (k + 1))).await;
+        }
+        eprintln!("expired ms past the 2 s timeout, tickTime {TICK_MS}: {late_ms:?}");
+        for late in &late_ms {
+            assert!(
+                (-20..=TICK_MS + 60).contains(late),
+                "a session expired {late} ms past its timeout, not within one tick: {late_ms:?}"
+            );
+        }
+        remove(&observer, &root).await;
+    });
+}

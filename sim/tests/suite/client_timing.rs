@@ -534,3 +534,33 @@ fn a_new_session_after_an_expiry_starts_with_last_zxid_zero() {
         "Java's new handle starts at lastZxid 0"
     );
 }
+
+/// The server expires a session on its tickTime's ticks (200 ms by
+/// default), up to one tick after its timeout, as a real 3.8 server does
+/// (live/tests/real_server/silence.rs measured 24 to 176 ms late at a
+/// 2 s session): the client creates its node, its network goes down 10 ms
+/// in (before its first ping), and the server expires it on the first tick
+/// at or past its last request plus 2 s.
+#[test]
+fn the_server_expires_a_session_on_its_next_tick_past_the_timeout() {
+    let mut world = config(vec![at(10.0, Fault::Disconnect { down_ms: 5_000 })]);
+    world.session_timeout_ms = 2_000;
+    let sim = Simulation::new(
+        world,
+        |_, _| Probe::<false>,
+        |client: Client<Probe<false>>| async move {
+            create_and_watch(client).await;
+        },
+    );
+    for seed in 0..4 {
+        let report = sim.run(seed);
+        let trace = report.trace.to_string();
+        let touched = first_ms(&report, "c0 apply").expect(&trace);
+        let expired = first_ms(&report, "server expired session").expect(&trace);
+        assert_eq!(expired % 200, 0, "not on a 200 ms tick:\n{trace}");
+        assert!(
+            (touched + 2_000..touched + 2_200).contains(&expired),
+            "last heard at {touched} ms, expired at {expired} ms:\n{trace}"
+        );
+    }
+}
