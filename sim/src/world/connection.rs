@@ -444,16 +444,22 @@ impl<R: SimRecipe> Shared<R> {
 
     /// The client's connection goes silent for `down_ms`: a black hole,
     /// no reset. The client's read timeout runs from the last it heard
-    /// (its last ping or request, answered just before the silence).
+    /// (its last ping or request, answered just before the silence). A
+    /// silence striking a connection that already carries nothing back
+    /// (silent, its server frozen, its pings behind a waiting write) only
+    /// lengthens it: what the client sent since was never answered.
     pub fn go_silent(&mut self, client: usize, down_ms: u64) {
         let now = self.now_ns();
-        let slot = &mut self.clients[client];
-        if slot.link.session.is_none() {
+        if self.clients[client].link.session.is_none() {
             return;
         }
+        let already_deaf = self.hears_nothing(client);
+        let slot = &mut self.clients[client];
         let until = now.saturating_add(ms_to_ns(down_ms));
         slot.link.silent_until_ns = slot.link.silent_until_ns.max(until);
-        slot.link.last_heard_ns = slot.link.last_heard_ns.max(slot.last_sent_ns);
+        if !already_deaf {
+            slot.link.last_heard_ns = slot.link.last_heard_ns.max(slot.last_sent_ns);
+        }
         self.schedule_timeout_check(client);
     }
 

@@ -352,6 +352,39 @@ fn a_silent_connection_is_noticed_at_the_read_timeout() {
     }
 }
 
+/// A second silence striking a connection already silent lengthens it and
+/// does not restart the client's read timeout: the pings the client sent
+/// into the first were never answered. (A world that counted them as heard
+/// kept an async latch's leader connected through a silence longer than
+/// its session: the fixed latch failed `one_leader` on
+/// examples/async-latch/scenarios/latch-silent.toml, seed 160.)
+#[test]
+fn a_silence_striking_a_silent_connection_does_not_restart_the_read_timeout() {
+    let schedule = vec![
+        at(1_000.0, Fault::Silent { down_ms: 6_000 }),
+        at(1_900.0, Fault::Silent { down_ms: 6_000 }),
+    ];
+    let sim = Simulation::new(
+        config(schedule),
+        |_, _| Probe::<false>,
+        |client: Client<Probe<false>>| async move {
+            client.sleep_ms(12_000).await;
+        },
+    );
+    for seed in 0..4 {
+        let report = sim.run(seed);
+        let trace = report.trace.to_string();
+        // T = 3 s: the read timeout is 2 s from the last byte heard, at
+        // most a ping interval (1 s) before the first silence; not 2 s
+        // from the ping sent into it (at about 1 s, T/3 after the last).
+        let noticed = first_ms(&report, "read timeout: heard nothing").expect(&trace);
+        assert!(
+            (2_000..=3_000).contains(&noticed),
+            "seed {seed}: noticed at {noticed} ms\n{trace}"
+        );
+    }
+}
+
 #[test]
 fn a_short_silence_delays_a_request_without_failing_it() {
     // Silent for 1 s (below the 2 s read timeout): the create is held up
