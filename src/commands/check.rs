@@ -85,7 +85,7 @@ pub struct ModelArgs {
     /// semaphores); for a queue, the items each consumer takes.
     #[arg(long, default_value_t = 1)]
     pub cycles: usize,
-    /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious, client-expiry, leader-loss; an explored world's: connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition, leader-change).
+    /// Fault budgets, e.g. `connection-loss=1,expiry=1` (kinds: connection-loss, expiry, reorder, spurious, client-expiry, leader-loss; an explored world's: connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition, leader-change, server-freeze).
     #[arg(long, default_value = "none")]
     pub faults: String,
     /// Client symmetry: explore one state of each set of states that differ

@@ -145,6 +145,7 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
             ("server-crash", faults.server_crash),
             ("server-partition", faults.server_partition),
             ("leader-change", faults.leader_change),
+            ("server-freeze", faults.server_freeze),
         ]
         .iter()
         .filter(|(_, budget)| *budget == 0)

@@ -135,9 +135,10 @@ impl FaultAllowance {
                 "server-crash" => allowance.server_crash = budget,
                 "server-partition" => allowance.server_partition = budget,
                 "leader-change" => allowance.leader_change = budget,
+                "server-freeze" => allowance.server_freeze = budget,
                 other => {
                     return Err(format!(
-                        "`{}`: an explored world injects connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition and leader-change only",
+                        "`{}`: an explored world injects connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition, leader-change and server-freeze only",
                         crate::scenario::clip(other)
                     ))
                 }
@@ -162,6 +163,7 @@ impl std::fmt::Display for FaultAllowance {
             ("server-crash", self.server_crash),
             ("server-partition", self.server_partition),
             ("leader-change", self.leader_change),
+            ("server-freeze", self.server_freeze),
         ];
         for (kind, budget) in kinds {
             if budget > 0 {

@@ -295,7 +295,8 @@ impl Plan {
             let ensemble = budget.lag_spike
                 + budget.server_crash
                 + budget.server_partition
-                + budget.leader_change;
+                + budget.leader_change
+                + budget.server_freeze;
             for _ in 0..ensemble {
                 let at = rng.below_usize(samples.server_fault_points);
                 server_faults.push((at, rng.next_u64()));

@@ -23,13 +23,16 @@ pub enum ServerFaultChoice {
     Partition(usize),
     /// The leader is lost; another is elected.
     LeaderChange,
+    /// A server freezes (SIGSTOP, a GC pause): it answers and closes
+    /// nothing for a while.
+    Freeze(usize),
 }
 
 impl ServerFaultChoice {
     /// What may strike while `left` lasts, on `servers` servers of which
     /// `leader` leads, in the order a tape numbers them: none; a lag spike
     /// on each follower; a crash of each server; a partition of each
-    /// server; the leader lost.
+    /// server; the leader lost; a freeze of each server.
     pub fn offered(left: &FaultAllowance, servers: usize, leader: usize) -> Vec<ServerFaultChoice> {
         let mut offered = vec![ServerFaultChoice::None];
         if servers < 2 {
@@ -48,6 +51,9 @@ impl ServerFaultChoice {
         if left.leader_change > 0 {
             offered.push(ServerFaultChoice::LeaderChange);
         }
+        if left.server_freeze > 0 {
+            offered.extend((0..servers).map(ServerFaultChoice::Freeze));
+        }
         offered
     }
 
@@ -59,6 +65,7 @@ impl ServerFaultChoice {
             ServerFaultChoice::Crash(_) => left.server_crash -= 1,
             ServerFaultChoice::Partition(_) => left.server_partition -= 1,
             ServerFaultChoice::LeaderChange => left.leader_change -= 1,
+            ServerFaultChoice::Freeze(_) => left.server_freeze -= 1,
         }
     }
 }
@@ -76,9 +83,11 @@ pub struct ServerFaultShapes {
     pub partition_down_ms: u64,
     /// A new leader is elected this long after the followers noticed.
     pub leader_change_window_ms: u64,
+    /// A frozen server thaws this much later.
+    pub freeze_down_ms: u64,
     /// True for each kind the scenario schedules (its shape is then the
-    /// scenario's): lag spike, crash, partition, leader change.
-    pub scheduled: [bool; 4],
+    /// scenario's): lag spike, crash, partition, leader change, freeze.
+    pub scheduled: [bool; 5],
 }
 
 impl ServerFaultShapes {
@@ -87,7 +96,8 @@ impl ServerFaultShapes {
     /// follower stays in the quorum) for a session timeout, a crash and
     /// a partition of twice the session timeout (the sessions on the
     /// server move or expire), a new leader two ticks after the loss is
-    /// noticed.
+    /// noticed, a freeze of twice the session timeout (its clients leave
+    /// at their read timeout, a frozen leader is replaced).
     pub fn of(config: &WorldConfig) -> ServerFaultShapes {
         let session_ms = config.session_timeout_ms;
         let mut shapes = ServerFaultShapes {
@@ -96,7 +106,8 @@ impl ServerFaultShapes {
             crash_down_ms: 2 * session_ms,
             partition_down_ms: 2 * session_ms,
             leader_change_window_ms: 2 * config.tick_time_ms,
-            scheduled: [false; 4],
+            freeze_down_ms: 2 * session_ms,
+            scheduled: [false; 5],
         };
         // A kind's first scheduled value replaces the default; later ones
         // only lengthen it.
@@ -108,7 +119,7 @@ impl ServerFaultShapes {
             *seen = true;
         };
         let (mut spike_delay, mut spike_window) = (false, false);
-        let mut seen = [false; 4];
+        let mut seen = [false; 5];
         for entry in &config.faults.schedule {
             match entry.fault {
                 Fault::LagSpike {
@@ -132,6 +143,9 @@ impl ServerFaultShapes {
                 }
                 Fault::LeaderChange { window_ms } => {
                     longest(&mut shapes.leader_change_window_ms, &mut seen[3], window_ms)
+                }
+                Fault::Freeze { down_ms, .. } => {
+                    longest(&mut shapes.freeze_down_ms, &mut seen[4], down_ms)
                 }
                 _ => {}
             }
@@ -160,6 +174,10 @@ impl ServerFaultShapes {
             },
             ServerFaultChoice::LeaderChange => Fault::LeaderChange {
                 window_ms: self.leader_change_window_ms,
+            },
+            ServerFaultChoice::Freeze(server) => Fault::Freeze {
+                server,
+                down_ms: self.freeze_down_ms,
             },
         })
     }
@@ -201,6 +219,13 @@ impl ServerFaultShapes {
                 whose(self.scheduled[3])
             ));
         }
+        if budget.server_freeze > 0 {
+            out.push(format!(
+                "a server frozen (SIGSTOP, a GC pause) for {} ms ({})",
+                self.freeze_down_ms,
+                whose(self.scheduled[4])
+            ));
+        }
         out
     }
 }
@@ -235,6 +260,20 @@ mod tests {
         let mut left = budget;
         ServerFaultChoice::LagSpike(2).spend(&mut left);
         assert_eq!(ServerFaultChoice::offered(&left, 3, 0).len(), 2);
+        let freeze = FaultAllowance {
+            server_freeze: 1,
+            ..FaultAllowance::default()
+        };
+        assert!(freeze.has_server_faults());
+        let offered = ServerFaultChoice::offered(&freeze, 3, 0);
+        assert_eq!(
+            offered[1..],
+            [0, 1, 2].map(ServerFaultChoice::Freeze),
+            "any server, the leader too"
+        );
+        let mut left = freeze;
+        ServerFaultChoice::Freeze(0).spend(&mut left);
+        assert!(!left.has_server_faults());
     }
 
     #[test]
@@ -243,7 +282,8 @@ mod tests {
         let defaults = ServerFaultShapes::of(&config);
         assert_eq!(defaults.lag_spike_delay_ms, 200 * 10 / 2);
         assert_eq!(defaults.crash_down_ms, 8_000);
-        assert_eq!(defaults.scheduled, [false; 4]);
+        assert_eq!(defaults.scheduled, [false; 5]);
+        assert_eq!(defaults.freeze_down_ms, 8_000);
         let spike = |delay_ms, window_ms| ScheduledFault {
             trigger: Trigger::AtMs(300.0),
             client: 0,
@@ -259,7 +299,7 @@ mod tests {
             (shapes.lag_spike_delay_ms, shapes.lag_spike_window_ms),
             (1_000, 5_000)
         );
-        assert_eq!(shapes.scheduled, [true, false, false, false]);
+        assert_eq!(shapes.scheduled, [true, false, false, false, false]);
         assert_eq!(
             shapes.fault(ServerFaultChoice::LagSpike(2)),
             Some(Fault::LagSpike {

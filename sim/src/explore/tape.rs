@@ -195,12 +195,20 @@ pub struct FaultAllowance {
     pub server_partition: u32,
     /// Ensemble: leader losses (between requests).
     pub leader_change: u32,
+    /// Ensemble: a server frozen, its connections open (between
+    /// requests).
+    pub server_freeze: u32,
 }
 
 impl FaultAllowance {
     /// True when the budget allows an ensemble fault.
     pub fn has_server_faults(&self) -> bool {
-        self.lag_spike + self.server_crash + self.server_partition + self.leader_change > 0
+        self.lag_spike
+            + self.server_crash
+            + self.server_partition
+            + self.leader_change
+            + self.server_freeze
+            > 0
     }
 }
 
