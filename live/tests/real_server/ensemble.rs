@@ -583,21 +583,9 @@ fn a_frozen_leader_s_own_clients_hang_until_their_read_timeout() {
         // The follower's client: dropped when the followers notice. The
         // leader's: not then; at its read timeout (it reconnects only
         // after the thaw: its one address is the frozen leader's).
-        let disconnected = |client: zkc::Client, who: &'static str| async move {
-            let mut states = client.state_watcher();
-            let waited = tokio::time::timeout(PROMPTLY, async {
-                while client.state() != SessionState::Disconnected {
-                    states.changed().await;
-                }
-            });
-            waited
-                .await
-                .unwrap_or_else(|_| panic!("{who} was never disconnected"));
-            Instant::now()
-        };
         let (follower_lost, leader_lost) = tokio::join!(
-            disconnected(on_follower.clone(), "the follower's client"),
-            disconnected(on_leader.clone(), "the frozen leader's client"),
+            disconnected_at(on_follower.clone(), "the follower's client"),
+            disconnected_at(on_leader.clone(), "the frozen leader's client"),
         );
         let (follower_ms, leader_ms) = (ms(frozen_at, follower_lost), ms(frozen_at, leader_lost));
         eprintln!(
@@ -833,19 +821,9 @@ fn a_client_whose_write_waits_at_a_cut_off_follower_times_out_before_it_notices(
             let (writer, path) = (writer.clone(), format!("{root}/w"));
             tokio::spawn(async move { writer.create(&path, b"", &persistent()).await })
         };
-        let disconnected = |client: zkc::Client, who: &'static str| async move {
-            let mut states = client.state_watcher();
-            let waited = tokio::time::timeout(PROMPTLY, async {
-                while client.state() != SessionState::Disconnected {
-                    states.changed().await;
-                }
-            });
-            waited.await.unwrap_or_else(|_| panic!("{who} was never disconnected"));
-            Instant::now()
-        };
         let (writer_lost, idle_lost) = tokio::join!(
-            disconnected(writer.clone(), "the writing client"),
-            disconnected(idle.clone(), "the idle client"),
+            disconnected_at(writer.clone(), "the writing client"),
+            disconnected_at(idle.clone(), "the idle client"),
         );
         let (writer_ms, idle_ms) = (ms(cut_at, writer_lost), ms(cut_at, idle_lost));
         eprintln!(
@@ -1180,6 +1158,21 @@ fn stale_reads(reader: zkc::Client, node: String) -> tokio::task::JoinHandle<Rea
             .unwrap();
         (reads, lost_at)
     })
+}
+
+/// When `client` (`who`, for the message) turned Disconnected, waiting
+/// at most [`PROMPTLY`].
+async fn disconnected_at(client: zkc::Client, who: &'static str) -> Instant {
+    let mut states = client.state_watcher();
+    let waited = tokio::time::timeout(PROMPTLY, async {
+        while client.state() != SessionState::Disconnected {
+            states.changed().await;
+        }
+    });
+    waited
+        .await
+        .unwrap_or_else(|_| panic!("{who} was never disconnected"));
+    Instant::now()
 }
 
 /// Waits until the client is connected and `addr`'s server lists a

@@ -3,3 +3,5 @@
 #[cfg(madsim)]
 pub mod ensemble_world;
 pub mod random_walk;
+#[cfg(madsim)]
+pub mod trace_lines;

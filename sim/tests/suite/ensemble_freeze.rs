@@ -14,11 +14,10 @@
 #![cfg(madsim)]
 
 use crate::common::ensemble_world::fixed_lock_on_three_servers_with;
+use crate::common::trace_lines::{client_lines, near, passing_run as run, world_lines, MS};
 use zk_recipes::lock::FixedLock;
 use zk_sim::faults::Fault;
-use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine};
-
-const MS: u64 = 1_000_000;
+use zk_sim::world::{Simulation, TraceKind, TraceLine};
 /// tickTime 200 ms × syncLimit 10: when the followers notice.
 const DETECT_MS: u64 = 2_000;
 /// A session timeout whose Java read timeout (4 s) outlasts the notice.
@@ -29,45 +28,6 @@ const FROZEN_AT_MS: u64 = 300;
 fn world(server: usize, down_ms: u64) -> Simulation<FixedLock> {
     let freeze = Fault::Freeze { server, down_ms };
     fixed_lock_on_three_servers_with(SESSION_MS, vec![(FROZEN_AT_MS as f64, 0, freeze)])
-}
-
-fn run(sim: &Simulation<FixedLock>, seed: u64) -> RunReport {
-    let report = sim.run(seed);
-    assert!(
-        report.passed(),
-        "seed {seed}: {:?}\n{}",
-        report.violations,
-        text(&report.trace.lines)
-    );
-    report
-}
-
-fn text(lines: &[TraceLine]) -> String {
-    let lines: Vec<String> = lines.iter().take(400).map(|l| l.to_string()).collect();
-    lines.join("\n")
-}
-
-/// The times of the world-level lines containing `text`.
-fn world_lines(lines: &[TraceLine], text: &str) -> Vec<u64> {
-    lines
-        .iter()
-        .filter(|line| line.client.is_none() && line.text.contains(text))
-        .map(|line| line.at_ns)
-        .collect()
-}
-
-/// `at_ns` is `ms` (the scheduler wakes up to a few µs late).
-fn near(at_ns: u64, ms: u64) -> bool {
-    (ms * MS..ms * MS + MS / 100).contains(&at_ns)
-}
-
-/// The client lines containing `text`: (time, client).
-fn client_lines(lines: &[TraceLine], text: &str) -> Vec<(u64, usize)> {
-    lines
-        .iter()
-        .filter(|line| line.client.is_some() && line.text.contains(text))
-        .map(|line| (line.at_ns, line.client.unwrap()))
-        .collect()
 }
 
 /// Answers of `server` (a read's answer or a write's reply): times.

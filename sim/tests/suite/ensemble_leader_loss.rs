@@ -9,11 +9,12 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::trace_lines::{
+    client_lines, first_world_line as world_line, near, passing_run as run, MS,
+};
 use zk_recipes::lock::FixedLock;
 use zk_sim::faults::Fault;
-use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine, WorldConfig};
-
-const MS: u64 = 1_000_000;
+use zk_sim::world::{Simulation, TraceKind, TraceLine, WorldConfig};
 
 /// tickTime 200 ms × syncLimit 10: the defaults (scripts/zk-server's).
 const DETECT_MS: u64 = 2_000;
@@ -23,49 +24,6 @@ use crate::common::ensemble_world;
 fn world(schedule: Vec<(f64, usize, Fault)>) -> Simulation<FixedLock> {
     assert_eq!(WorldConfig::default().leader_loss_detect_ms(), DETECT_MS);
     ensemble_world::fixed_lock_on_three_servers(schedule)
-}
-
-fn run(sim: &Simulation<FixedLock>, seed: u64) -> RunReport {
-    let report = sim.run(seed);
-    assert!(
-        report.passed(),
-        "seed {seed}: {:?}\n{}",
-        report.violations,
-        text(&report.trace.lines)
-    );
-    report
-}
-
-fn text(lines: &[TraceLine]) -> String {
-    let lines: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
-    lines.join("\n")
-}
-
-/// The time of the first world-level line containing `text`.
-fn world_line(lines: &[TraceLine], text: &str) -> u64 {
-    lines
-        .iter()
-        .find(|line| line.client.is_none() && line.text.contains(text))
-        .unwrap_or_else(|| panic!("no line with {text:?}\n{}", text_of(lines)))
-        .at_ns
-}
-
-fn text_of(lines: &[TraceLine]) -> String {
-    text(&lines[..lines.len().min(400)])
-}
-
-/// `at_ns` is `ms` (the scheduler wakes up to a few µs late).
-fn near(at_ns: u64, ms: u64) -> bool {
-    (ms * MS..ms * MS + MS / 100).contains(&at_ns)
-}
-
-/// The client lines containing `text`: (time, client).
-fn client_lines(lines: &[TraceLine], text: &str) -> Vec<(u64, usize)> {
-    lines
-        .iter()
-        .filter(|line| line.client.is_some() && line.text.contains(text))
-        .map(|line| (line.at_ns, line.client.unwrap()))
-        .collect()
 }
 
 /// A server answered a request (a read's answer, or a write's reply from
