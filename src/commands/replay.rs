@@ -36,7 +36,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 use zk_sim::world::AppEvents;
-use zk_sim::world::{TraceKind, TraceLine};
+use zk_sim::world::{RunReport, TraceKind, TraceLine};
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
@@ -72,12 +72,7 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
     let scenario = match load_input(harness, &args.scenario, args.variant.as_deref()) {
         Ok(Input::Scenario(scenario)) => scenario,
         Ok(Input::Schedule(text)) => {
-            let flags = [
-                ("--variant", args.variant.is_some()),
-                ("--seed", args.seed.is_some()),
-                ("--all-violations", args.all_violations),
-                ("--write-tape", args.write_tape.is_some()),
-            ];
+            let flags = run_picking_flags(&args);
             return match super::sim::refuse_schedule_flags(&args.scenario, &flags) {
                 Ok(()) => super::schedule::run_text(harness, &args.scenario, &text, true),
                 Err(code) => code,
@@ -104,78 +99,93 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
             return ExitCode::from(super::common::EXIT_INTERNAL_ERROR);
         }
     };
-    for line in &report.trace.lines {
-        emit(line);
-    }
+    emit_trace(&report);
     if let Some(path) = &args.write_tape {
         let written = super::replay_tape::write(&harness.program, path, &scenario, &text, &report);
         if let Err(code) = written {
             return code;
         }
     }
-    let mut out = QuietStdout;
     if let (true, Some(why)) = (report.passed(), report.vacuous()) {
         super::common::print_no_progress(seed, &why);
         return ExitCode::from(super::common::EXIT_BAD_INPUT);
     }
+    print_verdict(
+        &report,
+        &format!("seed {seed}"),
+        &format!(" (seed {seed})"),
+        &replay_command(&harness.program, &scenario, seed),
+    )
+}
+
+/// The flags that pick a run from a scenario, and whether each was given.
+fn run_picking_flags(args: &ReplayArgs) -> [(&'static str, bool); 4] {
+    [
+        ("--variant", args.variant.is_some()),
+        ("--seed", args.seed.is_some()),
+        ("--all-violations", args.all_violations),
+        ("--write-tape", args.write_tape.is_some()),
+    ]
+}
+
+/// Refuses (exit 2) a run-picking flag given with `what` (a choice or a
+/// tape file), which replays one exact run.
+pub(super) fn refuse_run_picking_flags(args: &ReplayArgs, what: &str) -> Result<(), ExitCode> {
+    match run_picking_flags(args).iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(super::common::bad_input(format!(
+            "{flag}: {} is {what}, which replays one exact run; {flag} does not apply to it",
+            args.scenario.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Prints a replayed run's trace, one line per event (`emit`).
+pub(super) fn emit_trace(report: &RunReport) {
+    for line in &report.trace.lines {
+        emit(line);
+    }
+}
+
+/// Prints a replayed run's verdict: `pass: {pass}` (exit 0), or each
+/// violation as `VIOLATION of P{tag}:` and the `replay: {replay}` line
+/// (exit 1).
+pub(super) fn print_verdict(report: &RunReport, pass: &str, tag: &str, replay: &str) -> ExitCode {
+    let mut out = QuietStdout;
     if report.passed() {
-        let _ = writeln!(out, "pass: seed {seed}");
+        let _ = writeln!(out, "pass: {pass}");
         return ExitCode::SUCCESS;
     }
     for violation in &report.violations {
         let _ = write!(
             out,
-            "VIOLATION of {} (seed {}):\n  {violation}",
-            violation.property_name(),
-            seed
+            "VIOLATION of {}{tag}:\n  {violation}",
+            violation.property_name()
         );
     }
-    let _ = writeln!(
-        out,
-        "replay: {}",
-        replay_command(&harness.program, &scenario, seed)
-    );
+    let _ = writeln!(out, "replay: {replay}");
     ExitCode::from(EXIT_VIOLATION)
 }
 
 /// Replays a choice file (`zkcheck check` on an async recipe writes them):
 /// the one run its choices pick, with its full trace and the diagnosis.
 fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
-    let flags = [
-        ("--variant", args.variant.is_some()),
-        ("--seed", args.seed.is_some()),
-        ("--all-violations", args.all_violations),
-        ("--write-tape", args.write_tape.is_some()),
-    ];
-    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
-        return super::common::bad_input(format!(
-            "{flag}: {} is a choice file, which replays one exact run; {flag} does not apply to it",
-            args.scenario.display()
-        ));
+    if let Err(code) = refuse_run_picking_flags(args, "a choice file") {
+        return code;
     }
     init_logging(default_filter());
     let report = match super::check_async::replay_report(harness, &args.scenario, text) {
         Ok(report) => report,
         Err(code) => return code,
     };
-    for line in &report.trace.lines {
-        emit(line);
-    }
-    let mut out = QuietStdout;
-    if report.passed() {
-        let _ = writeln!(out, "pass: the choices' run holds every property");
-        return ExitCode::SUCCESS;
-    }
-    for violation in &report.violations {
-        let _ = write!(
-            out,
-            "VIOLATION of {}:\n  {violation}",
-            violation.property_name()
-        );
-    }
+    emit_trace(&report);
     let path = super::common::quote(&args.scenario.display().to_string());
-    let _ = writeln!(out, "replay: {} replay {path}", harness.program);
-    ExitCode::from(EXIT_VIOLATION)
+    print_verdict(
+        &report,
+        "the choices' run holds every property",
+        "",
+        &format!("{} replay {path}", harness.program),
+    )
 }
 
 /// RUST_LOG, default `zk=trace`; madsim's HashMap warning left out.

@@ -5,8 +5,10 @@
 //! word used, or which streams left words over or drew past their words:
 //! what a changed tape does).
 
-use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR, EXIT_VIOLATION};
-use super::replay::{default_filter, emit, init_logging, ReplayArgs};
+use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
+use super::replay::{
+    default_filter, emit_trace, init_logging, print_verdict, refuse_run_picking_flags, ReplayArgs,
+};
 use super::sim::QuietStdout;
 use super::Harness;
 use std::collections::BTreeMap;
@@ -58,17 +60,8 @@ pub fn write(
 
 /// Runs the tape file `args.scenario` (its `text`) again.
 pub fn run(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
-    let flags = [
-        ("--variant", args.variant.is_some()),
-        ("--seed", args.seed.is_some()),
-        ("--all-violations", args.all_violations),
-        ("--write-tape", args.write_tape.is_some()),
-    ];
-    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
-        return bad_input(format!(
-            "{flag}: {} is a tape file, which replays one exact run; {flag} does not apply to it",
-            args.scenario.display()
-        ));
+    if let Err(code) = refuse_run_picking_flags(args, "a tape file") {
+        return code;
     }
     let path = &args.scenario;
     let (file, mut scenario) = match load(harness, path, text) {
@@ -96,30 +89,19 @@ pub fn run(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL_ERROR);
         }
     };
-    for line in &report.trace.lines {
-        emit(line);
-    }
-    let mut out = QuietStdout;
+    emit_trace(&report);
     let drawn = draws::collect().unwrap_or_default();
-    let _ = writeln!(out, "tape: {}", fit(&file.tape, &drawn));
-    if report.passed() {
-        let _ = writeln!(out, "pass: the tape's run holds every property");
-        return ExitCode::SUCCESS;
-    }
-    for violation in &report.violations {
-        let _ = write!(
-            out,
-            "VIOLATION of {} (tape, seed {seed}):\n  {violation}",
-            violation.property_name()
-        );
-    }
-    let _ = writeln!(
-        out,
-        "replay: {} replay {}",
-        harness.program,
-        quote(&path.display().to_string())
-    );
-    ExitCode::from(EXIT_VIOLATION)
+    let _ = writeln!(QuietStdout, "tape: {}", fit(&file.tape, &drawn));
+    print_verdict(
+        &report,
+        "the tape's run holds every property",
+        &format!(" (tape, seed {seed})"),
+        &format!(
+            "{} replay {}",
+            harness.program,
+            quote(&path.display().to_string())
+        ),
+    )
 }
 
 /// The tape file and the scenario it ran; errors are exit 2.

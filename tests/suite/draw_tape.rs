@@ -171,6 +171,10 @@ fn a_seed_written_as_a_tape_replays_with_the_same_trace_in_another_process() {
         "{}",
         seeded.stderr
     );
+    // A tape replays one exact run: a flag that would pick another is refused.
+    zkcheck(&["replay", tape_arg, "--seed", "1"])
+        .expect(2)
+        .refused(&["--seed", tape_arg, "does not apply"]);
     // A bad word is refused naming the file, the line and the stream.
     let text = std::fs::read_to_string(&tape).unwrap();
     let net = text.find("\nnet = '''\n").expect("a net stream") + "\nnet = '''\n".len();
