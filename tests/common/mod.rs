@@ -84,3 +84,28 @@ pub fn real_server_to_myself() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// The built-in recipes, as a scenario file names them.
+pub fn builtin() -> &'static zk_sim::scenario::SimRecipes {
+    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(zk_models::Registry::builtin)
+        .sim_recipes()
+}
+
+/// Every shipped scenario file (`scenarios/`, `scenarios/bugs/` and
+/// `scenarios/ensemble/`), sorted.
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("bugs"), root.join("ensemble")] {
+        for entry in std::fs::read_dir(dir).expect("scenarios/") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}

@@ -8,17 +8,11 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::builtin;
 use std::path::Path;
 use zk_sim::faults::Fault;
 use zk_sim::scenario::Scenario;
 use zk_sim::world::ReconnectTiming;
-
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
 
 const SCENARIO: &str = r#"
 recipe = "lock"

@@ -8,33 +8,11 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
-use crate::common::{scratch, zkcheck};
+use crate::common::{builtin, scratch, shipped_scenarios, zkcheck};
 use std::path::{Path, PathBuf};
 use zk_sim::scenario::{Runner, Scenario};
 use zk_sim::world::draws::{self, DrawRequest, DrawTape};
 use zk_sim::world::RunReport;
-
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
-
-fn shipped() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("bugs"), root.join("ensemble")] {
-        for entry in std::fs::read_dir(dir).expect("scenarios/") {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 /// One run of `seed` with `request` installed; its report and what it drew.
 fn run_with(runner: &dyn Runner, seed: u64, request: DrawRequest) -> (RunReport, DrawTape) {
@@ -95,7 +73,7 @@ pub fn replays_exactly_from_its_tape(runner: &dyn Runner, seed: u64, what: &str)
 
 #[test]
 fn every_shipped_scenario_replays_from_its_tape_alone() {
-    let files = shipped();
+    let files = shipped_scenarios();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunks: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(workers)).collect();
     std::thread::scope(|scope| {

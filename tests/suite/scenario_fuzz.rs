@@ -11,19 +11,13 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::builtin;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngAlgorithm, TestRng, TestRunner};
 use std::path::{Path, PathBuf};
 use zk_sim::scenario::Scenario;
 
 /// The built-in recipes, as scenario files name them.
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
-
 fn shipped() -> Vec<(PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files = Vec::new();

@@ -6,17 +6,11 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::builtin;
 use std::path::Path;
 use zk_sim::scenario::{Scenario, ScenarioError, SeedRange};
 
 /// The built-in recipes, as scenario files name them.
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
-
 /// A valid base scenario to edit: a fixed lock, three clients.
 const BASE: &str = r#"recipe = "lock"
 variant = "fixed"

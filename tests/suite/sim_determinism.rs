@@ -7,38 +7,17 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::{builtin, shipped_scenarios};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use zk_sim::scenario::Scenario;
 
 /// The built-in recipes, as scenario files name them.
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
-
-fn shipped() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("bugs"), root.join("ensemble")] {
-        for entry in std::fs::read_dir(dir).expect("scenarios/") {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 const SEEDS: u64 = 50;
 
 #[test]
 fn every_shipped_scenario_gives_the_same_trace_twice_for_50_seeds() {
-    let files = shipped();
+    let files = shipped_scenarios();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunks: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(workers)).collect();
     std::thread::scope(|scope| {

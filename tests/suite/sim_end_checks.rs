@@ -12,6 +12,7 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
+use crate::common::builtin;
 use std::collections::BTreeSet;
 use std::path::Path as FsPath;
 use zk_recipes::curator_lock::{FixedCuratorLock, LockCall};
@@ -33,13 +34,6 @@ fn lock_calls() -> zk_sim::world::adapters::HoldCalls<zk_recipes::lock::LockCall
 }
 
 /// The built-in recipes, as scenario files name them.
-fn builtin() -> &'static zk_sim::scenario::SimRecipes {
-    static REGISTRY: std::sync::OnceLock<zk_models::Registry> = std::sync::OnceLock::new();
-    REGISTRY
-        .get_or_init(zk_models::Registry::builtin)
-        .sim_recipes()
-}
-
 fn lock_path() -> Path {
     Path::new("/locks/key").unwrap()
 }
