@@ -24,6 +24,7 @@
 //! ```
 
 use super::tape::{DurationPoints, FaultAllowance};
+use crate::scenario::keyed_file::KeyedFile;
 use crate::scenario::ScenarioError;
 use std::path::Path;
 
@@ -180,21 +181,9 @@ impl std::fmt::Display for FaultAllowance {
 impl ChoiceFile {
     /// Checks a choice file given as text; `file` names it in errors.
     pub fn parse(file: &Path, source: &str) -> Result<ChoiceFile, ScenarioError> {
-        let table: toml::Table =
-            toml::from_str(source).map_err(|e| ScenarioError::from_toml(file, source, &e))?;
-        let error = |key: &str, message: String| ScenarioError::at_key(file, source, key, message);
-        if let Some(key) = table.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(error(
-                key,
-                format!("unknown key (known: {})", KEYS.join(", ")),
-            ));
-        }
-        let text = |key: &str| match table.get(key) {
-            Some(toml::Value::String(value)) => Ok(Some(value.clone())),
-            Some(_) => Err(error(key, "must be a string".to_string())),
-            None => Ok(None),
-        };
-        let required = |key: &str| text(key)?.ok_or_else(|| error(key, "missing".to_string()));
+        let keyed = KeyedFile::parse(file, source, &KEYS)?;
+        let table = &keyed.table;
+        let error = |key: &str, message: String| keyed.error(key, message);
         let number = |key: &str, range: std::ops::RangeInclusive<i64>| match table.get(key) {
             Some(toml::Value::Integer(n)) if range.contains(n) => Ok(*n),
             Some(_) => Err(error(
@@ -209,20 +198,20 @@ impl ChoiceFile {
                 number("duration_points", 1..=i64::from(DurationPoints::MAX))? as u32,
             ),
         };
-        let faults = FaultAllowance::parse(&text("faults")?.unwrap_or_else(|| "none".into()))
+        let faults = FaultAllowance::parse(&keyed.text("faults")?.unwrap_or_else(|| "none".into()))
             .map_err(|message| error("faults", message))?;
-        let choices = parse_choice_string(&required("choices")?)
+        let choices = parse_choice_string(&keyed.required("choices")?)
             .map_err(|message| error("choices", message))?;
         Ok(ChoiceFile {
-            recipe: required("recipe")?,
-            variant: required("variant")?,
+            recipe: keyed.required("recipe")?,
+            variant: keyed.required("variant")?,
             clients: number("clients", 1..=MAX_CLIENTS as i64)? as usize,
             cycles: number("cycles", 1..=i64::from(MAX_CYCLES))? as u32,
             faults,
             durations,
-            property: text("property")?,
+            property: keyed.text("property")?,
             choices,
-            scenario: text("scenario")?,
+            scenario: keyed.text("scenario")?,
         })
     }
 

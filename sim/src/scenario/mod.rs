@@ -7,6 +7,7 @@
 
 mod error;
 pub mod file;
+pub mod keyed_file;
 pub mod limits;
 mod registry;
 mod seeds;

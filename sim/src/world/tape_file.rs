@@ -22,6 +22,7 @@
 //! ```
 
 use super::draws::{is_stream, DrawTape};
+use crate::scenario::keyed_file::KeyedFile;
 use crate::scenario::ScenarioError;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,21 +69,9 @@ pub fn is_tape_text(text: &str) -> bool {
 impl TapeFile {
     /// Checks a tape file given as text; `file` names it in errors.
     pub fn parse(file: &Path, source: &str) -> Result<TapeFile, ScenarioError> {
-        let table: toml::Table =
-            toml::from_str(source).map_err(|e| ScenarioError::from_toml(file, source, &e))?;
-        let error = |key: &str, message: String| ScenarioError::at_key(file, source, key, message);
-        if let Some(key) = table.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(error(
-                key,
-                format!("unknown key (known: {})", KEYS.join(", ")),
-            ));
-        }
-        let text = |key: &str| match table.get(key) {
-            Some(toml::Value::String(value)) => Ok(Some(value.clone())),
-            Some(_) => Err(error(key, "must be a string".to_string())),
-            None => Ok(None),
-        };
-        let required = |key: &str| text(key)?.ok_or_else(|| error(key, "missing".to_string()));
+        let keyed = KeyedFile::parse(file, source, &KEYS)?;
+        let table = &keyed.table;
+        let error = |key: &str, message: String| keyed.error(key, message);
         let seed = match table.get("seed") {
             Some(toml::Value::Integer(seed)) if *seed >= 0 => *seed as u64,
             Some(_) => return Err(error("seed", "must be a number, 0 or more".to_string())),
@@ -121,10 +110,10 @@ impl TapeFile {
             streams.insert(name.clone(), words);
         }
         Ok(TapeFile {
-            variant: required("variant")?,
+            variant: keyed.required("variant")?,
             all_violations,
-            property: text("property")?,
-            scenario: required("scenario")?,
+            property: keyed.text("property")?,
+            scenario: keyed.required("scenario")?,
             tape: DrawTape { seed, streams },
         })
     }
