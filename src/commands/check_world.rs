@@ -230,39 +230,21 @@ fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)
         ),
     );
     let lag = config.apply_lag_ms;
-    let values = explored
-        .world
-        .durations
-        .values(lag.min, lag.max.max(lag.min));
-    let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+    let (how, listed) = range_points(explored, lag, pointed);
     push(
-        match values.len() {
-            1 => How::Fixed,
-            _ => pointed,
-        },
+        how,
         format!(
-            "apply lag [{}, {}]: each follower's one of {} ms for the whole run (the scenario draws each commit's)",
-            lag.min,
-            lag.max,
-            listed.join(", ")
+            "apply lag [{}, {}]: each follower's one of {listed} ms for the whole run (the scenario draws each commit's)",
+            lag.min, lag.max
         ),
     );
     let election = config.election_ms;
-    let values = explored
-        .world
-        .durations
-        .values(election.min, election.max.max(election.min));
-    let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+    let (how, listed) = range_points(explored, election, pointed);
     push(
-        match values.len() {
-            1 => How::Fixed,
-            _ => pointed,
-        },
+        how,
         format!(
-            "election [{}, {}]: each election one of {} ms (the scenario draws each from the range)",
-            election.min,
-            election.max,
-            listed.join(", ")
+            "election [{}, {}]: each election one of {listed} ms (the scenario draws each from the range)",
+            election.min, election.max
         ),
     );
     let scheduled = config.faults.schedule.len();
@@ -280,6 +262,21 @@ fn servers(explored: &Explored, pointed: How, push: &mut impl FnMut(How, String)
         }
         .to_string(),
     );
+}
+
+/// The points the tape takes in `range` (listed), and how: fixed when
+/// there is one, else `pointed`.
+fn range_points(explored: &Explored, range: MsRange, pointed: How) -> (How, String) {
+    let values = explored
+        .world
+        .durations
+        .values(range.min, range.max.max(range.min));
+    let listed: Vec<String> = values.iter().map(u64::to_string).collect();
+    let how = match values.len() {
+        1 => How::Fixed,
+        _ => pointed,
+    };
+    (how, listed.join(", "))
 }
 
 /// `; the scenario draws ...` naming the faults of `which` a scenario's

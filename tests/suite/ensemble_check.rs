@@ -11,23 +11,26 @@
 // Runs the simulator, which exists only with `--cfg madsim` (.cargo/config.toml).
 #![cfg(madsim)]
 
-use crate::common::{scratch, zkcheck};
+use crate::common::{scratch, zkcheck, Run};
+
+/// `zkcheck check` of the fixed lock's ensemble scenario at 2 clients
+/// with `flags`, which must exit 0 (its output in a scratch directory
+/// named after `test`).
+fn check_fixed_lock(test: &str, flags: &[&str]) -> Run {
+    let out = scratch("ensemble-check", test);
+    let scenario = "scenarios/ensemble/lock-fixed-ensemble.toml";
+    let mut args = vec!["check", scenario, "--clients", "2"];
+    args.extend(flags);
+    args.extend(["--out", out.to_str().expect("UTF-8")]);
+    let run = zkcheck(&args);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run
+}
 
 #[test]
 fn the_fixed_lock_holds_on_three_servers_and_the_summary_names_them() {
-    let out = scratch("ensemble-check", "fixed");
-    let run = zkcheck(&[
-        "check",
-        "scenarios/ensemble/lock-fixed-ensemble.toml",
-        "--clients",
-        "2",
-        "--faults",
-        "none",
-        "--out",
-        out.to_str().expect("UTF-8"),
-    ]);
-    let _ = std::fs::remove_dir_all(&out);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = check_fixed_lock("fixed", &["--faults", "none"]);
     for line in [
         "  enumerated   servers: 3; each client's host list, one of its 6 orders",
         "  bounded      apply lag [0, 5]: each follower's one of 0, 5 ms for the whole run (the scenario draws each commit's)",
@@ -49,21 +52,10 @@ fn the_fixed_lock_holds_on_three_servers_and_the_summary_names_them() {
 /// freeze, so the tape does strike it.
 #[test]
 fn the_fixed_lock_holds_through_a_frozen_server() {
-    let out = scratch("ensemble-check", "freeze");
-    let run = zkcheck(&[
-        "check",
-        "scenarios/ensemble/lock-fixed-ensemble.toml",
-        "--clients",
-        "2",
-        "--faults",
-        "server-freeze=1",
-        "--duration-points",
-        "1",
-        "--out",
-        out.to_str().expect("UTF-8"),
-    ]);
-    let _ = std::fs::remove_dir_all(&out);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = check_fixed_lock(
+        "freeze",
+        &["--faults", "server-freeze=1", "--duration-points", "1"],
+    );
     for line in [
         "a server frozen (SIGSTOP, a GC pause) for 8000 ms (the scenario schedules none)",
         "ensemble faults not in --faults (lag-spike, server-crash, server-partition, leader-change)",

@@ -687,15 +687,9 @@ fn a_follower_cut_off_from_the_leader_serves_stale_reads_until_it_notices_then_d
     let followers = ensemble.followers();
     let [cut, other] = [followers[0], followers[1]];
     let (addr_cut, addr_other) = (ensemble.addrs[cut].clone(), ensemble.addrs[other].clone());
-    ensemble.stop_member(cut);
-    let restore = Proxied {
-        ensemble: &ensemble,
-        member: cut,
-    };
+    let restore = Proxied::stopped(&ensemble, cut);
     runtime().block_on(async {
-        let links = proxy_quorum_links(&ensemble, cut).await;
-        ensemble.start_member_proxied(cut);
-        ensemble.await_quorum();
+        let links = start_behind_proxies(&ensemble, cut).await;
         assert_eq!(ensemble.leader(), leader, "the leader stays");
 
         let root = fresh_root("cut-follower");
@@ -799,15 +793,9 @@ fn a_client_whose_write_waits_at_a_cut_off_follower_times_out_before_it_notices(
     let addr_cut = ensemble.addrs[cut].clone();
     let session_timeout = Duration::from_secs(2);
     let read_timeout = session_timeout * 2 / 5;
-    ensemble.stop_member(cut);
-    let restore = Proxied {
-        ensemble: &ensemble,
-        member: cut,
-    };
+    let restore = Proxied::stopped(&ensemble, cut);
     runtime().block_on(async {
-        let links = proxy_quorum_links(&ensemble, cut).await;
-        ensemble.start_member_proxied(cut);
-        ensemble.await_quorum();
+        let links = start_behind_proxies(&ensemble, cut).await;
         let root = fresh_root("pings-behind-a-write");
         let setup = connect(&addr_cut, LONG).await;
         setup.create(&root, b"", &persistent()).await.unwrap();
@@ -868,15 +856,9 @@ fn a_follower_lagging_past_the_sync_limit_is_dropped_and_resyncs() {
     let ensemble = Ensemble::whole();
     let lagging = ensemble.followers()[0];
     let addr = ensemble.addrs[lagging].clone();
-    ensemble.stop_member(lagging);
-    let restore = Proxied {
-        ensemble: &ensemble,
-        member: lagging,
-    };
+    let restore = Proxied::stopped(&ensemble, lagging);
     runtime().block_on(async {
-        let links = proxy_quorum_links(&ensemble, lagging).await;
-        ensemble.start_member_proxied(lagging);
-        ensemble.await_quorum();
+        let links = start_behind_proxies(&ensemble, lagging).await;
         let client = connect(&addr, LONG).await;
         let states = |client: zkc::Client| {
             let mut watcher = client.state_watcher();
@@ -941,15 +923,9 @@ fn a_session_moving_to_a_lagging_follower_first_reads_what_the_leader_had_when_i
     );
     // How far the lagging follower is behind the leader's commits.
     let lag = Duration::from_millis(1_000);
-    ensemble.stop_member(lagging);
-    let restore = Proxied {
-        ensemble: &ensemble,
-        member: lagging,
-    };
+    let restore = Proxied::stopped(&ensemble, lagging);
     runtime().block_on(async {
-        let links = proxy_quorum_links(&ensemble, lagging).await;
-        ensemble.start_member_proxied(lagging);
-        ensemble.await_quorum();
+        let links = start_behind_proxies(&ensemble, lagging).await;
         let root = fresh_root("revalidate");
         let node = format!("{root}/n");
         let writer = connect(&ensemble.addrs[leader], LONG).await;
@@ -1026,15 +1002,9 @@ fn a_moved_session_s_watches_are_read_after_its_revalidation() {
         ensemble.addrs[other].clone(),
     );
     let lag = Duration::from_millis(1_000);
-    ensemble.stop_member(lagging);
-    let restore = Proxied {
-        ensemble: &ensemble,
-        member: lagging,
-    };
+    let restore = Proxied::stopped(&ensemble, lagging);
     runtime().block_on(async {
-        let links = proxy_quorum_links(&ensemble, lagging).await;
-        ensemble.start_member_proxied(lagging);
-        ensemble.await_quorum();
+        let links = start_behind_proxies(&ensemble, lagging).await;
         let root = fresh_root("rewatch");
         let [set_then_deleted, deleted_then_created, created_then_deleted] =
             ["a", "b", "c"].map(|name| format!("{root}/{name}"));
@@ -1114,6 +1084,15 @@ fn a_moved_session_s_watches_are_read_after_its_revalidation() {
     });
     drop(restore);
     ensemble.await_quorum();
+}
+
+/// Starts the stopped `member` with its quorum links through proxies (the
+/// returned ones) and waits for the quorum.
+async fn start_behind_proxies(ensemble: &Ensemble, member: usize) -> Vec<LinkProxy> {
+    let links = proxy_quorum_links(ensemble, member).await;
+    ensemble.start_member_proxied(member);
+    ensemble.await_quorum();
+    links
 }
 
 /// Proxies from [`Ensemble::quorum_proxy_addr`] to the quorum port of

@@ -1,14 +1,13 @@
-//! Reading a run's trace in the ensemble tests (`ensemble_freeze.rs`,
-//! `ensemble_leader_loss.rs`): the world's or the clients' lines that
+//! Reading a run's trace in the ensemble tests (`ensemble_faults.rs`,
+//! `ensemble_freeze.rs`, `ensemble_leader_loss.rs`): the world's or the clients' lines that
 //! contain a text and their times, and the trace a failed assertion shows.
 
-use zk_recipes::lock::FixedLock;
-use zk_sim::world::{RunReport, Simulation, TraceLine};
+use zk_sim::world::{RunReport, SimRecipe, Simulation, TraceLine};
 
 pub const MS: u64 = 1_000_000;
 
 /// Runs `seed`, which must pass.
-pub fn passing_run(sim: &Simulation<FixedLock>, seed: u64) -> RunReport {
+pub fn passing_run<R: SimRecipe>(sim: &Simulation<R>, seed: u64) -> RunReport {
     let report = sim.run(seed);
     assert!(
         report.passed(),

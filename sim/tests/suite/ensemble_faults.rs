@@ -17,11 +17,10 @@ use zk_sim::faults::{Fault, FaultPlan, ScheduledFault, Trigger};
 use zk_sim::oracles::{CallObservation, ObserveCall};
 use zk_sim::oracles::{OracleConfig, Property};
 use zk_sim::world::Client;
-use zk_sim::world::{RunReport, Simulation, TraceKind, TraceLine, WorldConfig};
-
-const MS: u64 = 1_000_000;
+use zk_sim::world::{Simulation, TraceKind, TraceLine, WorldConfig};
 
 use crate::common::ensemble_world;
+use crate::common::trace_lines::{near, passing_run as run, MS};
 
 fn world(schedule: Vec<(f64, Fault)>) -> Simulation<FixedLock> {
     let schedule = schedule
@@ -29,25 +28,6 @@ fn world(schedule: Vec<(f64, Fault)>) -> Simulation<FixedLock> {
         .map(|(at_ms, fault)| (at_ms, 0, fault))
         .collect();
     ensemble_world::fixed_lock_on_three_servers(schedule)
-}
-
-fn run<R: zk_sim::world::SimRecipe>(sim: &Simulation<R>, seed: u64) -> RunReport {
-    let report = sim.run(seed);
-    assert!(
-        report.passed(),
-        "seed {seed}: {:?}\n{}",
-        report.violations,
-        text(&report.trace.lines)
-    );
-    report
-}
-
-fn text(lines: &[TraceLine]) -> String {
-    lines
-        .iter()
-        .map(|line| line.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// A reply the trace shows: when, to whom, its zxid, the server, the request.
@@ -90,11 +70,6 @@ fn fault_line(lines: &[TraceLine], text: &str) -> Option<u64> {
             line.kind == TraceKind::Fault && line.client.is_none() && line.text.contains(text)
         })
         .map(|line| line.at_ns)
-}
-
-/// `at_ns` is `ms` (the scheduler wakes up to a few µs late).
-fn near(at_ns: u64, ms: u64) -> bool {
-    (ms * MS..ms * MS + MS / 100).contains(&at_ns)
 }
 
 /// The clients whose connection the server's stop dropped, and when.

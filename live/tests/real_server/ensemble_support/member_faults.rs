@@ -42,6 +42,14 @@ pub struct Proxied<'a> {
     pub member: usize,
 }
 
+impl<'a> Proxied<'a> {
+    /// Stops `member`; dropping the guard starts it again without proxies.
+    pub fn stopped(ensemble: &'a Ensemble, member: usize) -> Proxied<'a> {
+        ensemble.stop_member(member);
+        Proxied { ensemble, member }
+    }
+}
+
 impl Drop for Proxied<'_> {
     fn drop(&mut self) {
         let member = (self.member + 1).to_string();
