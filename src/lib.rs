@@ -95,7 +95,7 @@ enum Command {
     #[cfg(madsim)]
     Replay(commands::replay::ReplayArgs),
     /// Model-check a recipe exhaustively with stateright.
-    Check(commands::check::CheckArgs),
+    Check(Box<commands::check::CheckArgs>),
     /// Serve stateright's explorer for a recipe model on 127.0.0.1.
     Explore(commands::explore::ExploreArgs),
     /// List the registered recipes, their kinds and variants.
@@ -139,7 +139,7 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Merge(args) => commands::merge::run(&harness, args),
         #[cfg(madsim)]
         Command::Replay(args) => commands::replay::run(&harness, args),
-        Command::Check(args) => commands::check::run(&harness, args),
+        Command::Check(args) => commands::check::run(&harness, *args),
         Command::Explore(args) => commands::explore::run(&harness, args),
         Command::Recipes => commands::recipes::run(&harness),
         Command::Report(args) => commands::report::run(args),

@@ -53,6 +53,10 @@ mod ensemble_latch;
 // its watch through a connection loss found, its fix exhausted.
 #[path = "async_check/cache_lock.rs"]
 mod cache_lock_check;
+// What the choices do not decide (an unbiased select!): a search per
+// runtime seed.
+#[path = "async_check/runtime_seeds.rs"]
+mod runtime_seeds;
 
 use std::sync::OnceLock;
 use zk_sim::explore::file::ChoiceFile;
@@ -114,11 +118,39 @@ async fn unlock(client: &Client, node: &str) {
     }
 }
 
-async fn cycles(client: Client, ctx: Context, buggy: bool) {
+/// How a variant takes the lock.
+#[derive(Clone, Copy)]
+enum Taking {
+    /// Retries a lost create blindly (the bug).
+    Blind,
+    /// Looks whether a lost create's node is its own first.
+    Careful,
+    /// Careful, behind a coin that unchanged code flips: an unbiased
+    /// `tokio::select!` of two branches ready at once. On the second
+    /// branch the client holds without taking the lock (the bug). Which
+    /// branch is the runtime's draw, the same in every execution of a
+    /// runtime seed: no choice of the tape reaches it.
+    Coin,
+}
+
+async fn take(client: &Client, node: &str, taking: Taking) -> Result<i64, Error> {
+    if let Taking::Coin = taking {
+        let hasty = tokio::select! {
+            () = std::future::ready(()) => false,
+            () = std::future::ready(()) => true,
+        };
+        if hasty {
+            return Ok(0);
+        }
+    }
+    lock(client, node, matches!(taking, Taking::Blind)).await
+}
+
+async fn cycles(client: Client, ctx: Context, taking: Taking) {
     let node = format!("{}/holder", ctx.path());
     for _ in ctx.cycles() {
         ctx.acquiring();
-        match lock(&client, &node, buggy).await {
+        match take(&client, &node, taking).await {
             Ok(token) => {
                 ctx.acquired(token);
                 ctx.sleep_ms(ctx.draw_ms(ctx.workload().hold_ms)).await;
@@ -135,15 +167,16 @@ async fn cycles(client: Client, ctx: Context, buggy: bool) {
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let variant = |name: &str, buggy: bool| {
-            let run = workload(move |client, ctx| cycles(client, ctx, buggy));
+        let variant = |name: &str, taking: Taking| {
+            let run = workload(move |client, ctx| cycles(client, ctx, taking));
             Variant::asynchronous(name, "a lock", RecipeKind::ExclusiveLock, run)
         };
         let idle = workload(|_client, _ctx| async {});
         example::registry().with(
             RecipeEntry::new("xlock", RecipeKind::ExclusiveLock, "/xlock")
-                .variant(variant("buggy", true))
-                .variant(variant("fixed", false))
+                .variant(variant("buggy", Taking::Blind))
+                .variant(variant("fixed", Taking::Careful))
+                .variant(variant("coin", Taking::Coin))
                 // Makes no call: every execution is vacuous.
                 .variant(Variant::asynchronous(
                     "idle",
@@ -391,6 +424,7 @@ fn sampled(
         durations: world.durations,
         stop_at_first,
         timeout: None,
+        runtime_seeds: Default::default(),
     };
     sample(scenario.runner().as_ref(), clients, &sampling).expect("a deterministic world")
 }

@@ -176,7 +176,6 @@ pub struct CheckArgs {
     /// Async recipes: the most choices that leave the default order
     /// (which request the server applies next) in one execution; the
     /// search deepens from 0 to it [default: until exhaustive].
-    // Small types keep `CheckArgs` within clippy's enum variant bound.
     #[arg(long, value_name = "D")]
     pub max_delays: Option<u8>,
     /// Async recipes: stop after this many executions (the search is then
@@ -191,6 +190,15 @@ pub struct CheckArgs {
     /// the middle, up to 5 [default: 2].
     #[arg(long, value_name = "N")]
     pub duration_points: Option<u8>,
+    /// Explored worlds: the runtime (madsim) seeds to search under, one
+    /// whole search each: `S` or `LO..HI` (HI excluded). A seed decides
+    /// what the choices do not: the runtime's order among a client's
+    /// ready tasks, the branch a `select!` without `biased;` tries first,
+    /// getChildren order, session ids, reconnect delays. A sample of
+    /// those, not an enumeration; a sweep's failing seed S explores that
+    /// seed's [default: 0].
+    #[arg(long, value_name = "S|LO..HI")]
+    pub runtime_seeds: Option<String>,
 }
 
 /// The server state the clients start from (`check` only).
@@ -521,6 +529,7 @@ pub fn run(harness: &Harness, args: CheckArgs) -> ExitCode {
         ("--max-executions", args.max_executions.is_some()),
         ("--runs", args.runs.is_some()),
         ("--duration-points", args.duration_points.is_some()),
+        ("--runtime-seeds", args.runtime_seeds.is_some()),
     ];
     if let Some((flag, _)) = async_only.iter().find(|(_, given)| *given) {
         return super::common::bad_input(format!(

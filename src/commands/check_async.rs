@@ -33,7 +33,7 @@ use zk_sim::explore::file::{choice_string, ChoiceFile};
 use zk_sim::explore::pct::{sample, Samples, Sampling, Strategy};
 use zk_sim::explore::run::{explore, replay, World, WorldSource};
 use zk_sim::explore::search::{Bounds, Found, Stop, Summary, Vacuity};
-use zk_sim::explore::{DurationPoints, FaultAllowance};
+use zk_sim::explore::{DurationPoints, FaultAllowance, RuntimeSeeds};
 use zk_sim::scenario::{Scenario, ScenarioError};
 use zk_sim::world::RunReport;
 
@@ -258,6 +258,10 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
             "--faults {faults}: an ensemble fault needs an ensemble (a scenario with `ensemble` above 1); this world has one server"
         ));
     }
+    let runtime_seeds = match &args.runtime_seeds {
+        None => RuntimeSeeds::default(),
+        Some(text) => RuntimeSeeds::parse(text).map_err(|e| format!("--runtime-seeds: {e}"))?,
+    };
     let bounds = Bounds {
         faults,
         durations,
@@ -265,6 +269,7 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
         max_executions: args.max_executions.map(|n| u64::from(n.get())),
         timeout: args.timeout.map(Duration::from_secs),
         no_memo: false,
+        runtime_seeds,
     };
     Ok(Explored {
         world,
@@ -291,6 +296,7 @@ pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
             durations: explored.bounds.durations,
             stop_at_first: false,
             timeout: explored.bounds.timeout,
+            runtime_seeds: explored.bounds.runtime_seeds,
         };
         return run_pct(harness, args, &explored, &sampling);
     }
@@ -472,6 +478,14 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
         estimate_text(summary),
         elapsed.as_secs_f64()
     );
+    let seeds = explored.bounds.runtime_seeds;
+    if !seeds.is_one() {
+        let _ = writeln!(
+            out,
+            "runtime seeds searched: {} of {} ({seeds})",
+            summary.seeds_searched, seeds.count
+        );
+    }
     if summary.vacuity.executions > 0 {
         let _ = writeln!(
             out,
@@ -481,7 +495,8 @@ fn print_summary(explored: &Explored, summary: &Summary, elapsed: Duration) {
         );
     }
     let how = match (summary.exhaustive, summary.stop) {
-        (true, _) => "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)".to_string(),
+        (true, _) if explored.bounds.runtime_seeds.is_one() => "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)".to_string(),
+        (true, _) => "exhaustive: every enumerated and bounded choice above was explored under each runtime seed (the fixed ones were not varied, the sampled ones only sampled)".to_string(),
         (false, Some(Stop::Executions)) => {
             "not exhaustive: stopped by --max-executions".to_string()
         }
@@ -528,13 +543,20 @@ fn write_counterexamples(
 ) -> Result<(), ()> {
     let mut failed = false;
     for found in found {
-        let file = explored.world.choice_file(
-            explored.bounds.faults,
-            Some(found.property.clone()),
-            found.choices.clone(),
-        );
+        let file = ChoiceFile {
+            runtime_seed: found.runtime_seed,
+            ..explored.world.choice_file(
+                explored.bounds.faults,
+                Some(found.property.clone()),
+                found.choices.clone(),
+            )
+        };
+        let seed = match explored.bounds.runtime_seeds.is_one() {
+            true => String::new(),
+            false => format!(" under runtime seed {}", found.runtime_seed),
+        };
         println!(
-            "\ncounterexample for {}: choices {}",
+            "\ncounterexample for {}: choices {}{seed}",
             found.property,
             quote(&choice_string(&found.choices))
         );

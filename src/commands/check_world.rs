@@ -162,9 +162,18 @@ pub fn dimensions(explored: &Explored, order: &str, sampled: bool) -> Vec<Dimens
         How::NotExplored,
         format!("faults at other times (a client waiting on a watch draws nothing and is struck only at its requests) and of other kinds ({other_kinds}){scenario_faults}"),
     );
+    let seeds = explored.bounds.runtime_seeds;
+    let seeded = "the runtime's choice among a client's ready tasks, the branch a `select!` without `biased;` tries first, getChildren order, session ids, reconnect and new-session delays";
     push(
-        How::Fixed,
-        "getChildren order, session ids, reconnect and new-session delays, the runtime's choice among a client's ready tasks, and the branch a `select!` without `biased;` tries first: as seed 0 draws them".to_string(),
+        match seeds.is_one() {
+            true => How::Fixed,
+            false => How::Sampled,
+        },
+        match (seeds.is_one(), sampled) {
+            (true, _) => format!("{seeded}: as runtime seed {seeds} draws them (--runtime-seeds LO..HI: a search under each of several)"),
+            (false, false) => format!("{seeded}: as each of runtime seeds {seeds} draws them, a whole search under each (a sample of the runtime's choices, not an enumeration)"),
+            (false, true) => format!("{seeded}: as runtime seeds {seeds} draw them, the runs going round the seeds"),
+        },
     );
     out
 }

@@ -42,6 +42,7 @@ fn the_fixed_semaphore_holds_on_its_scenarios_world_and_says_what_that_was() {
         "  enumerated   faults: none (--faults none; the scenario draws loss_after_apply = 0.02, loss_before_apply = 0.02)",
         "  bounded      hold_ms [1, 20]: each draw one of 1, 20 ms (--duration-points 2)",
         "  fixed        servers: 1",
+        "  fixed        the runtime's choice among a client's ready tasks, the branch a `select!` without `biased;` tries first, getChildren order, session ids, reconnect and new-session delays: as runtime seed 0 draws them",
         "exhaustive: every enumerated and bounded choice above was explored (the fixed ones were not varied)",
         "  liveness: holds",
     ] {
@@ -128,6 +129,45 @@ fn a_pause_between_requests_finds_bug_8s_two_holders() {
 }
 
 #[test]
+fn a_search_per_runtime_seed_writes_the_seed_it_found_under_and_replays_it() {
+    let out = temp_dir("runtime-seeds");
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "scenarios/bugs/bug8-pause-two-holders.toml",
+        "--clients",
+        "2",
+        "--faults",
+        "pause=1",
+        "--runtime-seeds",
+        "3..5",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    for line in [
+        "  sampled      the runtime's choice among a client's ready tasks, the branch a `select!` without `biased;` tries first, getChildren order, session ids, reconnect and new-session delays: as each of runtime seeds 3..5 draws them, a whole search under each (a sample of the runtime's choices, not an enumeration)",
+        "runtime seeds searched: 1 of 2 (3..5)",
+        "counterexample for mutual_exclusion: choices 0.0.0.0.1 under runtime seed 3",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    let choices = out.join("lock-fixed-mutual_exclusion-choices.toml");
+    let written = std::fs::read_to_string(&choices).expect("the choice file");
+    assert!(written.contains("\nruntime_seed = 3\n"), "{written}");
+    let (code, replayed, _) = run(&["replay", choices.to_str().expect("UTF-8")]);
+    assert_eq!(code, Some(1), "{replayed}");
+    assert!(
+        replayed.contains("VIOLATION of mutual_exclusion"),
+        "{replayed}"
+    );
+    // The seed is part of the run: under seed 0 the same choices differ.
+    std::fs::write(&choices, written.replace("runtime_seed = 3\n", "")).expect("written");
+    let (_, seed_0, _) = run(&["replay", choices.to_str().expect("UTF-8")]);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_ne!(seed_0, replayed);
+}
+
+#[test]
 fn a_world_where_a_property_cannot_fail_is_refused() {
     // 2 clients never contend for 2 leases: mutual exclusion could not fail.
     let (code, stdout, stderr) = run(&[
@@ -205,6 +245,15 @@ fn bad_input_names_the_file_line_and_key_or_the_flag() {
     let (code, _, stderr) = run(&["check", "lock", "--duration-points", "2"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--duration-points"), "{stderr}");
+    for bad in ["5..5", "0..1001", "x"] {
+        let (code, _, stderr) =
+            run(&["check", "scenarios/lock-fixed.toml", "--runtime-seeds", bad]);
+        assert_eq!(code, Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--runtime-seeds"), "{stderr}");
+    }
+    let (code, _, stderr) = run(&["check", "lock", "--runtime-seeds", "0..2"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--runtime-seeds"), "{stderr}");
     let missing = dir.join("missing.toml");
     let (code, _, stderr) = run(&["check", missing.to_str().expect("UTF-8")]);
     let _ = std::fs::remove_dir_all(&dir);

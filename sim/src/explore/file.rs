@@ -16,6 +16,7 @@
 //! duration_points = 2             # the points of a duration's range (default 2)
 //! property = "liveness"            # what it breaks (informative)
 //! choices = "0.1.0.2"              # one number per choice point; absent ones are 0
+//! runtime_seed = 3                 # the madsim seed it ran under (absent: 0)
 //! # optional: the scenario file whose world was explored, as it was
 //! scenario = '''
 //! recipe = "latch"
@@ -37,7 +38,7 @@ pub const MAX_CYCLES: u32 = 100;
 pub const MAX_CHOICES: usize = 100_000;
 
 /// The keys a choice file takes.
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "recipe",
     "variant",
     "clients",
@@ -46,6 +47,7 @@ const KEYS: [&str; 9] = [
     "duration_points",
     "property",
     "choices",
+    "runtime_seed",
     "scenario",
 ];
 
@@ -61,6 +63,9 @@ pub struct ChoiceFile {
     /// The property the run breaks, if the file says.
     pub property: Option<String>,
     pub choices: Vec<u32>,
+    /// The runtime seed the run ran under (the madsim seed: the runtime's
+    /// task order, an unbiased `select!`, what the tape does not choose).
+    pub runtime_seed: u64,
     /// The scenario file whose world was explored (its text); None: the
     /// recipe's defaults.
     pub scenario: Option<String>,
@@ -211,6 +216,10 @@ impl ChoiceFile {
             durations,
             property: keyed.text("property")?,
             choices,
+            runtime_seed: match table.get("runtime_seed") {
+                None => 0,
+                Some(_) => number("runtime_seed", 0..=i64::MAX)? as u64,
+            },
             scenario: keyed.text("scenario")?,
         })
     }
@@ -231,6 +240,9 @@ impl ChoiceFile {
             out += &format!("property = {}\n", quote(property));
         }
         out += &format!("choices = {}\n", quote(&choice_string(&self.choices)));
+        if self.runtime_seed != 0 {
+            out += &format!("runtime_seed = {}\n", self.runtime_seed);
+        }
         if let Some(scenario) = &self.scenario {
             out += "# the scenario file whose world was explored, as it was\n";
             out += &format!("scenario = {}\n", multiline(scenario));
@@ -269,6 +281,7 @@ mod tests {
             durations: DurationPoints(3),
             property: Some("liveness".into()),
             choices: vec![0, 1, 0, 2],
+            runtime_seed: 0,
             scenario: None,
         }
     }
@@ -298,6 +311,22 @@ mod tests {
         assert!(is_choice_text(&text));
         let read = ChoiceFile::parse(Path::new("c.toml"), &text).expect("a valid file");
         assert_eq!(read, sample());
+    }
+
+    #[test]
+    fn a_runtime_seed_reads_back_and_seed_0_is_not_written() {
+        assert!(!sample().to_toml().contains("runtime_seed"));
+        let file = ChoiceFile {
+            runtime_seed: 5,
+            ..sample()
+        };
+        let text = file.to_toml();
+        assert!(text.contains("runtime_seed = 5\n"), "{text}");
+        let read = ChoiceFile::parse(Path::new("c.toml"), &text).expect("a valid file");
+        assert_eq!(read, file);
+        let text = text.replace("runtime_seed = 5", "runtime_seed = -1");
+        let error = ChoiceFile::parse(Path::new("c.toml"), &text).unwrap_err();
+        assert_eq!(error.key, "runtime_seed");
     }
 
     #[test]

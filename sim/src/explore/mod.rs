@@ -12,16 +12,21 @@
 //!   whole exploration, the replay of a choice file.
 //! - [`server_faults`]: ensemble faults as choices (a lag spike, a crash,
 //!   a partition, a leader lost) and the shape each takes.
+//! - [`runtime_seeds`]: the madsim seeds a search runs its world under
+//!   (what a choice string does not decide: the runtime's task order, an
+//!   unbiased `select!`, the streams the tape does not enumerate).
 //! - [`pct`]: random sampling of the same choices for larger cases: PCT
 //!   (priority change points) and uniform random choices.
 
 pub mod file;
 pub mod pct;
 pub mod run;
+pub mod runtime_seeds;
 pub mod search;
 pub mod server_faults;
 pub mod tape;
 
+pub use runtime_seeds::RuntimeSeeds;
 pub use server_faults::{ServerFaultChoice, ServerFaultShapes};
 pub use tape::{
     ChoiceKind, ChoicePoint, DurationPoints, FaultAllowance, FaultChoice, Memo, StrikeChoice, Tape,

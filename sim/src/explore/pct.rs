@@ -82,6 +82,10 @@ pub struct Sampling {
     /// Stop at the first failing run (measuring runs to first failure).
     pub stop_at_first: bool,
     pub timeout: Option<Duration>,
+    /// The runtime seeds the runs go round (run r under the r-th, modulo
+    /// their count; the default run that counts the points under the
+    /// first).
+    pub runtime_seeds: super::RuntimeSeeds,
 }
 
 /// A property's first violation in a sampling: its run (1-based) and the
@@ -135,7 +139,9 @@ pub fn sample(
 ) -> Result<Samples, SearchError> {
     let started = Instant::now();
     let tape = |script| Tape::new(script, sampling.faults).with_durations(sampling.durations);
-    let (default, _) = execute(runner, tape(Vec::new()), false).map_err(SearchError::Run)?;
+    let first_seed = sampling.runtime_seeds.first;
+    let (default, _) =
+        execute(runner, first_seed, tape(Vec::new()), false).map_err(SearchError::Run)?;
     let count = |kind| default.log.iter().filter(|p| p.kind == kind).count();
     let mut samples = Samples {
         executions: 1,
@@ -152,16 +158,19 @@ pub fn sample(
             break;
         }
         let mut rng = run_rng(sampling.seed, run);
+        let seed = sampling.runtime_seeds.of_run(run);
         let (tape, report, executions) = match sampling.strategy {
             Strategy::Pct { depth } => {
                 let plan = Plan::draw(&mut rng, clients, depth, &samples, sampling.faults);
-                pct_run(runner, &plan, &tape)?
+                pct_run(runner, seed, &plan, &tape)?
             }
-            Strategy::Uniform => uniform_run(runner, tape(Vec::new()).drawing(rng.next_u64()))?,
+            Strategy::Uniform => {
+                uniform_run(runner, seed, tape(Vec::new()).drawing(rng.next_u64()))?
+            }
         };
         samples.runs += 1;
         samples.executions += executions;
-        if record(&mut samples, run + 1, &tape, &report) && sampling.stop_at_first {
+        if record(&mut samples, (run + 1, seed), &tape, &report) && sampling.stop_at_first {
             break;
         }
     }
@@ -184,8 +193,10 @@ fn digest(hash: u64, choices: &[u32]) -> u64 {
     })
 }
 
-/// Adds a run's verdict; true if it failed.
-fn record(samples: &mut Samples, run: u64, tape: &Tape, report: &RunReport) -> bool {
+/// Adds a run's verdict (`run`: its number, 1-based, and its runtime
+/// seed); true if it failed.
+fn record(samples: &mut Samples, run: (u64, u64), tape: &Tape, report: &RunReport) -> bool {
+    let (run, runtime_seed) = run;
     samples.digest = digest(samples.digest, &tape.taken());
     let properties = violated(report);
     for property in &properties {
@@ -197,6 +208,7 @@ fn record(samples: &mut Samples, run: u64, tape: &Tape, report: &RunReport) -> b
             choices: tape.taken(),
             points: tape.log.len(),
             delays: tape.log.iter().filter(|p| p.is_delay()).count() as u32,
+            runtime_seed,
         };
         samples.found.push(Sampled { run, found });
     }
@@ -208,9 +220,14 @@ fn record(samples: &mut Samples, run: u64, tape: &Tape, report: &RunReport) -> b
     failed
 }
 
-/// One uniformly drawn run (`tape`: a drawing one).
-fn uniform_run(runner: &dyn Runner, tape: Tape) -> Result<(Tape, RunReport, u64), SearchError> {
-    let (tape, report) = execute(runner, tape, false).map_err(SearchError::Run)?;
+/// One uniformly drawn run (`tape`: a drawing one) under runtime seed
+/// `seed`.
+fn uniform_run(
+    runner: &dyn Runner,
+    seed: u64,
+    tape: Tape,
+) -> Result<(Tape, RunReport, u64), SearchError> {
+    let (tape, report) = execute(runner, seed, tape, false).map_err(SearchError::Run)?;
     Ok((tape, report, 1))
 }
 
@@ -454,6 +471,7 @@ impl<'a> Decider<'a> {
 /// report and the executions it took.
 fn pct_run(
     runner: &dyn Runner,
+    seed: u64,
     plan: &Plan,
     tape_of: &dyn Fn(Vec<u32>) -> Tape,
 ) -> Result<(Tape, RunReport, u64), SearchError> {
@@ -461,7 +479,7 @@ fn pct_run(
     let mut executions = 0;
     loop {
         let (tape, report) =
-            execute(runner, tape_of(script.clone()), true).map_err(SearchError::Run)?;
+            execute(runner, seed, tape_of(script.clone()), true).map_err(SearchError::Run)?;
         executions += 1;
         let waiting = waiting_lists(&report)?;
         let Some((index, choice)) = disagreement(plan, &tape.log, &waiting)? else {

@@ -1,8 +1,10 @@
 //! The explored world and its executions: the scenario an exploration
 //! runs, one execution following a tape, a whole search, and the replay
-//! of a choice file. The madsim seed is fixed ([`SEED`]): a run is a
-//! function of its choice string. The world drives sans-IO recipes the
-//! same way, so they can be explored too (cross-validation).
+//! of a choice file. A run is a function of its choice string and its
+//! runtime seed (the madsim seed: [`super::runtime_seeds`]); a search runs
+//! once per runtime seed it is given (seed 0 alone by default). The world
+//! drives sans-IO recipes the same way, so they can be explored too
+//! (cross-validation).
 //!
 //! Two worlds ([`WorldSource`]):
 //! - a recipe's defaults (`check RECIPE`): the client count and cycles
@@ -27,9 +29,7 @@ use super::tape::{self, DurationPoints, Tape};
 use crate::scenario::{Runner, Scenario, SimRecipes, WorkloadKind};
 use crate::world::RunReport;
 use std::path::{Path, PathBuf};
-
-/// The madsim seed of every explored run.
-pub const SEED: u64 = 0;
+use std::time::Instant;
 
 /// Where an explored world comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +102,7 @@ impl World {
             durations: self.durations,
             property,
             choices,
+            runtime_seed: 0,
             scenario: match &self.source {
                 WorldSource::Scenario { text, .. } => Some(text.clone()),
                 WorldSource::Recipe => None,
@@ -247,11 +248,16 @@ fn ancestors(path: &str) -> Vec<String> {
     paths
 }
 
-/// One execution of `runner`'s world following `tape` (with its trace if
-/// asked): the tape back, and the run's report.
-pub fn execute(runner: &dyn Runner, tape: Tape, trace: bool) -> Result<(Tape, RunReport), String> {
+/// One execution of `runner`'s world under runtime seed `seed` following
+/// `tape` (with its trace if asked): the tape back, and the run's report.
+pub fn execute(
+    runner: &dyn Runner,
+    seed: u64,
+    tape: Tape,
+    trace: bool,
+) -> Result<(Tape, RunReport), String> {
     tape::install(tape);
-    let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(SEED, trace)));
+    let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(seed, trace)));
     let tape = tape::collect();
     let report = report.map_err(|panic| format!("the run panicked: {}", panic_text(&*panic)))?;
     let tape = tape.ok_or("the run lost its choice tape")?;
@@ -267,22 +273,45 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".to_string())
 }
 
-/// Explores `scenario`'s world within `bounds`; each execution's
-/// violations are the oracles' (none counted for a pruned one).
+/// Explores `scenario`'s world within `bounds`, a whole search per
+/// runtime seed of `bounds.runtime_seeds`, in order, until one finds a
+/// violation or a bound stops it (the execution and time bounds are the
+/// whole exploration's); each execution's violations are the oracles'
+/// (none counted for a pruned one).
 pub fn explore(scenario: &Scenario, bounds: &Bounds) -> Result<Summary, SearchError> {
     let runner = scenario.runner();
-    search(bounds, |tape| {
-        let (tape, report) = execute(runner.as_ref(), tape, false).map_err(SearchError::Run)?;
-        let (violated, vacuous) = match tape.pruned {
-            true => (Vec::new(), None),
-            false => (violated(&report), vacuity(&report)),
+    let started = Instant::now();
+    let mut whole = Summary::default();
+    for seed in bounds.runtime_seeds.range() {
+        let left = Bounds {
+            max_executions: bounds
+                .max_executions
+                .map(|max| max.saturating_sub(whole.executions)),
+            timeout: bounds
+                .timeout
+                .map(|timeout| timeout.saturating_sub(started.elapsed())),
+            ..bounds.clone()
         };
-        Ok(Execution {
-            tape,
-            violated,
-            vacuous,
-        })
-    })
+        let part = search(&left, |tape| {
+            let (tape, report) =
+                execute(runner.as_ref(), seed, tape, false).map_err(SearchError::Run)?;
+            let (violated, vacuous) = match tape.pruned {
+                true => (Vec::new(), None),
+                false => (violated(&report), vacuity(&report)),
+            };
+            Ok(Execution {
+                tape,
+                violated,
+                vacuous,
+            })
+        })?;
+        whole.absorb(part, seed);
+        if !whole.found.is_empty() || whole.stop.is_some() {
+            break;
+        }
+    }
+    whole.exhaustive &= whole.seeds_searched == bounds.runtime_seeds.count;
+    Ok(whole)
 }
 
 /// The properties a run violated.
@@ -305,5 +334,5 @@ pub fn vacuity(report: &RunReport) -> Option<String> {
 pub fn replay(recipes: &SimRecipes, file: &ChoiceFile) -> Result<(Tape, RunReport), String> {
     let scenario = World::of(file).scenario(recipes)?;
     let tape = Tape::new(file.choices.clone(), file.faults).with_durations(file.durations);
-    execute(scenario.runner().as_ref(), tape, true)
+    execute(scenario.runner().as_ref(), file.runtime_seed, tape, true)
 }

@@ -40,6 +40,9 @@ pub struct Bounds {
     pub timeout: Option<Duration>,
     /// Keep no memo (every execution runs to its end).
     pub no_memo: bool,
+    /// The runtime seeds the world runs under, a whole search each
+    /// (`run::explore`; [`search`] itself runs what it is given).
+    pub runtime_seeds: super::RuntimeSeeds,
 }
 
 /// One execution, as the search needs it: its tape back, the properties
@@ -60,6 +63,8 @@ pub struct Found {
     /// Choice points the run met, and how many left the default order.
     pub points: usize,
     pub delays: u32,
+    /// The runtime seed the run ran under (set by whoever ran it).
+    pub runtime_seed: u64,
 }
 
 /// Why a search stopped before it was done.
@@ -88,6 +93,8 @@ pub struct Summary {
     /// Executions that ran to their end without a violation while the
     /// workload achieved nothing (not passes), and the first one's reason.
     pub vacuity: Vacuity,
+    /// The runtime seeds whose search ran (to its end or to a stop).
+    pub seeds_searched: u64,
 }
 
 /// The executions whose pass says nothing (`RunReport::vacuous`).
@@ -119,6 +126,28 @@ impl Summary {
     pub fn all_vacuous(&self) -> bool {
         self.found.is_empty() && self.complete() > 0 && self.vacuity.executions == self.complete()
     }
+
+    /// Adds the search of one more runtime seed (`seed`) to these: the
+    /// whole is exhaustive only if every part was, its counterexamples
+    /// carry their seed, its estimate is the sum of the trees'.
+    pub fn absorb(&mut self, part: Summary, seed: u64) {
+        let first = self.seeds_searched == 0;
+        self.executions += part.executions;
+        self.pruned += part.pruned;
+        self.delay_bound = self.delay_bound.max(part.delay_bound);
+        self.exhaustive = (first || self.exhaustive) && part.exhaustive;
+        self.stop = self.stop.or(part.stop);
+        self.found.extend(part.found.into_iter().map(|found| Found {
+            runtime_seed: seed,
+            ..found
+        }));
+        self.estimate.plus(&part.estimate);
+        self.vacuity.executions += part.vacuity.executions;
+        if self.vacuity.first.is_none() {
+            self.vacuity.first = part.vacuity.first;
+        }
+        self.seeds_searched += 1;
+    }
 }
 
 /// Knuth's estimator of a tree's size (its executions, under the fault
@@ -131,6 +160,10 @@ impl Summary {
 pub struct Estimate {
     sum: f64,
     runs: u64,
+    /// The estimates of other trees added to this one ([`Estimate::plus`]),
+    /// and how many.
+    others: f64,
+    trees: u64,
 }
 
 impl Estimate {
@@ -141,9 +174,21 @@ impl Estimate {
         self.runs += 1;
     }
 
+    /// Adds another tree's estimate (another runtime seed's search).
+    pub fn plus(&mut self, other: &Estimate) {
+        if let Some(total) = other.total() {
+            self.others += total;
+            self.trees += 1;
+        }
+    }
+
     /// The estimated number of executions; None before any complete one.
     pub fn total(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.sum / self.runs as f64)
+        let own = (self.runs > 0).then(|| self.sum / self.runs as f64);
+        match (own, self.trees) {
+            (None, 0) => None,
+            (own, _) => Some(own.unwrap_or(0.0) + self.others),
+        }
     }
 }
 
@@ -259,6 +304,7 @@ fn keep_shortest(found: &mut BTreeMap<String, Found>, tape: &Tape, property: Str
         choices: tape.taken(),
         points: tape.log.len(),
         delays: tape.log.iter().filter(|p| p.is_delay()).count() as u32,
+        runtime_seed: 0,
     };
     let shorter =
         |old: &Found| (candidate.choices.len(), candidate.points) < (old.choices.len(), old.points);
