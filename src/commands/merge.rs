@@ -25,10 +25,11 @@
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
+use super::coverage_tally::CoverageTally;
 use super::sim::SeedCommands;
 use super::sweep_result::{
-    describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepJson,
-    FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,
+    describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepCoverage,
+    SweepJson, FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,
 };
 use super::Harness;
 use std::collections::BTreeMap;
@@ -99,6 +100,29 @@ pub fn run(harness: &Harness, args: MergeArgs) -> ExitCode {
         Ok(code) => code,
         Err(error) => bad_input(error),
     }
+}
+
+/// The shards' coverage merged (each state and step with its lowest
+/// seed), when every shard kept it (`sweep --coverage`); a shard without
+/// it leaves the merge without coverage, and says so.
+fn merged_coverage(shards: &[ShardFile], range: SeedRange) -> Option<SweepCoverage> {
+    let kept = shards.iter().filter(|s| s.json.coverage.is_some()).count();
+    if kept < shards.len() {
+        if kept > 0 {
+            eprintln!(
+                "note: {kept} of {} shard(s) kept their coverage (sweep --coverage): the merge has none",
+                shards.len()
+            );
+        }
+        return None;
+    }
+    let mut tally = CoverageTally::default();
+    for shard in shards {
+        if let Some(coverage) = &shard.json.coverage {
+            tally.merge(&coverage.reached);
+        }
+    }
+    Some(SweepCoverage::of(tally, range))
 }
 
 fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
@@ -189,6 +213,12 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
     for failure in failures.iter().take(3) {
         describe(&for_terminal_failure(failure));
     }
+    let coverage = merged_coverage(&shards, first.range);
+    if let Some(coverage) = &coverage {
+        for line in coverage.summary_lines() {
+            println!("{line}");
+        }
+    }
     if let Some(why) = &incomplete {
         eprintln!("error: INCOMPLETE merge: {why}");
     }
@@ -224,6 +254,7 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             wall_seconds: wall,
             seeds_per_second: shards.iter().map(|s| s.json.seeds_per_second).sum(),
             requests_per_second: shards.iter().map(|s| s.json.requests_per_second).sum(),
+            coverage,
             ..json.clone()
         }
         .sealed();

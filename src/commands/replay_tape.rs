@@ -74,6 +74,7 @@ pub fn run(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
         script: Some(file.tape.clone()),
         record: true,
         stream_seed: None,
+        coverage: false,
     });
     let seed = file.tape.seed;
     let report = match super::internal_error::catch(|| scenario.runner().run(seed, true)) {

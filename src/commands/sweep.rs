@@ -18,11 +18,12 @@
 //! JSON cannot be written; 0 when every seed passes.
 
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
+use super::coverage_tally::CoverageTally;
 use super::internal_error;
 use super::sim::replay_command;
 use super::sweep_result::{
-    describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepJson, FORMAT,
-    FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,
+    describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepCoverage, SweepJson,
+    FORMAT, FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,
 };
 use super::Harness;
 use std::io::IsTerminal;
@@ -67,6 +68,11 @@ pub struct SweepArgs {
     /// the buckets, and the first seed of each replayed in full.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Keep every run's abstract states and steps: the summary (and the
+    /// JSON) says how many the seeds reached and how many each block of
+    /// seeds added (where the curve flattens); shards merge theirs.
+    #[arg(long)]
+    pub coverage: bool,
 }
 
 /// Buckets whose first seed a report replays in full.
@@ -92,6 +98,8 @@ struct Sweep<'a> {
     scenario_hash: String,
     check_determinism: bool,
     fail_fast: bool,
+    /// Each state and step reached, with its lowest seed (`--coverage`).
+    coverage: Option<Mutex<CoverageTally>>,
 }
 
 pub fn run(harness: &Harness, args: SweepArgs) -> ExitCode {
@@ -148,6 +156,7 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         scenario_hash,
         check_determinism: args.check_determinism,
         fail_fast: args.fail_fast,
+        coverage: args.coverage.then(Default::default),
     };
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -182,7 +191,16 @@ impl Sweep<'_> {
 
     fn run_seed(&self, seed: u64) -> Option<Failure> {
         let outcome = internal_error::catch(|| {
-            let report = self.runner.run(seed, self.check_determinism);
+            if self.coverage.is_some() {
+                zk_sim::world::draws::install(zk_sim::world::draws::DrawRequest {
+                    coverage: true,
+                    ..Default::default()
+                });
+            }
+            let mut report = self.runner.run(seed, self.check_determinism);
+            if let (Some(tally), Some(run)) = (&self.coverage, report.coverage.take()) {
+                tally.lock().expect("coverage").add(seed, &run);
+            }
             let divergence = self
                 .check_determinism
                 .then(|| self.runner.run(seed, true).trace)
@@ -291,6 +309,15 @@ fn report(
     );
     let buckets = findings.buckets(&replay);
     print_buckets(&buckets, findings.failed);
+    let coverage = sweep
+        .coverage
+        .as_ref()
+        .map(|tally| SweepCoverage::of(tally.lock().expect("coverage").clone(), range));
+    if let Some(coverage) = &coverage {
+        for line in coverage.summary_lines() {
+            println!("{line}");
+        }
+    }
     for failure in failures.iter().take(3) {
         describe(failure);
     }
@@ -337,6 +364,7 @@ fn report(
             wall_seconds: wall,
             seeds_per_second: runs as f64 / wall,
             requests_per_second: requests as f64 / wall,
+            coverage,
             digest: String::new(),
         }
         .sealed();

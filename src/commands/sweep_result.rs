@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use zk_sim::oracles::Violation;
+use zk_sim::scenario::SeedRange;
 
 /// `format` of a sweep's JSON.
 pub const FORMAT: &str = "zkcheck-sweep";
@@ -327,6 +328,9 @@ pub struct SweepJson {
     /// For a merge, the shards' rates added up.
     pub seeds_per_second: f64,
     pub requests_per_second: f64,
+    /// `--coverage`: the states and steps reached; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<SweepCoverage>,
     /// [`SweepJson::content_digest`] of everything above, as written:
     /// `merge` refuses a shard whose content no longer matches it.
     pub digest: String,
@@ -470,5 +474,40 @@ mod tests {
     fn text_hash_is_fnv1a() {
         assert_eq!(text_hash(""), "cbf29ce484222325");
         assert_eq!(text_hash("a"), "af63dc4c8601ec8c");
+    }
+}
+
+/// A sweep's coverage (`--coverage`) as its JSON keeps it: the counts, the
+/// curve, and every state and step with its lowest seed (what a merge of
+/// shards needs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepCoverage {
+    /// What an abstract state keeps.
+    pub abstraction: String,
+    pub states: u64,
+    pub transitions: u64,
+    /// Seeds per block of the curve.
+    pub block_seeds: u64,
+    pub curve: Vec<super::coverage_tally::CurveBlock>,
+    pub reached: super::coverage_tally::CoverageTally,
+}
+
+impl SweepCoverage {
+    /// The coverage of a tally over `range`'s seeds.
+    pub fn of(reached: super::coverage_tally::CoverageTally, range: SeedRange) -> SweepCoverage {
+        let seeds = u64::try_from(range.len()).unwrap_or(u64::MAX);
+        let block = super::coverage_tally::block_for(seeds);
+        SweepCoverage {
+            abstraction: super::coverage_tally::ABSTRACTION.to_string(),
+            states: reached.states.len() as u64,
+            transitions: reached.transitions.len() as u64,
+            block_seeds: block,
+            curve: reached.curve(range.first, seeds, block),
+            reached,
+        }
+    }
+
+    pub fn summary_lines(&self) -> Vec<String> {
+        super::coverage_tally::summary_lines(&self.reached, &self.curve, self.block_seeds)
     }
 }

@@ -58,6 +58,7 @@ pub fn replays_exactly_from_its_tape(runner: &dyn Runner, seed: u64, what: &str)
             script: Some(tape.clone()),
             record: true,
             stream_seed: Some(seed ^ 0x005e_ed0f_7a9e),
+            coverage: false,
         },
     );
     assert_eq!(
@@ -112,6 +113,7 @@ fn a_changed_word_is_another_run_of_the_same_world() {
         script: Some(tape.clone()),
         record: false,
         stream_seed: None,
+        coverage: false,
     };
     let (first, _) = run_with(runner.as_ref(), 3, changed.clone());
     let (second, _) = run_with(runner.as_ref(), 3, changed);

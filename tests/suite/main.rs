@@ -14,6 +14,7 @@ mod bench_cli;
 mod bounded_check;
 mod client_session_policies;
 mod closed_pipe;
+mod coverage;
 mod cutoff;
 mod diagnosis;
 mod diagnosis_precision;

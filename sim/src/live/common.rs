@@ -131,6 +131,7 @@ pub fn live_report(
         unjudged: Vec::new(),
         trace: Default::default(),
         holds: Vec::new(),
+        coverage: None,
     }
     .set_aside_unexercised()
 }

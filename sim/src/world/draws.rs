@@ -141,7 +141,8 @@ impl RngCore for Stream {
     }
 }
 
-/// What a run is asked to do with its draws.
+/// What a run is asked to do with its draws (and whether it keeps its
+/// coverage: [`super::coverage`]).
 #[derive(Clone, Debug, Default)]
 pub struct DrawRequest {
     /// Answer from these words first (None: draw from the seed only).
@@ -152,6 +153,8 @@ pub struct DrawRequest {
     /// (None: the run's). A replayed tape that decides every draw runs the
     /// same whatever this is: the test that nothing draws elsewhere.
     pub stream_seed: Option<u64>,
+    /// Keep the run's abstract states and steps (`RunReport::coverage`).
+    pub coverage: bool,
 }
 
 /// The draws of one world: where its streams come from.
@@ -163,6 +166,8 @@ pub struct Draws {
     script: BTreeMap<String, Vec<u64>>,
     log: Option<Log>,
     taped: bool,
+    /// The run keeps its coverage.
+    pub coverage: bool,
 }
 
 impl Draws {
@@ -176,6 +181,7 @@ impl Draws {
             taped: request.script.is_some() || request.record,
             script: request.script.map(|tape| tape.streams).unwrap_or_default(),
             log: request.record.then(Log::default),
+            coverage: request.coverage,
         }
     }
 
@@ -287,6 +293,7 @@ mod tests {
             script: Some(tape),
             record: false,
             stream_seed: Some(8),
+            coverage: false,
         });
         let mut replayed = replaying.stream("lag", 17);
         let again: Vec<u64> = (0..20).map(|_| replayed.gen_range(1..=500)).collect();

@@ -46,6 +46,7 @@ mod client;
 mod config;
 #[cfg(madsim)]
 mod connection;
+pub mod coverage;
 #[cfg(madsim)]
 mod crate_ticks;
 pub mod draws;
@@ -74,6 +75,7 @@ pub use app_events::AppEvents;
 #[cfg(madsim)]
 pub use client::Client;
 pub use config::{LatencyModel, ReconnectTiming, WorldConfig};
+pub use coverage::Coverage;
 pub use report::{min_goals, RunReport, RunStats, MIN_GOAL_PERCENT};
 #[cfg(madsim)]
 pub use run::{BoxedWorkload, Simulation};

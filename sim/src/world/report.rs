@@ -84,6 +84,10 @@ pub struct RunReport {
     /// Who held what when (for reports' ownership timelines).
     #[serde(skip)]
     pub holds: Vec<crate::diagnosis::Hold>,
+    /// The abstract states and steps the run reached, when asked
+    /// (`DrawRequest::coverage`; [`super::coverage`]).
+    #[serde(skip)]
+    pub coverage: Option<super::Coverage>,
 }
 
 impl RunStats {

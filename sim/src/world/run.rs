@@ -203,6 +203,7 @@ impl<R: SimRecipe> Simulation<R> {
             last_apply_ns: vec![0; config.servers],
             servers: super::servers::ServerFaults::new(config.servers),
             rng: Rngs::new(&mut draws),
+            coverage: draws.coverage.then(Default::default),
             draws,
             queue: EventQueue::default(),
             scheduler: Wakeup::default(),
@@ -440,6 +441,7 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         unjudged: Vec::new(),
         trace: std::mem::take(&mut world.trace),
         holds: std::mem::take(&mut world.history.holds),
+        coverage: world.coverage.take().map(super::Coverage::finished),
     }
     .set_aside_unexercised()
 }

@@ -277,6 +277,8 @@ pub struct Shared<R: SimRecipe> {
     /// On an ensemble: each client's host list, once its order was drawn
     /// or chosen (at its first attempt).
     pub host_lists: Vec<HostList>,
+    /// The abstract states and steps of the run, when it keeps them.
+    pub coverage: Option<super::Coverage>,
 }
 
 /// A client's host list: its servers in the order drawn from the seed or

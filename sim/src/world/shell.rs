@@ -66,6 +66,7 @@ impl<R: SimRecipe> Shared<R> {
             Event::Heal => self.heal(),
             Event::Deadline => self.deadline(),
         }
+        self.observe_coverage();
     }
 
     // ---- the server ----

@@ -1,0 +1,167 @@
+//! A campaign's coverage (`sweep --coverage`): every abstract state and
+//! step its runs reached (`zk_sim::world::coverage`), each with the lowest
+//! seed that reached it, and from that the curve of new states per block
+//! of seeds: where it flattens, more seeds of the same world find little
+//! that is new. Seeds finish in any order on several workers; the lowest
+//! seed makes the tally the same whatever the order (and whichever shard
+//! ran it, so shards merge by taking the lowest again).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use zk_sim::world::Coverage;
+
+/// What the abstract state keeps, for the summary line.
+pub const ABSTRACTION: &str = "the tree with sequence numbers by rank and owners by client, each client's connection, session, last call and requests in flight; not a recipe's own state";
+
+/// Each state and step reached, with the lowest seed that reached it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageTally {
+    pub states: BTreeMap<u64, u64>,
+    pub transitions: BTreeMap<u64, u64>,
+}
+
+/// One block of seeds on the curve: its first seed, and the states and
+/// steps first reached in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurveBlock {
+    pub first_seed: u64,
+    pub new_states: u64,
+    pub new_transitions: u64,
+}
+
+impl CoverageTally {
+    /// Adds run `seed`'s coverage.
+    pub fn add(&mut self, seed: u64, run: &Coverage) {
+        let lowest = |map: &mut BTreeMap<u64, u64>, key: u64| {
+            let first = map.entry(key).or_insert(seed);
+            *first = (*first).min(seed);
+        };
+        for &state in &run.states {
+            lowest(&mut self.states, state);
+        }
+        for &step in &run.transitions {
+            lowest(&mut self.transitions, step);
+        }
+    }
+
+    /// Adds another tally (another shard's).
+    pub fn merge(&mut self, other: &CoverageTally) {
+        for (map, theirs) in [
+            (&mut self.states, &other.states),
+            (&mut self.transitions, &other.transitions),
+        ] {
+            for (&key, &seed) in theirs {
+                let first = map.entry(key).or_insert(seed);
+                *first = (*first).min(seed);
+            }
+        }
+    }
+
+    /// The curve over `seeds` seeds from `first`, in blocks of `block`.
+    pub fn curve(&self, first: u64, seeds: u64, block: u64) -> Vec<CurveBlock> {
+        assert!(block > 0, "a block of seeds has at least one");
+        let blocks = seeds.div_ceil(block);
+        let mut curve: Vec<CurveBlock> = (0..blocks)
+            .map(|index| CurveBlock {
+                first_seed: first + index * block,
+                new_states: 0,
+                new_transitions: 0,
+            })
+            .collect();
+        let index = |seed: u64| usize::try_from((seed - first) / block).unwrap_or(usize::MAX);
+        for &seed in self.states.values() {
+            if let Some(block) = curve.get_mut(index(seed)) {
+                block.new_states += 1;
+            }
+        }
+        for &seed in self.transitions.values() {
+            if let Some(block) = curve.get_mut(index(seed)) {
+                block.new_transitions += 1;
+            }
+        }
+        curve
+    }
+}
+
+/// The block a curve over `seeds` seeds counts in: 1,000 seeds, or a
+/// tenth of a shorter range (at least one).
+pub fn block_for(seeds: u64) -> u64 {
+    match seeds {
+        10_000.. => 1_000,
+        _ => seeds.div_ceil(10).max(1),
+    }
+}
+
+/// The coverage lines of a sweep's summary.
+pub fn summary_lines(tally: &CoverageTally, curve: &[CurveBlock], block: u64) -> Vec<String> {
+    let news: Vec<String> = curve.iter().map(|b| b.new_states.to_string()).collect();
+    let mut lines = vec![format!(
+        "coverage: {} abstract states, {} steps between them ({ABSTRACTION})",
+        tally.states.len(),
+        tally.transitions.len()
+    )];
+    lines.push(format!(
+        "  new states per {block} seeds: {}",
+        news.join(", ")
+    ));
+    if let Some(last) = curve.last() {
+        lines.push(format!(
+            "  the last block (seeds from {}): {} new states, {} new steps",
+            last.first_seed, last.new_states, last.new_transitions
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(states: &[u64], transitions: &[u64]) -> Coverage {
+        let mut coverage = Coverage::default();
+        coverage.states.extend(states);
+        coverage.transitions.extend(transitions);
+        coverage
+    }
+
+    #[test]
+    fn the_lowest_seed_counts_whatever_the_order() {
+        let mut forward = CoverageTally::default();
+        forward.add(0, &run(&[1, 2], &[10]));
+        forward.add(1, &run(&[2, 3], &[10, 11]));
+        let mut backward = CoverageTally::default();
+        backward.add(1, &run(&[2, 3], &[10, 11]));
+        backward.add(0, &run(&[1, 2], &[10]));
+        assert_eq!(forward, backward);
+        let curve = forward.curve(0, 2, 1);
+        assert_eq!(forward.curve(0, 3, 2).len(), 2, "a last block cut short");
+        let news: Vec<(u64, u64)> = curve
+            .iter()
+            .map(|b| (b.new_states, b.new_transitions))
+            .collect();
+        assert_eq!(news, vec![(2, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn shards_merge_to_the_whole() {
+        let mut whole = CoverageTally::default();
+        let (mut even, mut odd) = (CoverageTally::default(), CoverageTally::default());
+        for seed in 0..6 {
+            let coverage = run(&[seed % 3, 7], &[seed % 2]);
+            whole.add(seed, &coverage);
+            match seed % 2 {
+                0 => even.add(seed, &coverage),
+                _ => odd.add(seed, &coverage),
+            }
+        }
+        odd.merge(&even);
+        assert_eq!(odd, whole);
+    }
+
+    #[test]
+    fn blocks_are_a_thousand_seeds_or_a_tenth() {
+        assert_eq!(block_for(100_000), 1_000);
+        assert_eq!(block_for(1_000), 100);
+        assert_eq!(block_for(5), 1);
+    }
+}
