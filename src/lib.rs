@@ -88,6 +88,9 @@ enum Command {
     /// Run a scenario over a range of seeds on all cores.
     #[cfg(madsim)]
     Sweep(commands::sweep::SweepArgs),
+    /// Search a scenario's world guided by coverage: mutate the draw tapes of runs that reached new states.
+    #[cfg(madsim)]
+    Fuzz(commands::fuzz::FuzzArgs),
     /// Merge the JSON results of a sweep's shards (`sweep --shard K/N --json`) into one.
     #[cfg(madsim)]
     Merge(commands::merge::MergeArgs),
@@ -121,7 +124,9 @@ enum Command {
 
 /// The commands that run the simulator: built only with `--cfg madsim`.
 #[cfg(not(madsim))]
-const SIMULATOR_COMMANDS: [&str; 7] = ["sim", "sweep", "merge", "replay", "bugs", "herd", "bench"];
+const SIMULATOR_COMMANDS: [&str; 8] = [
+    "sim", "sweep", "fuzz", "merge", "replay", "bugs", "herd", "bench",
+];
 
 /// The `zkcheck` command line on the recipes of `registry`: parses the
 /// process's arguments, runs the subcommand, returns its exit status.
@@ -135,6 +140,8 @@ pub fn main_with(registry: Registry) -> ExitCode {
         Command::Sim(args) => commands::sim::run(&harness, args),
         #[cfg(madsim)]
         Command::Sweep(args) => commands::sweep::run(&harness, args),
+        #[cfg(madsim)]
+        Command::Fuzz(args) => commands::fuzz::run(&harness, args),
         #[cfg(madsim)]
         Command::Merge(args) => commands::merge::run(&harness, args),
         #[cfg(madsim)]

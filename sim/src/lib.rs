@@ -14,6 +14,8 @@ pub mod ensemble;
 #[cfg(madsim)]
 pub mod explore;
 pub mod faults;
+#[cfg(madsim)]
+pub mod guided;
 pub mod input;
 pub mod live;
 pub mod oracles;

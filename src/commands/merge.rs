@@ -25,7 +25,6 @@
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
-use super::coverage_tally::CoverageTally;
 use super::sim::SeedCommands;
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepCoverage,
@@ -35,6 +34,7 @@ use super::Harness;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use zk_sim::guided::tally::CoverageTally;
 use zk_sim::scenario::{SeedRange, Shard};
 
 #[derive(clap::Args)]

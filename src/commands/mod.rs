@@ -18,10 +18,10 @@ pub mod check_report;
 #[cfg(madsim)]
 pub mod check_world;
 pub mod common;
-#[cfg(madsim)]
-pub mod coverage_tally;
 pub mod cutoff;
 pub mod explore;
+#[cfg(madsim)]
+pub mod fuzz;
 #[cfg(madsim)]
 pub mod herd;
 #[cfg(madsim)]

@@ -18,7 +18,6 @@
 //! JSON cannot be written; 0 when every seed passes.
 
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
-use super::coverage_tally::CoverageTally;
 use super::internal_error;
 use super::sim::replay_command;
 use super::sweep_result::{
@@ -32,6 +31,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use zk_sim::guided::tally::CoverageTally;
 use zk_sim::scenario::{Runner, Scenario, SeedRange, Shard};
 
 #[derive(clap::Args)]

@@ -488,17 +488,17 @@ pub struct SweepCoverage {
     pub transitions: u64,
     /// Seeds per block of the curve.
     pub block_seeds: u64,
-    pub curve: Vec<super::coverage_tally::CurveBlock>,
-    pub reached: super::coverage_tally::CoverageTally,
+    pub curve: Vec<zk_sim::guided::tally::CurveBlock>,
+    pub reached: zk_sim::guided::tally::CoverageTally,
 }
 
 impl SweepCoverage {
     /// The coverage of a tally over `range`'s seeds.
-    pub fn of(reached: super::coverage_tally::CoverageTally, range: SeedRange) -> SweepCoverage {
+    pub fn of(reached: zk_sim::guided::tally::CoverageTally, range: SeedRange) -> SweepCoverage {
         let seeds = u64::try_from(range.len()).unwrap_or(u64::MAX);
-        let block = super::coverage_tally::block_for(seeds);
+        let block = zk_sim::guided::tally::block_for(seeds);
         SweepCoverage {
-            abstraction: super::coverage_tally::ABSTRACTION.to_string(),
+            abstraction: zk_sim::guided::tally::ABSTRACTION.to_string(),
             states: reached.states.len() as u64,
             transitions: reached.transitions.len() as u64,
             block_seeds: block,
@@ -508,6 +508,6 @@ impl SweepCoverage {
     }
 
     pub fn summary_lines(&self) -> Vec<String> {
-        super::coverage_tally::summary_lines(&self.reached, &self.curve, self.block_seeds)
+        zk_sim::guided::tally::summary_lines(&self.reached, &self.curve, self.block_seeds)
     }
 }

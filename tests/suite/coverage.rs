@@ -59,7 +59,9 @@ fn coverage_is_the_same_on_any_number_of_workers_and_pinned() {
     assert_eq!(news, vec![412, 92, 72, 47, 62, 35, 48, 47, 17, 37]);
     assert_eq!(news.iter().sum::<u64>(), 869, "every state in one block");
     assert!(
-        stdout.contains("coverage: 869 abstract states, 1632 steps between them"),
+        stdout.contains(
+            "coverage: 869 abstract states, 1632 steps between them, 153 client features"
+        ),
         "{stdout}"
     );
     assert!(
@@ -67,7 +69,10 @@ fn coverage_is_the_same_on_any_number_of_workers_and_pinned() {
         "{stdout}"
     );
     assert!(without.get("coverage").is_none(), "kept only when asked");
-    assert_eq!(one["requests"], without["requests"], "keeping it changes no run");
+    assert_eq!(
+        one["requests"], without["requests"],
+        "keeping it changes no run"
+    );
     assert!(!plain.contains("coverage:"), "{plain}");
 }
 

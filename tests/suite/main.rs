@@ -23,6 +23,7 @@ mod ensemble;
 mod ensemble_check;
 mod ensemble_faults_fuzz;
 mod explore_cli;
+mod fuzz;
 mod heal_window;
 mod herd_figure;
 mod initial_state;

@@ -37,9 +37,15 @@ pub struct Coverage {
     pub states: Vec<u64>,
     pub transitions: Vec<u64>,
     last: Option<u64>,
+    /// Each client's feature: its own part of the state with the tree as
+    /// it sees it (another client's node is "another's"), so that what one
+    /// client does is new once, whichever client does it and whatever the
+    /// others do meanwhile: the signal a guided search follows.
+    pub features: Vec<u64>,
+    last_features: Vec<u64>,
     /// The last tree abstracted: (its last zxid and the owners' hash, its
-    /// hash).
-    tree: Option<((i64, u64), u64)>,
+    /// hashes).
+    tree: Option<((i64, u64), TreeHashes)>,
 }
 
 impl Coverage {
@@ -56,13 +62,24 @@ impl Coverage {
         self.last = Some(state);
     }
 
-    /// The run's states and steps, each once, in order.
+    /// Adds each client's feature now (one that did not change since the
+    /// last event is not added again).
+    pub fn observe_features(&mut self, features: &[u64]) {
+        if self.last_features.as_slice() == features {
+            return;
+        }
+        self.features.extend(features);
+        self.last_features = features.to_vec();
+    }
+
+    /// The run's states, steps and features, each once, in order.
     pub fn finished(mut self) -> Coverage {
-        for list in [&mut self.states, &mut self.transitions] {
+        for list in [&mut self.states, &mut self.transitions, &mut self.features] {
             list.sort_unstable();
             list.dedup();
         }
         self.tree = None;
+        self.last_features = Vec::new();
         self
     }
 }
@@ -87,66 +104,105 @@ fn hash_of(value: &impl Hash) -> u64 {
 
 #[cfg(madsim)]
 impl<R: SimRecipe> Shared<R> {
-    /// Records the world's abstract state, when this run keeps coverage.
+    /// Records the world's abstract state and each client's feature, when
+    /// this run keeps coverage.
     pub fn observe_coverage(&mut self) {
         if self.coverage.is_none() {
             return;
         }
-        let state = self.abstract_state();
+        let trees = self.tree_hashes();
+        let locals: Vec<u64> = (0..self.clients.len())
+            .map(|client| self.client_local(client))
+            .collect();
+        let phase = hash_of(&std::mem::discriminant(&self.phase));
+        let mut global = hasher();
+        (phase, trees.global, &locals).hash(&mut global);
+        let mut ensemble = hasher();
+        if self.ensemble.servers() > 1 {
+            for down in &self.servers.down {
+                down.is_some().hash(&mut ensemble);
+            }
+            self.servers.election.is_some().hash(&mut ensemble);
+        }
+        let ensemble = ensemble.finish();
+        ensemble.hash(&mut global);
+        let features = locals
+            .iter()
+            .zip(&trees.per_client)
+            .map(|(local, tree)| hash_of(&(phase, ensemble, tree, local)));
+        let features: Vec<u64> = features.collect();
         if let Some(coverage) = &mut self.coverage {
-            coverage.observe(state);
+            coverage.observe(global.finish());
+            coverage.observe_features(&features);
         }
     }
 
-    /// The world's abstract state (the module doc says what it keeps).
-    pub fn abstract_state(&mut self) -> u64 {
-        let mut hasher = hasher();
-        std::mem::discriminant(&self.phase).hash(&mut hasher);
-        self.tree_hash().hash(&mut hasher);
+    /// Client `client`'s own part of an abstract state: its connection,
+    /// whether the servers still hold its session, whether it is paused,
+    /// its workload done, its last call's kind and whether it waits for
+    /// the answer, and the kinds of its requests in flight and queued.
+    fn client_local(&self, client: usize) -> u64 {
+        let slot = &self.clients[client];
+        let session = &slot.session;
         let server = self.ensemble.committed();
-        for slot in &self.clients {
-            let session = &slot.session;
-            std::mem::discriminant(&session.state).hash(&mut hasher);
-            let held = slot
-                .link
-                .session
-                .is_some_and(|s| server.is_session_alive(s));
-            (slot.link.server_up, held, slot.paused, slot.workload_done).hash(&mut hasher);
-            let call = slot
-                .last_call
-                .as_ref()
-                .map(|(_, call)| std::mem::discriminant(call));
-            (call, slot.awaiting_answer).hash(&mut hasher);
-            for (_, request, _) in session.in_flight.iter().chain(&session.outgoing) {
-                std::mem::discriminant(request).hash(&mut hasher);
-            }
-            (session.in_flight.len(), session.outgoing.len()).hash(&mut hasher);
+        let mut hasher = hasher();
+        std::mem::discriminant(&session.state).hash(&mut hasher);
+        let held = slot
+            .link
+            .session
+            .is_some_and(|s| server.is_session_alive(s));
+        (slot.link.server_up, held, slot.paused, slot.workload_done).hash(&mut hasher);
+        let call = slot
+            .last_call
+            .as_ref()
+            .map(|(_, call)| std::mem::discriminant(call));
+        (call, slot.awaiting_answer).hash(&mut hasher);
+        for (_, request, _) in session.in_flight.iter().chain(&session.outgoing) {
+            std::mem::discriminant(request).hash(&mut hasher);
         }
-        if self.ensemble.servers() > 1 {
-            for down in &self.servers.down {
-                down.is_some().hash(&mut hasher);
-            }
-            self.servers.election.is_some().hash(&mut hasher);
-        }
+        (session.in_flight.len(), session.outgoing.len()).hash(&mut hasher);
         hasher.finish()
     }
 
-    /// The hash of [`Shared::abstract_tree`], computed again only when the
+    /// The tree's hashes ([`Shared::abstract_tree`]): as a whole, and as
+    /// each client sees it (each ephemeral's owner as itself, another
+    /// client, or a session no client has), computed again only when the
     /// tree or the sessions' owners changed since the last time.
-    fn tree_hash(&mut self) -> u64 {
+    fn tree_hashes(&mut self) -> TreeHashes {
         let key = (self.ensemble.committed().last_zxid(), hash_of(&self.owners));
         if let Some(coverage) = &self.coverage {
-            if let Some((cached, hash)) = coverage.tree {
-                if cached == key {
-                    return hash;
+            if let Some((cached, hashes)) = &coverage.tree {
+                if *cached == key {
+                    return hashes.clone();
                 }
             }
         }
-        let hash = hash_of(&self.abstract_tree());
+        let tree = self.abstract_tree();
+        let per_client = (0..self.clients.len())
+            .map(|me| {
+                let seen: Vec<(&str, u8)> = tree
+                    .iter()
+                    .map(|(path, owner)| {
+                        let owner = match owner {
+                            None => 0,
+                            Some(client) if *client == me => 1,
+                            Some(usize::MAX) => 3,
+                            Some(_) => 2,
+                        };
+                        (path.as_str(), owner)
+                    })
+                    .collect();
+                hash_of(&seen)
+            })
+            .collect();
+        let hashes = TreeHashes {
+            global: hash_of(&tree),
+            per_client,
+        };
         if let Some(coverage) = &mut self.coverage {
-            coverage.tree = Some((key, hash));
+            coverage.tree = Some((key, hashes.clone()));
         }
-        hash
+        hashes
     }
 
     /// The committed tree, abstracted: (path, owner) for every node, in
@@ -197,6 +253,13 @@ impl<R: SimRecipe> Shared<R> {
         nodes.sort();
         nodes
     }
+}
+
+/// The tree's hash as a whole and as each client sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TreeHashes {
+    global: u64,
+    per_client: Vec<u64>,
 }
 
 #[cfg_attr(not(madsim), allow(dead_code))]

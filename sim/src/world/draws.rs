@@ -30,6 +30,14 @@ pub struct DrawTape {
 }
 
 impl DrawTape {
+    /// A tape of no words: a run of it is seed `seed`'s run.
+    pub fn empty(seed: u64) -> DrawTape {
+        DrawTape {
+            seed,
+            streams: BTreeMap::new(),
+        }
+    }
+
     /// How many words the tape holds over all its streams.
     pub fn words(&self) -> usize {
         self.streams.values().map(Vec::len).sum()

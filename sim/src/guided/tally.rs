@@ -1,23 +1,36 @@
-//! A campaign's coverage (`sweep --coverage`): every abstract state and
-//! step its runs reached (`zk_sim::world::coverage`), each with the lowest
-//! seed that reached it, and from that the curve of new states per block
-//! of seeds: where it flattens, more seeds of the same world find little
-//! that is new. Seeds finish in any order on several workers; the lowest
-//! seed makes the tally the same whatever the order (and whichever shard
-//! ran it, so shards merge by taking the lowest again).
+//! A campaign's coverage (`sweep --coverage`, `fuzz`): every abstract
+//! state and step its runs reached ([`crate::world::coverage`]), each with
+//! the lowest seed (or run number) that reached it, and from that the
+//! curve of new states per block of seeds: where it flattens, more seeds
+//! of the same world find little that is new. Seeds finish in any order on
+//! several workers; the lowest seed makes the tally the same whatever the
+//! order (and whichever shard ran it, so shards merge by taking the lowest
+//! again).
 
+use crate::world::Coverage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use zk_sim::world::Coverage;
 
 /// What the abstract state keeps, for the summary line.
-pub const ABSTRACTION: &str = "the tree with sequence numbers by rank and owners by client, each client's connection, session, last call and requests in flight; not a recipe's own state";
+pub const ABSTRACTION: &str = "a state: the tree with sequence numbers by rank and owners by client, each client's connection, session, last call and requests in flight, not a recipe's own state; a client feature: one client's part with the tree as it sees it";
 
 /// Each state and step reached, with the lowest seed that reached it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoverageTally {
     pub states: BTreeMap<u64, u64>,
     pub transitions: BTreeMap<u64, u64>,
+    /// Each client's feature (its own state with the tree as it sees it).
+    #[serde(default)]
+    pub features: BTreeMap<u64, u64>,
+}
+
+/// What a run added to a tally: the states and steps none before it
+/// reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    pub states: usize,
+    pub transitions: usize,
+    pub features: usize,
 }
 
 /// One block of seeds on the curve: its first seed, and the states and
@@ -30,17 +43,30 @@ pub struct CurveBlock {
 }
 
 impl CoverageTally {
-    /// Adds run `seed`'s coverage.
-    pub fn add(&mut self, seed: u64, run: &Coverage) {
+    /// Adds run `seed`'s coverage; what it reached first.
+    pub fn add(&mut self, seed: u64, run: &Coverage) -> Added {
         let lowest = |map: &mut BTreeMap<u64, u64>, key: u64| {
+            let before = map.len();
             let first = map.entry(key).or_insert(seed);
             *first = (*first).min(seed);
+            usize::from(map.len() > before)
         };
-        for &state in &run.states {
-            lowest(&mut self.states, state);
-        }
-        for &step in &run.transitions {
-            lowest(&mut self.transitions, step);
+        Added {
+            states: run
+                .states
+                .iter()
+                .map(|&s| lowest(&mut self.states, s))
+                .sum(),
+            transitions: run
+                .transitions
+                .iter()
+                .map(|&t| lowest(&mut self.transitions, t))
+                .sum(),
+            features: run
+                .features
+                .iter()
+                .map(|&f| lowest(&mut self.features, f))
+                .sum(),
         }
     }
 
@@ -49,6 +75,7 @@ impl CoverageTally {
         for (map, theirs) in [
             (&mut self.states, &other.states),
             (&mut self.transitions, &other.transitions),
+            (&mut self.features, &other.features),
         ] {
             for (&key, &seed) in theirs {
                 let first = map.entry(key).or_insert(seed);
@@ -96,9 +123,10 @@ pub fn block_for(seeds: u64) -> u64 {
 pub fn summary_lines(tally: &CoverageTally, curve: &[CurveBlock], block: u64) -> Vec<String> {
     let news: Vec<String> = curve.iter().map(|b| b.new_states.to_string()).collect();
     let mut lines = vec![format!(
-        "coverage: {} abstract states, {} steps between them ({ABSTRACTION})",
+        "coverage: {} abstract states, {} steps between them, {} client features ({ABSTRACTION})",
         tally.states.len(),
-        tally.transitions.len()
+        tally.transitions.len(),
+        tally.features.len()
     )];
     lines.push(format!(
         "  new states per {block} seeds: {}",
@@ -127,8 +155,10 @@ mod tests {
     #[test]
     fn the_lowest_seed_counts_whatever_the_order() {
         let mut forward = CoverageTally::default();
-        forward.add(0, &run(&[1, 2], &[10]));
-        forward.add(1, &run(&[2, 3], &[10, 11]));
+        let added = forward.add(0, &run(&[1, 2], &[10]));
+        assert_eq!((added.states, added.transitions), (2, 1));
+        let added = forward.add(1, &run(&[2, 3], &[10, 11]));
+        assert_eq!((added.states, added.transitions), (1, 1), "only what is new");
         let mut backward = CoverageTally::default();
         backward.add(1, &run(&[2, 3], &[10, 11]));
         backward.add(0, &run(&[1, 2], &[10]));
@@ -149,10 +179,10 @@ mod tests {
         for seed in 0..6 {
             let coverage = run(&[seed % 3, 7], &[seed % 2]);
             whole.add(seed, &coverage);
-            match seed % 2 {
+            let _ = match seed % 2 {
                 0 => even.add(seed, &coverage),
                 _ => odd.add(seed, &coverage),
-            }
+            };
         }
         odd.merge(&even);
         assert_eq!(odd, whole);

@@ -1,0 +1,229 @@
+//! `zkcheck fuzz SCENARIO`: a search guided by coverage
+//! ([`zk_sim::guided::campaign`]). Starts from the scenario's first seeds,
+//! keeps every run's draw tape that reached an abstract state or step no
+//! run before it had, and mutates those tapes, under one campaign seed (the
+//! same seed, the same runs), until a run breaks a property or `--runs` /
+//! `--timeout` is spent. Prints a progress line, then the runs, the
+//! corpus, the coverage and its curve per block of runs, what each kind of
+//! change found; a failing run is written as a tape file that `zkcheck
+//! replay` runs with the full trace, and the command is printed.
+//!
+//! Exit status: 1 when a run broke a property, 4 when the budget was spent
+//! without one (a sample: not a pass), 2 on bad input, 3 when a run
+//! panicked (an internal error of zkcheck; the rerun command printed).
+
+use super::common::{bad_input, load_scenario, quote, EXIT_INTERNAL_ERROR, EXIT_NOT_EXHAUSTIVE};
+use super::Harness;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use zk_sim::guided::campaign::{fuzz, Campaign, Failing, Outcome};
+use zk_sim::guided::mutate::Change;
+use zk_sim::guided::tally::{block_for, summary_lines};
+use zk_sim::scenario::Scenario;
+use zk_sim::world::tape_file::TapeFile;
+
+#[derive(clap::Args)]
+pub struct FuzzArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Run another variant of the scenario's recipe.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Most runs, the first seeds' included.
+    #[arg(long, default_value_t = 10_000)]
+    pub runs: u64,
+    /// The campaign's seed: every pick and mutation is drawn from it.
+    #[arg(long, default_value_t = 0)]
+    pub campaign_seed: u64,
+    /// The scenario's seeds the corpus starts from (from its range's first).
+    #[arg(long, default_value_t = 16)]
+    pub initial_seeds: u64,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Directory the failing run's tape file is written to.
+    #[arg(long, default_value = "target/zkcheck")]
+    pub out: PathBuf,
+}
+
+/// Most runs a campaign takes.
+const MAX_RUNS: u64 = 100_000_000;
+/// How often a progress line is printed where stderr is not a terminal.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
+    let scenario = match load_scenario(harness, &args.scenario, args.variant.as_deref(), "fuzz") {
+        Ok(scenario) => scenario,
+        Err(code) => return code,
+    };
+    if !(1..=MAX_RUNS).contains(&args.runs) {
+        return bad_input(format!("--runs: {} is outside 1..={MAX_RUNS}", args.runs));
+    }
+    if args.timeout == Some(0) {
+        return bad_input("--timeout: must be at least 1 second".to_string());
+    }
+    if args.initial_seeds == 0 || args.initial_seeds > args.runs {
+        return bad_input(format!(
+            "--initial-seeds: {} is outside 1..=--runs ({})",
+            args.initial_seeds, args.runs
+        ));
+    }
+    let campaign = Campaign {
+        seed: args.campaign_seed,
+        runs: args.runs,
+        timeout: args.timeout.map(Duration::from_secs),
+        first_seed: scenario.seeds.first,
+        initial_seeds: args.initial_seeds,
+    };
+    let started = Instant::now();
+    let runner = scenario.runner();
+    let mut last_line = Instant::now();
+    let terminal = std::io::stderr().is_terminal();
+    let outcome = super::internal_error::catch(|| {
+        fuzz(runner.as_ref(), &campaign, |outcome| {
+            if last_line.elapsed() >= PROGRESS_EVERY || (terminal && outcome.runs % 200 == 0) {
+                eprintln!("{}", progress_line(outcome, started));
+                last_line = Instant::now();
+            }
+        })
+    });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            eprintln!(
+                "zkcheck fuzz: INTERNAL ERROR of zkcheck (a run panicked): {panic}; the campaign again: {}",
+                this_command(harness, &args)
+            );
+            return ExitCode::from(EXIT_INTERNAL_ERROR);
+        }
+    };
+    print_outcome(&scenario, &args, &outcome, started.elapsed());
+    match &outcome.first_failure {
+        Some(failing) => write_failing(harness, &scenario, &args, failing),
+        None => {
+            println!(
+                "\nno run broke a property: a sample of the world, not a pass (exit {EXIT_NOT_EXHAUSTIVE})"
+            );
+            ExitCode::from(EXIT_NOT_EXHAUSTIVE)
+        }
+    }
+}
+
+fn progress_line(outcome: &Outcome, started: Instant) -> String {
+    format!(
+        "fuzz: {} runs, corpus {}, {} states, {} client features, {:.0} s",
+        outcome.runs,
+        outcome.corpus,
+        outcome.reached.states.len(),
+        outcome.reached.features.len(),
+        started.elapsed().as_secs_f64()
+    )
+}
+
+fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapsed: Duration) {
+    let first = match &outcome.first_failure {
+        Some(failing) => format!("first failing run: {}", failing.run),
+        None if outcome.timed_out => "no failing run (stopped by --timeout)".to_string(),
+        None => "no failing run".to_string(),
+    };
+    println!(
+        "fuzz {} ({} {}), campaign seed {}: {} runs ({} from the scenario's first seeds), corpus {}; {first}; {:.1} s",
+        scenario.name,
+        scenario.recipe.name,
+        scenario.raw.variant,
+        args.campaign_seed,
+        outcome.runs,
+        args.initial_seeds.min(outcome.runs),
+        outcome.corpus,
+        elapsed.as_secs_f64()
+    );
+    let block = block_for(outcome.runs);
+    let curve = outcome.reached.curve(1, outcome.runs, block);
+    for line in summary_lines(&outcome.reached, &curve, block) {
+        println!(
+            "{}",
+            line.replace(" seeds", " runs")
+                .replace("(seeds from", "(runs from")
+        );
+    }
+    let changes: Vec<String> = Change::NAMES
+        .iter()
+        .zip(outcome.changes)
+        .map(|(name, (runs, new))| format!("{name} {new} of {runs}"))
+        .collect();
+    println!(
+        "  mutants that reached something new, by change: {}",
+        changes.join(", ")
+    );
+}
+
+/// Writes the failing run's tape file and prints how to replay it.
+fn write_failing(
+    harness: &Harness,
+    scenario: &Scenario,
+    args: &FuzzArgs,
+    failing: &Failing,
+) -> ExitCode {
+    let properties: Vec<&str> = failing
+        .report
+        .violations
+        .iter()
+        .map(|v| v.property_name())
+        .collect();
+    println!("\nrun {} broke {}", failing.run, properties.join(", "));
+    let text = match super::common::read_input(&args.scenario) {
+        Ok(text) => text,
+        Err(code) => return code,
+    };
+    let file = TapeFile {
+        variant: scenario.raw.variant.clone(),
+        all_violations: false,
+        property: properties.first().map(|p| p.to_string()),
+        scenario: text,
+        tape: failing.tape.clone(),
+    };
+    let path = match write_tape(&args.out, scenario, failing.run, &file) {
+        Ok(path) => path,
+        Err(error) => {
+            eprintln!("zkcheck fuzz: cannot write the tape file: {error}");
+            return ExitCode::from(EXIT_INTERNAL_ERROR);
+        }
+    };
+    let path = quote(&path.display().to_string());
+    println!("tape written: {path} ({} words)", file.tape.words());
+    println!("replay it: {} replay {path}", harness.program);
+    ExitCode::from(super::common::EXIT_VIOLATION)
+}
+
+fn write_tape(
+    dir: &Path,
+    scenario: &Scenario,
+    run: u64,
+    file: &TapeFile,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let stem = format!("{}-{}-fuzz-run-{run}", scenario.name, scenario.raw.variant);
+    let path = super::report::file_in(dir, &stem, "toml");
+    std::fs::write(&path, file.to_toml())?;
+    Ok(path)
+}
+
+/// The command that runs this campaign again, quoted so it pastes.
+fn this_command(harness: &Harness, args: &FuzzArgs) -> String {
+    let mut words = vec![
+        harness.program.clone(),
+        "fuzz".to_string(),
+        quote(&args.scenario.display().to_string()),
+    ];
+    if let Some(variant) = &args.variant {
+        words.extend(["--variant".to_string(), quote(variant)]);
+    }
+    words.extend([
+        format!("--runs {}", args.runs),
+        format!("--campaign-seed {}", args.campaign_seed),
+        format!("--initial-seeds {}", args.initial_seeds),
+    ]);
+    words.join(" ")
+}
