@@ -40,6 +40,10 @@ pub struct FuzzArgs {
     /// The scenario's seeds the corpus starts from (from its range's first).
     #[arg(long, default_value_t = 16)]
     pub initial_seeds: u64,
+    /// After the first seeds, the share of runs (0 to 1) that are the
+    /// scenario's next seed rather than a mutant.
+    #[arg(long, default_value_t = 0.0)]
+    pub fresh_seeds: f64,
     /// Stop after this many seconds.
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -61,6 +65,12 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     if !(1..=MAX_RUNS).contains(&args.runs) {
         return bad_input(format!("--runs: {} is outside 1..={MAX_RUNS}", args.runs));
     }
+    if !(0.0..=1.0).contains(&args.fresh_seeds) {
+        return bad_input(format!(
+            "--fresh-seeds: {} is outside 0..=1",
+            args.fresh_seeds
+        ));
+    }
     if args.timeout == Some(0) {
         return bad_input("--timeout: must be at least 1 second".to_string());
     }
@@ -76,6 +86,7 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
         timeout: args.timeout.map(Duration::from_secs),
         first_seed: scenario.seeds.first,
         initial_seeds: args.initial_seeds,
+        fresh_seeds: args.fresh_seeds,
     };
     let started = Instant::now();
     let runner = scenario.runner();
@@ -129,13 +140,13 @@ fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapse
         None => "no failing run".to_string(),
     };
     println!(
-        "fuzz {} ({} {}), campaign seed {}: {} runs ({} from the scenario's first seeds), corpus {}; {first}; {:.1} s",
+        "fuzz {} ({} {}), campaign seed {}: {} runs ({} of them the scenario's own seeds), corpus {}; {first}; {:.1} s",
         scenario.name,
         scenario.recipe.name,
         scenario.raw.variant,
         args.campaign_seed,
         outcome.runs,
-        args.initial_seeds.min(outcome.runs),
+        outcome.seeds,
         outcome.corpus,
         elapsed.as_secs_f64()
     );
@@ -224,6 +235,7 @@ fn this_command(harness: &Harness, args: &FuzzArgs) -> String {
         format!("--runs {}", args.runs),
         format!("--campaign-seed {}", args.campaign_seed),
         format!("--initial-seeds {}", args.initial_seeds),
+        format!("--fresh-seeds {}", args.fresh_seeds),
     ]);
     words.join(" ")
 }

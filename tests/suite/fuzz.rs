@@ -40,7 +40,7 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
     let first = zkcheck(&args);
     first.expect(1);
     assert!(
-        first.stdout.contains("campaign seed 2: 25 runs (4 from the scenario's first seeds), corpus 9; first failing run: 25"),
+        first.stdout.contains("campaign seed 2: 25 runs (4 of them the scenario's own seeds), corpus 9; first failing run: 25"),
         "{}",
         first.stdout
     );
@@ -89,6 +89,7 @@ fn bad_flags_name_the_flag() {
         ("--runs", "0"),
         ("--initial-seeds", "0"),
         ("--timeout", "0"),
+        ("--fresh-seeds", "1.5"),
     ] {
         let run = zkcheck(&["fuzz", BUG_14, flag, value]);
         run.expect(2);

@@ -34,6 +34,9 @@ pub struct Campaign {
     /// The scenario's seeds the corpus starts from: `first_seed`, ...
     pub first_seed: u64,
     pub initial_seeds: u64,
+    /// After the first seeds, the share of runs that are the scenario's
+    /// next seed rather than a mutant (0: mutants only).
+    pub fresh_seeds: f64,
 }
 
 /// A corpus entry: a run's tape and the seed its streams started from.
@@ -56,6 +59,9 @@ pub struct Failing {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub runs: u64,
+    /// Runs that were the scenario's own seeds (the first ones, and the
+    /// fresh ones after them).
+    pub seeds: u64,
     /// Tapes kept for reaching something new.
     pub corpus: usize,
     /// Every state and step reached, with the first run (1-based) that
@@ -84,22 +90,25 @@ pub fn fuzz(
             outcome.timed_out = true;
             break;
         }
-        let (seed, stream_seed, change) =
-            match outcome.runs < campaign.initial_seeds || corpus.is_empty() {
-                true => {
-                    let seed = campaign.first_seed.wrapping_add(outcome.runs);
-                    draws::install(recording(DrawTape::empty(seed), seed));
-                    (seed, seed, None)
-                }
-                false => {
-                    let parent = pick(&corpus, &mut rng);
-                    let other = &corpus[rng.gen_range(0..corpus.len())];
-                    let mutant = mutate(&parent.tape, parent.stream_seed, &other.tape, &mut rng);
-                    let seed = mutant.tape.seed;
-                    draws::install(recording(mutant.tape, mutant.stream_seed));
-                    (seed, mutant.stream_seed, Some(mutant.change))
-                }
-            };
+        let fresh = outcome.runs < campaign.initial_seeds
+            || corpus.is_empty()
+            || (campaign.fresh_seeds > 0.0 && rng.gen_bool(campaign.fresh_seeds));
+        let (seed, stream_seed, change) = match fresh {
+            true => {
+                let seed = campaign.first_seed.wrapping_add(outcome.seeds);
+                outcome.seeds += 1;
+                draws::install(recording(DrawTape::empty(seed), seed));
+                (seed, seed, None)
+            }
+            false => {
+                let parent = pick(&corpus, &mut rng);
+                let other = &corpus[rng.gen_range(0..corpus.len())];
+                let mutant = mutate(&parent.tape, parent.stream_seed, &other.tape, &mut rng);
+                let seed = mutant.tape.seed;
+                draws::install(recording(mutant.tape, mutant.stream_seed));
+                (seed, mutant.stream_seed, Some(mutant.change))
+            }
+        };
         let mut report = runner.run(seed, false);
         let tape = draws::collect().expect("a recording run hands its tape back");
         outcome.runs += 1;

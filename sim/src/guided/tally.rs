@@ -158,7 +158,11 @@ mod tests {
         let added = forward.add(0, &run(&[1, 2], &[10]));
         assert_eq!((added.states, added.transitions), (2, 1));
         let added = forward.add(1, &run(&[2, 3], &[10, 11]));
-        assert_eq!((added.states, added.transitions), (1, 1), "only what is new");
+        assert_eq!(
+            (added.states, added.transitions),
+            (1, 1),
+            "only what is new"
+        );
         let mut backward = CoverageTally::default();
         backward.add(1, &run(&[2, 3], &[10, 11]));
         backward.add(0, &run(&[1, 2], &[10]));
