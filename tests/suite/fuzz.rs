@@ -21,6 +21,12 @@ fn without_time(stdout: &str) -> String {
         .join("\n")
 }
 
+fn contains_all(output: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(output.contains(line), "missing {line:?} in\n{output}");
+    }
+}
+
 #[test]
 fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
     let out = common::scratch("fuzz", "bug14");
@@ -39,38 +45,27 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
     ];
     let first = zkcheck(&args);
     first.expect(1);
-    assert!(
-        first.stdout.contains("campaign seed 2: 25 runs (4 of them the scenario's own seeds), corpus 9; first failing run: 25"),
-        "{}",
-        first.stdout
-    );
-    assert!(
-        first.stdout.contains("run 25 broke mutual_exclusion"),
-        "{}",
-        first.stdout
+    contains_all(
+        &first.stdout,
+        &[
+            "campaign seed 2: 25 runs (4 of them the scenario's own seeds), corpus 9; first failing run: 25",
+            "run 25 broke mutual_exclusion",
+            "replay it: ",
+        ],
     );
     let again = zkcheck(&args);
     assert_eq!(without_time(&first.stdout), without_time(&again.stdout));
     let tape = out.join("bug14-adopted-abandoned-node-original-fuzz-run-25.toml");
-    let tape = tape.display().to_string();
-    assert!(first.stdout.contains("replay it: "), "{}", first.stdout);
-    let replayed = zkcheck(&["replay", &tape]);
+    let replayed = zkcheck(&["replay", &tape.display().to_string()]);
     let _ = std::fs::remove_dir_all(&out);
     replayed.expect(1);
-    assert!(
-        replayed.stdout.contains("VIOLATION of mutual_exclusion"),
-        "{}",
-        replayed.stdout
-    );
-    assert!(
-        replayed.stdout.contains("[adopted-abandoned-node]"),
-        "{}",
-        replayed.stdout
-    );
-    assert!(
-        replayed.stdout.contains("words drawn, none past them"),
-        "{}",
-        replayed.stdout
+    contains_all(
+        &replayed.stdout,
+        &[
+            "VIOLATION of mutual_exclusion",
+            "[adopted-abandoned-node]",
+            "words drawn, none past them",
+        ],
     );
 }
 
@@ -78,9 +73,10 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
 fn the_fixed_lock_spends_its_budget_and_that_is_no_pass() {
     let run = zkcheck(&["fuzz", BUG_14, "--variant", "fixed", "--runs", "200"]);
     run.expect(4);
-    assert!(run.stdout.contains("no failing run"), "{}", run.stdout);
-    assert!(run.stdout.contains("not a pass"), "{}", run.stdout);
-    assert!(run.stdout.contains("client features"), "{}", run.stdout);
+    contains_all(
+        &run.stdout,
+        &["no failing run", "not a pass", "client features"],
+    );
 }
 
 #[test]
