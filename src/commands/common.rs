@@ -42,6 +42,17 @@ pub fn load_scenario(
     variant: Option<&str>,
     command: &str,
 ) -> Result<Scenario, ExitCode> {
+    load_scenario_with_text(harness, path, variant, command).map(|(scenario, _)| scenario)
+}
+
+/// [`load_scenario`], with the file's text as it was read (what a tape
+/// file written of a run carries).
+pub fn load_scenario_with_text(
+    harness: &Harness,
+    path: &Path,
+    variant: Option<&str>,
+    command: &str,
+) -> Result<(Scenario, String), ExitCode> {
     let text = read_input(path)?;
     if super::schedule::is_schedule_text(&text) {
         return Err(bad_input(format!(
@@ -51,7 +62,8 @@ pub fn load_scenario(
             quote(&path.display().to_string())
         )));
     }
-    parse_scenario(harness, path, &text, variant)
+    let scenario = parse_scenario(harness, path, &text, variant)?;
+    Ok((scenario, text))
 }
 
 /// Reads an input file once (a regular file of bounded size); on error

@@ -12,7 +12,9 @@
 //! without one (a sample: not a pass), 2 on bad input, 3 when a run
 //! panicked (an internal error of zkcheck; the rerun command printed).
 
-use super::common::{bad_input, load_scenario, quote, EXIT_INTERNAL_ERROR, EXIT_NOT_EXHAUSTIVE};
+use super::common::{
+    bad_input, load_scenario_with_text, quote, EXIT_INTERNAL_ERROR, EXIT_NOT_EXHAUSTIVE,
+};
 use super::Harness;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -58,8 +60,9 @@ const MAX_RUNS: u64 = 100_000_000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
-    let scenario = match load_scenario(harness, &args.scenario, args.variant.as_deref(), "fuzz") {
-        Ok(scenario) => scenario,
+    let loaded = load_scenario_with_text(harness, &args.scenario, args.variant.as_deref(), "fuzz");
+    let (scenario, text) = match loaded {
+        Ok(loaded) => loaded,
         Err(code) => return code,
     };
     if !(1..=MAX_RUNS).contains(&args.runs) {
@@ -112,7 +115,7 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     };
     print_outcome(&scenario, &args, &outcome, started.elapsed());
     match &outcome.first_failure {
-        Some(failing) => write_failing(harness, &scenario, &args, failing),
+        Some(failing) => write_failing(harness, (&scenario, text), &args, failing),
         None => {
             println!(
                 "\nno run broke a property: a sample of the world, not a pass (exit {EXIT_NOT_EXHAUSTIVE})"
@@ -152,12 +155,8 @@ fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapse
     );
     let block = block_for(outcome.runs);
     let curve = outcome.reached.curve(1, outcome.runs, block);
-    for line in summary_lines(&outcome.reached, &curve, block) {
-        println!(
-            "{}",
-            line.replace(" seeds", " runs")
-                .replace("(seeds from", "(runs from")
-        );
+    for line in summary_lines(&outcome.reached, &curve, block, "runs") {
+        println!("{line}");
     }
     let changes: Vec<String> = Change::NAMES
         .iter()
@@ -170,10 +169,11 @@ fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapse
     );
 }
 
-/// Writes the failing run's tape file and prints how to replay it.
+/// Writes the failing run's tape file (with `text`, the scenario file as
+/// it was read for the campaign) and prints how to replay it.
 fn write_failing(
     harness: &Harness,
-    scenario: &Scenario,
+    (scenario, text): (&Scenario, String),
     args: &FuzzArgs,
     failing: &Failing,
 ) -> ExitCode {
@@ -184,10 +184,6 @@ fn write_failing(
         .map(|v| v.property_name())
         .collect();
     println!("\nrun {} broke {}", failing.run, properties.join(", "));
-    let text = match super::common::read_input(&args.scenario) {
-        Ok(text) => text,
-        Err(code) => return code,
-    };
     let file = TapeFile {
         variant: scenario.raw.variant.clone(),
         all_violations: false,

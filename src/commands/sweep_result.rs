@@ -508,6 +508,6 @@ impl SweepCoverage {
     }
 
     pub fn summary_lines(&self) -> Vec<String> {
-        zk_sim::guided::tally::summary_lines(&self.reached, &self.curve, self.block_seeds)
+        zk_sim::guided::tally::summary_lines(&self.reached, &self.curve, self.block_seeds, "seeds")
     }
 }

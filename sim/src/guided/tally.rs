@@ -120,7 +120,14 @@ pub fn block_for(seeds: u64) -> u64 {
 }
 
 /// The coverage lines of a sweep's summary.
-pub fn summary_lines(tally: &CoverageTally, curve: &[CurveBlock], block: u64) -> Vec<String> {
+/// `unit`: what the curve counts in blocks of (`seeds` for a sweep, `runs`
+/// for a guided campaign).
+pub fn summary_lines(
+    tally: &CoverageTally,
+    curve: &[CurveBlock],
+    block: u64,
+    unit: &str,
+) -> Vec<String> {
     let news: Vec<String> = curve.iter().map(|b| b.new_states.to_string()).collect();
     let mut lines = vec![format!(
         "coverage: {} abstract states, {} steps between them, {} client features ({ABSTRACTION})",
@@ -129,12 +136,12 @@ pub fn summary_lines(tally: &CoverageTally, curve: &[CurveBlock], block: u64) ->
         tally.features.len()
     )];
     lines.push(format!(
-        "  new states per {block} seeds: {}",
+        "  new states per {block} {unit}: {}",
         news.join(", ")
     ));
     if let Some(last) = curve.last() {
         lines.push(format!(
-            "  the last block (seeds from {}): {} new states, {} new steps",
+            "  the last block ({unit} from {}): {} new states, {} new steps",
             last.first_seed, last.new_states, last.new_transitions
         ));
     }

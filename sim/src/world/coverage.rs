@@ -1,6 +1,6 @@
 //! A run's coverage: the abstract states it passed through and the steps
-//! between them, for `sweep --coverage` (how much of a world a campaign of
-//! seeds reached, and where that stopped growing).
+//! between them, for `sweep --coverage` and `fuzz` (how much of a world a
+//! campaign of runs reached, and where that stopped growing).
 //!
 //! The abstract state is taken after every event of the world. It keeps
 //! what a recipe's behaviour turns on and drops what differs between runs
@@ -17,6 +17,10 @@
 //!   kinds of its requests in flight and queued;
 //! - the world's phase; on an ensemble, which servers are down and
 //!   whether an election is under way.
+//!
+//! Beside each state, each client's feature: its own part with the tree
+//! as it sees it (an ephemeral's owner as itself, another client or a dead
+//! session), the signal `zkcheck fuzz` follows.
 //!
 //! A recipe's own state is not in it (an async recipe's cannot be read):
 //! two runs that differ only inside a recipe are one abstract state.
