@@ -55,10 +55,52 @@ pub fn server_zxid(addr: &str) -> io::Result<Option<i64>> {
 /// Whether the server's session tracker (`dump`) still lists session `id`.
 /// Only a standalone server or an ensemble's leader tracks every session.
 pub fn tracks_session(addr: &str, id: i64) -> io::Result<bool> {
-    let answer = four_letter_word(addr, "dump")?;
-    let needle = format!("0x{id:x}");
-    let tracker = answer.split("ephemeral nodes dump:").next().unwrap_or("");
-    Ok(tracker.split_whitespace().any(|word| word == needle))
+    let dump = SessionDump::read(addr)?;
+    Ok(dump.tracks(id))
+}
+
+/// Whether session `id` is gone from the server: its session tracker no
+/// longer lists it and its data tree holds no ephemeral of it (`dump`).
+/// A 3.8 server drops an expired session from its tracker just before it
+/// deletes the session's ephemerals and fires their watches
+/// (`ZooKeeperServer.processTxn`: the session events first, then the data
+/// tree), so the tracker alone can say "gone" a moment early.
+pub fn session_gone(addr: &str, id: i64) -> io::Result<bool> {
+    let dump = SessionDump::read(addr)?;
+    Ok(!dump.tracks(id) && !dump.holds_ephemerals_of(id))
+}
+
+/// `dump`'s answer in its parts: the session tracker's, and the data
+/// tree's ephemerals by session (`0x<id>:` then a path a line).
+struct SessionDump {
+    tracker: String,
+    ephemerals: String,
+}
+
+impl SessionDump {
+    fn read(addr: &str) -> io::Result<SessionDump> {
+        let answer = four_letter_word(addr, "dump")?;
+        let (tracker, rest) = answer
+            .split_once("ephemeral nodes dump:")
+            .unwrap_or((answer.as_str(), ""));
+        let ephemerals = rest.split("Connections dump:").next().unwrap_or("");
+        Ok(SessionDump {
+            tracker: tracker.to_string(),
+            ephemerals: ephemerals.to_string(),
+        })
+    }
+
+    fn tracks(&self, id: i64) -> bool {
+        let needle = format!("0x{id:x}");
+        self.tracker.split_whitespace().any(|word| word == needle)
+    }
+
+    fn holds_ephemerals_of(&self, id: i64) -> bool {
+        let needle = format!("0x{id:x}:");
+        self.ephemerals
+            .split_whitespace()
+            .any(|word| word == needle)
+    }
 }
 
 /// Whether the server has a client connection for session `id` (`cons`).

@@ -11,11 +11,13 @@
 //!   last heard from it; the client, unable to reconnect, declares itself
 //!   expired 1.4 T after it last heard from the server.
 //!
-//! So `Expire` waits until the server's own session tracker (the `dump`
-//! four-letter command) no longer lists the cut-off sessions: the server
-//! removes a session there as it applies its closeSession, so the round trip
-//! that ends the step (below) is answered after the expiry and brings its
-//! notifications. It polls with a deadline of T + [`EXPIRY_DEADLINE_SLACK`]
+//! So `Expire` waits until the server (the `dump` four-letter command) no
+//! longer lists the cut-off sessions, neither in its session tracker nor
+//! among its data tree's ephemerals: the server drops a session from its
+//! tracker just before it deletes the session's ephemerals and fires their
+//! watches (once, the tracker alone let the step end in between, and a
+//! notification came a step late), so the round trip that ends the step
+//! (below) is answered after the expiry and brings its notifications. It polls with a deadline of T + [`EXPIRY_DEADLINE_SLACK`]
 //! from the moment the link broke, rather than sleeping T plus a guess of
 //! the server's tick (a guess that failed once with tickTime=500: the
 //! notifications came a step late). `Heal` follows before the client's own
@@ -177,8 +179,8 @@ impl<'p> LiveWorld<'p> {
         }
     }
 
-    /// Polls the server's session tracker until it no longer lists any
-    /// cut-off session (see the module doc).
+    /// Polls the server until no cut-off session is left in its session
+    /// tracker or among its ephemerals (see the module doc).
     async fn await_server_expiry(&mut self) {
         let since = self
             .cut_off_since
@@ -190,25 +192,25 @@ impl<'p> LiveWorld<'p> {
         let deadline =
             since + Duration::from_millis(self.proxied_timeout_ms) + EXPIRY_DEADLINE_SLACK;
         loop {
-            let mut tracked = Vec::new();
+            let mut left = Vec::new();
             for &id in &cut_off {
-                let listed = admin::tracks_session(&self.addr, id).unwrap_or_else(|error| {
+                let gone = admin::session_gone(&self.addr, id).unwrap_or_else(|error| {
                     panic!(
                         "live: cannot read the session tracker of {} with `dump` \
                          (scripts/zk-server whitelists it): {error}",
                         self.addr
                     )
                 });
-                if listed {
-                    tracked.push(format!("0x{id:x}"));
+                if !gone {
+                    left.push(format!("0x{id:x}"));
                 }
             }
-            if tracked.is_empty() {
+            if left.is_empty() {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "live: the server still tracks the cut-off sessions {tracked:?} {:?} after the \
+                "live: the server still holds the cut-off sessions {left:?} {:?} after the \
                  link broke (session timeout {} ms)",
                 since.elapsed(),
                 self.proxied_timeout_ms
