@@ -26,6 +26,7 @@ pub mod action;
 mod app;
 pub mod cached;
 pub mod canonical;
+pub mod coverage;
 mod dfs;
 pub mod faults;
 pub mod lasso;

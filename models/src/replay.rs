@@ -83,6 +83,12 @@ pub struct ReplayReport {
     pub trace: String,
     /// For a lasso (`cycle_start` set): what running its cycle showed.
     pub lasso: Option<LassoReplay>,
+    /// A `reach` schedule's `state`: the shared abstract state its steps
+    /// lead to in the model ([`zk_sim::abstraction`]).
+    pub expected_state: Option<u64>,
+    /// The stepper's shared abstract state after the schedule's steps
+    /// (before the heal; for a lasso, after its prefix).
+    pub reached: u64,
 }
 
 /// What replaying a lasso's cycle showed (see [`replay`]).
@@ -123,6 +129,9 @@ impl ReplayReport {
     /// The replay agrees with the schedule: the expected violation shows,
     /// or (for an example) nothing is violated.
     pub fn agrees(&self) -> bool {
+        if let Some(state) = self.expected_state {
+            return self.reached == state;
+        }
         match self.expect.as_str() {
             "violation" => self.shows_expected_violation(),
             _ => self.violations.is_empty(),
@@ -216,6 +225,7 @@ pub fn replay<R: ModelRecipe>(
     let mut replay = Replay::new(model);
     let prefix = schedule.cycle_start.unwrap_or(schedule.steps.len());
     replay.run_steps(schedule, 0..prefix)?;
+    let reached = replay.stepper.shared_state();
     let lasso = match schedule.cycle_start {
         Some(start) => Some(replay.run_cycle(schedule, start)?),
         None => None,
@@ -231,6 +241,8 @@ pub fn replay<R: ModelRecipe>(
         violations: replay.oracles.violations().to_vec(),
         trace: replay.stepper.trace().to_string(),
         lasso,
+        expected_state: schedule.expected_state(),
+        reached,
     })
 }
 
@@ -260,6 +272,7 @@ pub fn initial_state_error(
         expect: "example".into(),
         cycle_start: None,
         initial: None,
+        state: None,
         steps: Vec::new(),
     }
     .with_initial_state(&setup.initial);

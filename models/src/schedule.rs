@@ -91,6 +91,11 @@ pub const MAX_STEPS: usize = 100_000;
 /// The values `expect` may take.
 pub const EXPECTS: &[&str] = &["violation", "example"];
 
+/// The property of a schedule that leads to a shared abstract state (its
+/// `state`), not to a violation: `sweep --against-model` writes one for
+/// each state the model reaches and the sweep did not.
+pub const REACH: &str = "reach";
+
 /// A field a step may carry besides `op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepField {
@@ -229,6 +234,12 @@ pub struct Schedule {
     /// (absent: the recipe's setup only, as in files written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial: Option<ScheduleInitial>,
+    /// With `property = "reach"`: the shared abstract state
+    /// ([`zk_sim::abstraction`]) the steps lead to, as 16 hex digits
+    /// (`sweep --against-model` writes it for a state no seed reached; a
+    /// hash of this binary's build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
     #[serde(rename = "step")]
     pub steps: Vec<ScheduleStep>,
 }
@@ -549,6 +560,7 @@ impl FoundOn<'_> {
             expect: expect.to_string(),
             cycle_start,
             initial: None,
+            state: None,
             steps,
         }
     }
@@ -574,6 +586,14 @@ impl Schedule {
             .validate(registry)
             .map_err(|(key, message)| ScheduleError::at_key(file, text, &key, message))?;
         Ok(schedule)
+    }
+
+    /// The shared abstract state a `reach` schedule leads to (None: no
+    /// `state`, or not 16 hex digits).
+    pub fn expected_state(&self) -> Option<u64> {
+        let text = self.state.as_deref()?;
+        let digits = text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        digits.then(|| u64::from_str_radix(text, 16).ok()).flatten()
     }
 
     /// The initial state the schedule records (the default when it has
@@ -618,6 +638,18 @@ impl Schedule {
     fn check_property(&self, model: &crate::registry::ModelVariant) -> Result<(), String> {
         if self.cycle_start.is_some() && self.property == crate::lasso::PROGRESS {
             return Ok(());
+        }
+        match (self.property == REACH, &self.state) {
+            (true, Some(_)) => return Ok(()),
+            (true, None) => {
+                return Err(format!(
+                    "`{REACH}` needs the `state` the steps lead to (16 hex digits)"
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(format!("a `state` goes with `property = \"{REACH}\"` only"))
+            }
+            (false, None) => {}
         }
         let setup = Setup::new(self.clients)
             .with_cycles(self.cycles)
@@ -698,6 +730,9 @@ impl Schedule {
         }
         if let Err(message) = self.check_property(&model) {
             return at("property", message);
+        }
+        if let (Some(text), None) = (&self.state, self.expected_state()) {
+            return at("state", format!("`{}` is not 16 hex digits", clip(text)));
         }
         if !EXPECTS.contains(&self.expect.as_str()) {
             return at(

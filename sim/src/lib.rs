@@ -6,6 +6,7 @@
 //! `--cfg madsim`, the simulated world ([`world`]); the same recipes,
 //! workloads and oracles against a real server behind a backend ([`live`]).
 
+pub mod abstraction;
 pub mod async_recipe;
 pub mod client;
 pub mod diagnosis;

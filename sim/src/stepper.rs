@@ -161,6 +161,15 @@ impl<R: Recipe<Outcome: Observe>> Stepper<R> {
         }
     }
 
+    /// The shared abstract state now ([`crate::abstraction`]): the
+    /// committed tree and each client's session layer, every session a
+    /// client had owned by it.
+    pub fn shared_state(&self) -> u64 {
+        let owner = |session| self.owners.get(&session).copied();
+        let sessions = self.clients.iter().map(|client| &client.session);
+        crate::abstraction::shared_state(self.server(), owner, sessions)
+    }
+
     /// Ensemble mode: `servers` replicas of the server as it is now (set
     /// up, no session open), server 0 leading. Call before adding clients.
     pub fn use_ensemble(&mut self, servers: usize) {

@@ -8,6 +8,8 @@
 //! others (`live`, `check`, `explore`, `recipes`, `report`) in every build.
 
 #[cfg(madsim)]
+pub mod against_model;
+#[cfg(madsim)]
 pub mod bench;
 #[cfg(madsim)]
 pub mod bugs;

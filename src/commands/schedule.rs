@@ -160,18 +160,25 @@ fn print_report(path: &Path, report: &ReplayReport, initial: &InitialState, trac
     for violation in &report.violations {
         print!("VIOLATION of {}:\n  {violation}", violation.property_name());
     }
-    let verdict = match (report.expect.as_str(), report.oracle) {
-        ("violation", None) => format!(
+    let verdict = match (report.expected_state, report.expect.as_str(), report.oracle) {
+        (Some(state), _, _) if report.reached == state => format!(
+            "agrees with the model: the steps lead to shared abstract state {state:016x}"
+        ),
+        (Some(state), _, _) => format!(
+            "DISAGREES with the model: the steps lead to shared abstract state {:016x}, not {state:016x}",
+            report.reached
+        ),
+        (None, "violation", None) => format!(
             "the model's property {} has no simulator oracle: not judged here",
             clip(&report.property)
         ),
-        ("violation", Some(oracle)) if report.shows_expected_violation() => {
+        (None, "violation", Some(oracle)) if report.shows_expected_violation() => {
             format!(
                 "agrees with the model: {} ({oracle}) violated",
                 clip(&report.property)
             )
         }
-        ("violation", Some(oracle)) => format!(
+        (None, "violation", Some(oracle)) => format!(
             "DISAGREES with the model: {} ({oracle}) not violated in the simulator",
             clip(&report.property)
         ),

@@ -17,6 +17,7 @@
 //! no progress at all (its verdict could not have failed), or when the
 //! JSON cannot be written; 0 when every seed passes.
 
+use super::against_model::AgainstModel;
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
 use super::internal_error;
 use super::sim::replay_command;
@@ -73,6 +74,18 @@ pub struct SweepArgs {
     /// seeds added (where the curve flattens); shards merge theirs.
     #[arg(long)]
     pub coverage: bool,
+    /// With --coverage: measure the seeds' shared abstract states against
+    /// the stateful checker's reachable set for the scenario's recipe,
+    /// variant, clients and cycles with this fault budget (`KIND=BUDGET,...`
+    /// as `check --faults` takes it): the fraction reached, the states
+    /// beyond the model, the shortest never-reached ones.
+    #[arg(long, value_name = "FAULTS", requires = "coverage")]
+    pub against_model: Option<String>,
+    /// With --against-model: write the never-reached states' shortest
+    /// paths into DIR as schedules (`zkcheck replay FILE` leads the
+    /// stepper into the state).
+    #[arg(long, value_name = "DIR", requires = "against_model")]
+    pub never_reached: Option<PathBuf>,
 }
 
 /// Buckets whose first seed a report replays in full.
@@ -100,6 +113,8 @@ struct Sweep<'a> {
     fail_fast: bool,
     /// Each state and step reached, with its lowest seed (`--coverage`).
     coverage: Option<Mutex<CoverageTally>>,
+    /// `--against-model`: the model the coverage is measured against.
+    against_model: Option<AgainstModel>,
 }
 
 pub fn run(harness: &Harness, args: SweepArgs) -> ExitCode {
@@ -142,6 +157,12 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
     let jobs = jobs.min(usize::try_from(total).unwrap_or(usize::MAX));
     let scenario_hash = text_hash(&zk_sim::input::read_input(&args.scenario).map_err(bad_input)?);
     super::outputs::probe(args.json.as_deref(), args.report.as_deref())?;
+    let against_model = args
+        .against_model
+        .as_deref()
+        .map(|faults| AgainstModel::prepare(harness, &scenario, faults))
+        .transpose()
+        .map_err(|e| bad_input(format!("--against-model: {e}")))?;
     let runner = scenario.runner();
     let rerun = |seed| internal_error::rerun_command(&harness.program, &scenario, seed);
     let sweep = Sweep {
@@ -157,6 +178,7 @@ fn sweep(harness: &Harness, args: &SweepArgs) -> Result<ExitCode, ExitCode> {
         check_determinism: args.check_determinism,
         fail_fast: args.fail_fast,
         coverage: args.coverage.then(Default::default),
+        against_model,
     };
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -318,6 +340,21 @@ fn report(
             println!("{line}");
         }
     }
+    let coverage = match (coverage, &sweep.against_model) {
+        (Some(mut coverage), Some(model)) => {
+            let compared =
+                match model.compare(&coverage.reached.shared, args.never_reached.as_deref()) {
+                    Ok(compared) => compared,
+                    Err(e) => return bad_input(format!("--against-model: {e}")),
+                };
+            for line in compared.summary_lines(&harness.program) {
+                println!("{line}");
+            }
+            coverage.against_model = Some(compared);
+            Some(coverage)
+        }
+        (coverage, _) => coverage,
+    };
     for failure in failures.iter().take(3) {
         describe(failure);
     }

@@ -490,6 +490,9 @@ pub struct SweepCoverage {
     pub block_seeds: u64,
     pub curve: Vec<zk_sim::guided::tally::CurveBlock>,
     pub reached: zk_sim::guided::tally::CoverageTally,
+    /// `--against-model`: the shared states against the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against_model: Option<super::against_model::Comparison>,
 }
 
 impl SweepCoverage {
@@ -504,6 +507,7 @@ impl SweepCoverage {
             block_seeds: block,
             curve: reached.curve(range.first, seeds, block),
             reached,
+            against_model: None,
         }
     }
 

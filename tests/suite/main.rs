@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod against_model;
 mod async_crate_expiry;
 mod async_recipe;
 mod bad_input;

@@ -21,6 +21,7 @@ mod table;
 pub use table::VariantTable;
 
 use crate::canonical::{self, Canonical, SelfCheck};
+use crate::coverage::{self, Reach, TooBig};
 use crate::lasso::{self, LassoOptions, LassoReport};
 use crate::model::{ModelRecipe, RecipeModel};
 use crate::replay::{self, ReplayError, ReplayReport};
@@ -399,6 +400,16 @@ trait ErasedModel: Send + Sync {
     fn self_check(&self, setup: &Setup, seed: u64) -> Result<SelfCheck, String>;
     fn explore(&self, setup: &Setup, address: &str);
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError>;
+    fn reach(&self, setup: &Setup, ask: &ReachAsk) -> Result<Reach, TooBig>;
+}
+
+/// What [`ModelVariant::reach`] is asked for: at most `limit` model
+/// states; the shortest paths of the first `paths` shared states that
+/// `wanted` keeps.
+pub struct ReachAsk<'a> {
+    pub limit: usize,
+    pub wanted: &'a dyn Fn(u64) -> bool,
+    pub paths: usize,
 }
 
 /// A model builder for one recipe type.
@@ -453,6 +464,10 @@ where
     fn replay(&self, setup: &Setup, schedule: &Schedule) -> Result<ReplayReport, ReplayError> {
         replay::replay(&(self.0)(setup), schedule)
     }
+
+    fn reach(&self, setup: &Setup, ask: &ReachAsk) -> Result<Reach, TooBig> {
+        coverage::reach(&(self.0)(setup), ask.limit, ask.wanted, ask.paths)
+    }
 }
 
 impl ModelVariant {
@@ -498,6 +513,15 @@ impl ModelVariant {
             .with_servers(schedule.servers)
             .with_revalidate(schedule.revalidate);
         self.0.replay(&setup, schedule)
+    }
+
+    /// The model's reachable set under the shared abstraction (see
+    /// [`crate::coverage`]), searched without partial-order reduction or a
+    /// canonical form whatever `setup` says.
+    pub fn reach(&self, setup: &Setup, ask: &ReachAsk) -> Result<Reach, TooBig> {
+        let mut plain = setup.clone();
+        (plain.reduction, plain.symmetry, plain.ranks) = (false, false, false);
+        self.0.reach(&plain, ask)
     }
 
     /// Serves the Explorer on `address`; returns only if serving fails.

@@ -485,6 +485,7 @@ fn a_schedule_names_the_deletion_order_and_replays_it() {
         expect: "example".into(),
         cycle_start: None,
         initial: None,
+        state: None,
         steps: trace.iter().map(|step| step.schedule.clone()).collect(),
     };
     assert!(schedule.to_toml().contains("order = 1"));

@@ -235,6 +235,7 @@ fn a_client_finds_its_reaped_parent_gone_and_creates_it_again() {
         expect: "example".into(),
         cycle_start: None,
         initial: None,
+        state: None,
         steps: trace.iter().map(|step| step.schedule.clone()).collect(),
     };
     assert!(schedule.to_toml().contains("op = \"reap\""));

@@ -22,6 +22,7 @@ mod schedule {
             expect: "violation".into(),
             cycle_start: None,
             initial: None,
+            state: None,
             steps: vec![
                 ScheduleStep {
                     call: Some("Lock".into()),
@@ -73,6 +74,7 @@ mod schedule {
             expect: "violation".into(),
             cycle_start: None,
             initial: None,
+            state: None,
             steps: vec![ScheduleStep {
                 call: Some("Lock".into()),
                 ..ScheduleStep::of(Action::Call(0))

@@ -22,6 +22,9 @@ pub struct CoverageTally {
     /// Each client's feature (its own state with the tree as it sees it).
     #[serde(default)]
     pub features: BTreeMap<u64, u64>,
+    /// The states of the shared abstraction ([`crate::abstraction`]).
+    #[serde(default)]
+    pub shared: BTreeMap<u64, u64>,
 }
 
 /// What a run added to a tally: the states and steps none before it
@@ -31,6 +34,7 @@ pub struct Added {
     pub states: usize,
     pub transitions: usize,
     pub features: usize,
+    pub shared: usize,
 }
 
 /// One block of seeds on the curve: its first seed, and the states and
@@ -67,6 +71,11 @@ impl CoverageTally {
                 .iter()
                 .map(|&f| lowest(&mut self.features, f))
                 .sum(),
+            shared: run
+                .shared
+                .iter()
+                .map(|&s| lowest(&mut self.shared, s))
+                .sum(),
         }
     }
 
@@ -76,6 +85,7 @@ impl CoverageTally {
             (&mut self.states, &other.states),
             (&mut self.transitions, &other.transitions),
             (&mut self.features, &other.features),
+            (&mut self.shared, &other.shared),
         ] {
             for (&key, &seed) in theirs {
                 let first = map.entry(key).or_insert(seed);

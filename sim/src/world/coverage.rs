@@ -29,8 +29,12 @@
 
 #[cfg(madsim)]
 use super::{shared::Shared, SimRecipe};
+use crate::abstraction::hash_of;
 #[cfg(madsim)]
-use std::collections::BTreeMap;
+use crate::abstraction::{self, hasher};
+#[cfg(madsim)]
+use crate::client::ConnectionState;
+#[cfg(madsim)]
 use std::hash::{Hash, Hasher};
 
 /// The abstract states a run reached and the steps it took between them
@@ -47,6 +51,9 @@ pub struct Coverage {
     /// others do meanwhile: the signal a guided search follows.
     pub features: Vec<u64>,
     last_features: Vec<u64>,
+    /// The states of the shared abstraction ([`crate::abstraction`]): what
+    /// the stateful checker can say too, for `sweep --against-model`.
+    pub shared: Vec<u64>,
     /// The last tree abstracted: (its last zxid and the owners' hash, its
     /// hashes).
     tree: Option<((i64, u64), TreeHashes)>,
@@ -76,9 +83,24 @@ impl Coverage {
         self.last_features = features.to_vec();
     }
 
-    /// The run's states, steps and features, each once, in order.
+    /// Adds the shared-abstraction state the world is in now (one that did
+    /// not change since the last event is not added again).
+    pub fn observe_shared(&mut self, state: u64) {
+        if self.shared.last() != Some(&state) {
+            self.shared.push(state);
+        }
+    }
+
+    /// The run's states, steps, features and shared states, each once, in
+    /// order.
     pub fn finished(mut self) -> Coverage {
-        for list in [&mut self.states, &mut self.transitions, &mut self.features] {
+        let lists = [
+            &mut self.states,
+            &mut self.transitions,
+            &mut self.features,
+            &mut self.shared,
+        ];
+        for list in lists {
             list.sort_unstable();
             list.dedup();
         }
@@ -86,24 +108,6 @@ impl Coverage {
         self.last_features = Vec::new();
         self
     }
-}
-
-/// Fixed seeds: a state hashes the same in every process of one binary.
-fn hasher() -> ahash::AHasher {
-    use std::hash::BuildHasher;
-    ahash::RandomState::with_seeds(
-        0xc0fe_0000_5e4e_0001,
-        0xc0fe_0000_5e4e_0002,
-        0xc0fe_0000_5e4e_0003,
-        0xc0fe_0000_5e4e_0004,
-    )
-    .build_hasher()
-}
-
-fn hash_of(value: &impl Hash) -> u64 {
-    let mut hasher = hasher();
-    value.hash(&mut hasher);
-    hasher.finish()
 }
 
 #[cfg(madsim)]
@@ -135,9 +139,28 @@ impl<R: SimRecipe> Shared<R> {
             .zip(&trees.per_client)
             .map(|(local, tree)| hash_of(&(phase, ensemble, tree, local)));
         let features: Vec<u64> = features.collect();
+        let server = self.ensemble.committed();
+        let parts: Vec<u64> = self
+            .clients
+            .iter()
+            .map(|slot| abstraction::client_part(&slot.session, server))
+            .collect();
+        let shared = abstraction::combine(trees.global, &parts);
+        // The model's clients are always in a session: they start in their
+        // first, and one that learns its session expired is in its next in
+        // the same step. A world's moments in between (connecting at the
+        // start, an expiry learned and no new session yet) have no model
+        // state, so they are left out of the shared states.
+        let in_session = self.clients.iter().all(|slot| {
+            let session = &slot.session;
+            session.session_id.is_some() && session.state != ConnectionState::Expired
+        });
         if let Some(coverage) = &mut self.coverage {
             coverage.observe(global.finish());
             coverage.observe_features(&features);
+            if in_session {
+                coverage.observe_shared(shared);
+            }
         }
     }
 
@@ -168,7 +191,7 @@ impl<R: SimRecipe> Shared<R> {
         hasher.finish()
     }
 
-    /// The tree's hashes ([`Shared::abstract_tree`]): as a whole, and as
+    /// The tree's hashes ([`abstraction::abstract_tree`]): as a whole, and as
     /// each client sees it (each ephemeral's owner as itself, another
     /// client, or a session no client has), computed again only when the
     /// tree or the sessions' owners changed since the last time.
@@ -181,7 +204,10 @@ impl<R: SimRecipe> Shared<R> {
                 }
             }
         }
-        let tree = self.abstract_tree();
+        let owners = &self.owners;
+        let tree = abstraction::abstract_tree(self.ensemble.committed(), |session| {
+            owners.get(&session).copied()
+        });
         let per_client = (0..self.clients.len())
             .map(|me| {
                 let seen: Vec<(&str, u8)> = tree
@@ -190,7 +216,7 @@ impl<R: SimRecipe> Shared<R> {
                         let owner = match owner {
                             None => 0,
                             Some(client) if *client == me => 1,
-                            Some(usize::MAX) => 3,
+                            Some(abstraction::NO_CLIENT) => 3,
                             Some(_) => 2,
                         };
                         (path.as_str(), owner)
@@ -208,55 +234,6 @@ impl<R: SimRecipe> Shared<R> {
         }
         hashes
     }
-
-    /// The committed tree, abstracted: (path, owner) for every node, in
-    /// path order (owner: None for a persistent node, Some(client index),
-    /// or Some(usize::MAX) for a session no client has).
-    fn abstract_tree(&self) -> Vec<(String, Option<usize>)> {
-        let server = self.ensemble.committed();
-        let paths = server.paths();
-        let mut sequences: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        for path in &paths {
-            if let (Some((parent, _)), Some(sequence)) =
-                (path.as_str().rsplit_once('/'), sequence_of(path.name()))
-            {
-                sequences.entry(parent).or_default().push(sequence);
-            }
-        }
-        for numbers in sequences.values_mut() {
-            numbers.sort_unstable();
-        }
-        let mut abstracted: BTreeMap<&str, String> = BTreeMap::new();
-        let mut nodes = Vec::with_capacity(paths.len());
-        for path in &paths {
-            let text = path.as_str();
-            if text == "/" || text.starts_with("/zookeeper") {
-                continue;
-            }
-            let (parent, name) = text.rsplit_once('/').unwrap_or(("", text));
-            let name = match sequence_of(name) {
-                Some(sequence) => {
-                    let rank = sequences[parent].partition_point(|&n| n < sequence);
-                    format!("{}#{rank}", without_digits(&name[..name.len() - 10]))
-                }
-                None => without_digits(name),
-            };
-            let parent = abstracted.get(parent).map_or("", String::as_str);
-            let full = format!("{parent}/{name}");
-            let owner = server
-                .stat(path)
-                .map(|stat| stat.ephemeral_owner)
-                .filter(|&owner| owner != 0)
-                .map(|owner| {
-                    let session = zk_recipes::zk::SessionId(owner);
-                    self.owners.get(&session).copied().unwrap_or(usize::MAX)
-                });
-            nodes.push((full.clone(), owner));
-            abstracted.insert(text, full);
-        }
-        nodes.sort();
-        nodes
-    }
 }
 
 /// The tree's hash as a whole and as each client sees it.
@@ -264,23 +241,6 @@ impl<R: SimRecipe> Shared<R> {
 pub struct TreeHashes {
     global: u64,
     per_client: Vec<u64>,
-}
-
-#[cfg_attr(not(madsim), allow(dead_code))]
-/// The sequence number a sequential node's name ends with (ten digits
-/// after at least one other character), if it has one.
-fn sequence_of(name: &str) -> Option<u64> {
-    let split = name.len().checked_sub(10).filter(|&at| at > 0)?;
-    let digits = name.get(split..)?;
-    match digits.bytes().all(|b| b.is_ascii_digit()) {
-        true => digits.parse().ok(),
-        false => None,
-    }
-}
-
-#[cfg_attr(not(madsim), allow(dead_code))]
-fn without_digits(text: &str) -> String {
-    text.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 #[cfg(test)]
@@ -296,13 +256,5 @@ mod tests {
         let coverage = coverage.finished();
         assert_eq!(coverage.states, vec![1, 2]);
         assert_eq!(coverage.transitions.len(), 2, "1→2 and 2→1");
-    }
-
-    #[test]
-    fn sequence_numbers_and_ids_are_read_or_dropped() {
-        assert_eq!(sequence_of("x-0000000012"), Some(12));
-        assert_eq!(sequence_of("0000000012"), None, "no prefix");
-        assert_eq!(sequence_of("lock"), None);
-        assert_eq!(without_digits("x-8675-lock-"), "x--lock-");
     }
 }
