@@ -7,14 +7,19 @@
 //!
 //! The page has a header (title, command, writer), then the subject: a
 //! sweep's bar chart and buckets, a model check's property table and
-//! counterexamples, or the catalog's table; then each run in full: its
-//! diagnosis in words, its ownership timeline, its sequence diagram and
-//! its holds.
+//! counterexamples, a guided campaign's counts and first failing run, or
+//! the catalog's table; then, when the report keeps it, what the runs
+//! covered (a chart of the states reached per block, and the comparison
+//! with a model); then each run in full: its diagnosis in words, its
+//! ownership timeline, its sequence diagram and its holds.
 
-use crate::markdown::{fixed_cell, model_cell, simulation_cell};
+use crate::markdown::{
+    block_unit, coverage_counts, fixed_cell, fuzz_counts, model_cell, model_reached,
+    new_states_list, simulation_cell, time_budget, NO_FAILURE,
+};
 use crate::schema::{
-    Catalog, CatalogEntry, Check, PropertyVerdict, Report, ReportKind, Run, Sweep, Verdict,
-    Violation,
+    Catalog, CatalogEntry, Check, Coverage, Fuzz, ModelCoverage, PropertyVerdict, Report,
+    ReportKind, Run, Sweep, Verdict, Violation,
 };
 use crate::svg;
 use crate::text::{escape_html as esc, lane_name, ms};
@@ -117,6 +122,13 @@ pub fn html(report: &Report) -> String {
             Some(catalog) => write_catalog(&mut out, catalog),
             None => out.push_str("<p class=\"missing\">The report has no catalog section.</p>\n"),
         },
+        ReportKind::Fuzz => match &report.fuzz {
+            Some(fuzz) => write_fuzz(&mut out, fuzz),
+            None => out.push_str("<p class=\"missing\">The report has no fuzz section.</p>\n"),
+        },
+    }
+    if let Some(coverage) = &report.coverage {
+        write_coverage(&mut out, coverage, block_unit(report.kind));
     }
     for (index, run) in report.runs.iter().enumerate() {
         write_run(&mut out, report.kind, index, run);
@@ -138,6 +150,7 @@ fn kind_name(kind: ReportKind) -> &'static str {
         ReportKind::Sweep => "Sweep",
         ReportKind::Check => "Model check",
         ReportKind::Catalog => "Catalog",
+        ReportKind::Fuzz => "Fuzz campaign",
     }
 }
 
@@ -163,6 +176,7 @@ fn write_run(out: &mut String, kind: ReportKind, index: usize, run: &Run) {
     let what = match kind {
         ReportKind::Sweep => "first failing seed of a bucket",
         ReportKind::Check => "a counterexample replayed on the simulator",
+        ReportKind::Fuzz => "campaign's first failing run, replayed from its tape",
         _ => "",
     };
     let _ = writeln!(
@@ -360,6 +374,145 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
         out.push_str("</tbody></table>\n");
     }
     out.push_str("</section>\n");
+}
+
+fn write_fuzz(out: &mut String, fuzz: &Fuzz) {
+    out.push_str("<section class=\"fuzz\" id=\"fuzz\">\n");
+    let _ = writeln!(
+        out,
+        "<h2>Fuzz campaign on <code>{}</code>, campaign seed {} {}</h2>",
+        esc(&fuzz.scenario),
+        fuzz.campaign_seed,
+        match fuzz.first_failing_run {
+            Some(_) => "<span class=\"badge fail\">FAILED</span>",
+            None => "<span class=\"badge unknown\">NOT A PASS</span>",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "<p>Recipe <code>{}</code>, variant <code>{}</code>: {}.</p>",
+        esc(&fuzz.recipe),
+        esc(&fuzz.variant),
+        fuzz_counts(fuzz)
+    );
+    let Some(run) = fuzz.first_failing_run else {
+        let _ = writeln!(
+            out,
+            "<p class=\"not-a-pass\">{NO_FAILURE}{}.</p>",
+            time_budget(fuzz)
+        );
+        out.push_str("</section>\n");
+        return;
+    };
+    let tape = match &fuzz.tape {
+        Some(tape) => format!("its tape <code class=\"tape\">{}</code>", esc(tape)),
+        None => "no tape was written".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"first-failing\">First failing run <b>{run}</b>, {tape}{}.</p>",
+        time_budget(fuzz)
+    );
+    match &fuzz.replay {
+        Some(replay) => {
+            let _ = writeln!(
+                out,
+                "<p>Replay:</p>\n<pre class=\"replay\"><code>{}</code></pre>",
+                esc(replay)
+            );
+        }
+        None => out.push_str("<p class=\"missing\">No replay command was written.</p>\n"),
+    }
+    out.push_str("</section>\n");
+}
+
+fn write_coverage(out: &mut String, coverage: &Coverage, unit: &str) {
+    out.push_str("<section class=\"coverage\" id=\"coverage\">\n<h2>Coverage</h2>\n");
+    let _ = writeln!(out, "<p>{}.</p>", coverage_counts(coverage));
+    let _ = writeln!(
+        out,
+        "<p class=\"abstraction\"><b>Abstraction:</b> {}</p>",
+        esc(&coverage.abstraction)
+    );
+    if !coverage.curves.is_empty() {
+        let _ = writeln!(
+            out,
+            "<figure class=\"curve-figure\"><figcaption>Abstract states reached so far, after each \
+             block of {unit}: one line per curve.</figcaption><div class=\"scroll\">{}</div></figure>",
+            svg::curve(&coverage.curves, unit, "coverage-curve")
+        );
+        write_new_states(out, coverage, unit);
+    }
+    if let Some(model) = &coverage.against_model {
+        write_against_model(out, model);
+    }
+    out.push_str("</section>\n");
+}
+
+/// One row per curve: its label, block, total and new states per block.
+fn write_new_states(out: &mut String, coverage: &Coverage, unit: &str) {
+    out.push_str(
+        "<table class=\"new-states\"><thead><tr><th>curve</th><th>block</th><th>states</th>\
+         <th>new states per block</th></tr></thead><tbody>\n",
+    );
+    for curve in &coverage.curves {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{} {unit}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            esc(&curve.label),
+            curve.block,
+            curve.states,
+            new_states_list(&curve.new_states)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn write_against_model(out: &mut String, model: &ModelCoverage) {
+    out.push_str("<h3 id=\"against-model\">Against the model</h3>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"model-reached\">Model <code>{}</code>: {}.</p>",
+        esc(&model.model),
+        model_reached(model)
+    );
+    let _ = writeln!(
+        out,
+        "<p>Reached by the runs, not by the model: <b>{}</b>.</p>",
+        model.beyond_model
+    );
+    if !model.beyond_model_first.is_empty() {
+        out.push_str(
+            "<table class=\"beyond-model\"><thead><tr><th>state</th><th>lowest seed</th></tr>\
+             </thead><tbody>\n",
+        );
+        for (state, seed) in &model.beyond_model_first {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td class=\"num\">{seed}</td></tr>",
+                esc(state)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    let _ = writeln!(out, "<p>Never reached: <b>{}</b>.</p>", model.never_reached);
+    if !model.shortest_never_reached.is_empty() {
+        out.push_str(
+            "<table class=\"never-reached\"><thead><tr><th>state (the shortest never reached)</th>\
+             <th>steps</th><th>replay</th></tr></thead><tbody>\n",
+        );
+        for (state, steps, replay) in &model.shortest_never_reached {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td class=\"num\">{steps}</td><td>{}</td></tr>",
+                esc(state),
+                replay
+                    .as_ref()
+                    .map_or("—".to_string(), |r| format!("<code>{}</code>", esc(r)))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
 }
 
 fn property_badge(property: &PropertyVerdict) -> &'static str {

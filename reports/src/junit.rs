@@ -8,13 +8,20 @@
 //!   or a single passing `sweep` testcase when no seed failed;
 //! - a model check: one testcase per property, failing when `violated`,
 //!   skipped when `unknown`;
-//! - the catalog: one testcase per entry, failing when not `ok`.
+//! - the catalog: one testcase per entry, failing when not `ok`;
+//! - a guided campaign: one testcase (`fuzz SCENARIO campaign seed S`),
+//!   failing with its first failing run's replay command when a run broke
+//!   a property, and skipped otherwise: a campaign that found nothing drew
+//!   a sample of the world, which is not a pass.
+//!
+//! Coverage is not shown: it is no test result.
 //!
 //! Everything is XML-escaped, and characters XML cannot hold are replaced,
 //! so the document is well-formed whatever the report says.
 
+use crate::markdown::time_budget;
 use crate::markdown::{fixed_cell, model_cell, simulation_cell};
-use crate::schema::{Catalog, Check, Report, ReportKind, Run, Sweep, Verdict, Violation};
+use crate::schema::{Catalog, Check, Fuzz, Report, ReportKind, Run, Sweep, Verdict, Violation};
 use crate::text::{escape_xml as esc, lane_name, ms};
 use std::fmt::Write;
 
@@ -52,6 +59,10 @@ pub fn junit(report: &Report) -> String {
         ReportKind::Catalog => match &report.catalog {
             Some(catalog) => ("catalog".to_string(), catalog_cases(catalog)),
             None => ("catalog".to_string(), vec![missing("catalog")]),
+        },
+        ReportKind::Fuzz => match &report.fuzz {
+            Some(fuzz) => (fuzz_case_name(fuzz), vec![fuzz_case(fuzz, &report.runs)]),
+            None => ("fuzz".to_string(), vec![missing("fuzz")]),
         },
     };
     let tests = cases.len();
@@ -379,4 +390,65 @@ fn catalog_cases(catalog: &Catalog) -> Vec<Case> {
             }
         })
         .collect()
+}
+
+/// `fuzz SCENARIO campaign seed S`: the campaign's suite and its testcase.
+fn fuzz_case_name(fuzz: &Fuzz) -> String {
+    format!(
+        "fuzz {} campaign seed {}",
+        fuzz.scenario, fuzz.campaign_seed
+    )
+}
+
+/// The campaign's one testcase: failing with the replay command when a
+/// run broke a property, skipped when none did (a sample, not a pass).
+fn fuzz_case(fuzz: &Fuzz, runs: &[Run]) -> Case {
+    let counts = format!(
+        "{} runs ({} of them the scenario's own seeds), corpus {}{}",
+        fuzz.runs,
+        fuzz.seed_runs,
+        fuzz.corpus,
+        time_budget(fuzz)
+    );
+    let result = match fuzz.first_failing_run {
+        Some(run) => fuzz_failure(fuzz, run, &counts, runs),
+        None => CaseResult::Skipped {
+            message: format!("a sample, not a pass: no run broke a property in {counts}"),
+        },
+    };
+    Case {
+        classname: classname(&["fuzz", &fuzz.recipe, &fuzz.variant]),
+        name: fuzz_case_name(fuzz),
+        result,
+    }
+}
+
+/// Run `run` broke a property: the message names the signatures (of the
+/// failing run the report shows in full) and the replay command, the body
+/// adds each violation's diagnosis and the tape.
+fn fuzz_failure(fuzz: &Fuzz, run: u64, counts: &str, runs: &[Run]) -> CaseResult {
+    let replay = fuzz
+        .replay
+        .as_deref()
+        .unwrap_or("no replay command was written");
+    let violations: Vec<&Violation> = runs.iter().flat_map(|r| &r.violations).collect();
+    let mut body = format!("Run {run} of the campaign broke a property; {counts}.\n");
+    for violation in &violations {
+        body.push('\n');
+        violation_text(&mut body, violation);
+    }
+    if let Some(tape) = &fuzz.tape {
+        let _ = write!(body, "\nTape: {tape}");
+    }
+    let _ = writeln!(body, "\nReplay: {replay}");
+    let broke = if violations.is_empty() {
+        "a property".to_string()
+    } else {
+        let signatures: Vec<&str> = violations.iter().map(|v| v.signature.as_str()).collect();
+        signatures.join(", ")
+    };
+    CaseResult::Failure {
+        message: format!("run {run} broke {broke}; replay: {replay}"),
+        body,
+    }
 }

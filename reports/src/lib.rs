@@ -1,6 +1,7 @@
-//! Turns simulation runs, sweeps, model checks and the bug catalog into
-//! JSON (the versioned [`schema`]), Markdown, one self-contained HTML page
-//! with SVG pictures, and JUnit XML.
+//! Turns simulation runs, sweeps, model checks, guided campaigns and the
+//! bug catalog, with what their runs covered, into JSON (the versioned
+//! [`schema`]), Markdown, one self-contained HTML page with SVG pictures,
+//! and JUnit XML.
 //!
 //! - [`from_json`] / [`to_json`]: the report document, refusing another
 //!   schema version.

@@ -12,8 +12,14 @@
 //!   in the picture when a run has more.
 //! - The sequence diagram draws a bounded window of events already
 //!   ([`crate::svg::sequence::Window`]).
+//! - Coverage: at most [`MAX_CURVES`] curves (they share one chart's
+//!   strokes and legend) of at most [`MAX_CURVE_BLOCKS`] blocks each (a
+//!   point each in the chart, a number each in the tables), and at most
+//!   [`MAX_LISTED_STATES`] states in each list of the comparison with a
+//!   model. [`check`] refuses a document beyond them; the chart draws no
+//!   more than them for a document built in memory.
 
-use crate::schema::Report;
+use crate::schema::{Coverage, Report};
 
 /// Most clients a report's pictures draw lanes or rows for: far above
 /// what zkcheck runs (a scenario has at most 256 clients).
@@ -21,6 +27,16 @@ pub const MAX_CLIENTS: usize = 4096;
 
 /// Most hold spans the ownership timeline draws.
 pub const MAX_DRAWN_HOLDS: usize = 2000;
+
+/// Most coverage curves a report draws on its one chart.
+pub const MAX_CURVES: usize = 16;
+
+/// Most blocks of one coverage curve (points on the chart).
+pub const MAX_CURVE_BLOCKS: usize = 10_000;
+
+/// Most states listed in each of the comparison with a model's lists
+/// (`beyond_model_first`, `shortest_never_reached`): one table row each.
+pub const MAX_LISTED_STATES: usize = 1_000;
 
 /// A number in a report document beyond what the renderers draw.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -33,8 +49,65 @@ pub struct LimitError {
     pub what: &'static str,
 }
 
-/// Refuses a document with a client number beyond [`MAX_CLIENTS`].
+/// Refuses a document with a client number beyond [`MAX_CLIENTS`], or
+/// coverage beyond [`MAX_CURVES`], [`MAX_CURVE_BLOCKS`] or
+/// [`MAX_LISTED_STATES`].
 pub fn check(report: &Report) -> Result<(), LimitError> {
+    check_clients(report)?;
+    match &report.coverage {
+        Some(coverage) => check_coverage(coverage),
+        None => Ok(()),
+    }
+}
+
+/// `key` holds `len` entries, at most `limit`.
+fn at_most(key: String, len: usize, limit: usize, what: &'static str) -> Result<(), LimitError> {
+    if len > limit {
+        Err(LimitError {
+            key,
+            value: len as u64,
+            limit: limit as u64,
+            what,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn check_coverage(coverage: &Coverage) -> Result<(), LimitError> {
+    at_most(
+        "coverage.curves".to_string(),
+        coverage.curves.len(),
+        MAX_CURVES,
+        "curves share one chart's strokes and legend",
+    )?;
+    for (c, curve) in coverage.curves.iter().enumerate() {
+        at_most(
+            format!("coverage.curves[{c}].new_states"),
+            curve.new_states.len(),
+            MAX_CURVE_BLOCKS,
+            "blocks are the chart's points and the tables' numbers",
+        )?;
+    }
+    if let Some(model) = &coverage.against_model {
+        let what = "listed states are one table row each";
+        at_most(
+            "coverage.against_model.beyond_model_first".to_string(),
+            model.beyond_model_first.len(),
+            MAX_LISTED_STATES,
+            what,
+        )?;
+        at_most(
+            "coverage.against_model.shortest_never_reached".to_string(),
+            model.shortest_never_reached.len(),
+            MAX_LISTED_STATES,
+            what,
+        )?;
+    }
+    Ok(())
+}
+
+fn check_clients(report: &Report) -> Result<(), LimitError> {
     let client = |key: String, value: usize| {
         if value > MAX_CLIENTS {
             Err(LimitError {

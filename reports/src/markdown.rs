@@ -3,12 +3,17 @@
 //!
 //! A run shows its verdict, the replay command, each violation with its
 //! diagnosis, who held what when, and its counts; a sweep its buckets; a
-//! model check its property verdicts and counterexamples; the catalog one
-//! row per known bug. Times are simulated, in milliseconds with three
-//! decimals. The output depends only on the report.
+//! model check its property verdicts and counterexamples; a guided
+//! campaign its counts and its first failing run's replay (or that it is
+//! a sample, not a pass); the catalog one row per known bug. Coverage,
+//! when the report keeps it, follows the subject: its counts, one table
+//! row per curve and the comparison with a model. Times are simulated, in
+//! milliseconds with three decimals. The output depends only on the
+//! report.
 
 use crate::schema::{
-    Catalog, CatalogEntry, Check, Report, ReportKind, Run, Sweep, Verdict, Violation,
+    Catalog, CatalogEntry, Check, Coverage, Fuzz, ModelCoverage, Report, ReportKind, Run, Sweep,
+    Verdict, Violation,
 };
 use crate::text::{lane_name, ms};
 use std::fmt::Write;
@@ -41,6 +46,13 @@ pub fn markdown(report: &Report) -> String {
             Some(catalog) => write_catalog(&mut out, catalog),
             None => missing(&mut out, "catalog"),
         },
+        ReportKind::Fuzz => match &report.fuzz {
+            Some(fuzz) => write_fuzz(&mut out, fuzz),
+            None => missing(&mut out, "fuzz"),
+        },
+    }
+    if let Some(coverage) = &report.coverage {
+        write_coverage(&mut out, coverage, block_unit(report.kind));
     }
     if report.kind == ReportKind::Run && report.runs.is_empty() {
         missing(&mut out, "runs");
@@ -57,6 +69,7 @@ fn kind_name(kind: ReportKind) -> &'static str {
         ReportKind::Sweep => "Sweep",
         ReportKind::Check => "Model check",
         ReportKind::Catalog => "Catalog",
+        ReportKind::Fuzz => "Fuzz campaign",
     }
 }
 
@@ -86,6 +99,7 @@ fn write_run(out: &mut String, kind: ReportKind, index: usize, run: &Run) {
     let what = match kind {
         ReportKind::Sweep => "First failing seed",
         ReportKind::Check => "Counterexample replayed",
+        ReportKind::Fuzz => "Failing run",
         _ => "Run",
     };
     let _ = writeln!(
@@ -271,6 +285,169 @@ fn write_sweep(out: &mut String, sweep: &Sweep) {
         }
         out.push('\n');
     }
+}
+
+fn write_fuzz(out: &mut String, fuzz: &Fuzz) {
+    let _ = writeln!(
+        out,
+        "## Fuzz campaign: `{}`, campaign seed {}",
+        code_text(&fuzz.scenario),
+        fuzz.campaign_seed
+    );
+    out.push('\n');
+    let verdict = match fuzz.first_failing_run {
+        Some(run) => format!("❌ FAILED at run {run}"),
+        None => "⚠️ NOT A PASS".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "**{verdict}** — recipe `{}`, variant `{}`: {}.",
+        code_text(&fuzz.recipe),
+        code_text(&fuzz.variant),
+        fuzz_counts(fuzz)
+    );
+    out.push('\n');
+    let Some(run) = fuzz.first_failing_run else {
+        let _ = writeln!(out, "{NO_FAILURE}{}.", time_budget(fuzz));
+        out.push('\n');
+        return;
+    };
+    let tape = match &fuzz.tape {
+        Some(tape) => format!("its tape `{}`", code_text(tape)),
+        None => "no tape was written".to_string(),
+    };
+    let _ = writeln!(out, "First failing run {run}, {tape}{}.", time_budget(fuzz));
+    out.push('\n');
+    match &fuzz.replay {
+        Some(replay) => {
+            out.push_str("Replay:\n\n");
+            fence(out, "sh", replay);
+        }
+        None => out.push_str("_No replay command was written._\n\n"),
+    }
+}
+
+fn write_coverage(out: &mut String, coverage: &Coverage, unit: &str) {
+    out.push_str("## Coverage\n\n");
+    let _ = writeln!(out, "{}.", coverage_counts(coverage));
+    out.push('\n');
+    let _ = writeln!(out, "**Abstraction**: {}", one_line(&coverage.abstraction));
+    out.push('\n');
+    if !coverage.curves.is_empty() {
+        out.push_str("| curve | block | states | new states per block |\n");
+        out.push_str("|---|---:|---:|---|\n");
+        for curve in &coverage.curves {
+            let _ = writeln!(
+                out,
+                "| {} | {} {unit} | {} | {} |",
+                cell(&curve.label),
+                curve.block,
+                curve.states,
+                new_states_list(&curve.new_states)
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(model) = &coverage.against_model {
+        write_against_model(out, model);
+    }
+}
+
+fn write_against_model(out: &mut String, model: &ModelCoverage) {
+    out.push_str("### Against the model\n\n");
+    let _ = writeln!(
+        out,
+        "Model `{}`: {}.",
+        code_text(&model.model),
+        model_reached(model)
+    );
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Reached by the runs, not by the model: {}.",
+        model.beyond_model
+    );
+    out.push('\n');
+    if !model.beyond_model_first.is_empty() {
+        out.push_str("| state | lowest seed |\n|---|---:|\n");
+        for (state, seed) in &model.beyond_model_first {
+            let _ = writeln!(out, "| `{}` | {seed} |", code_cell(state));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "Never reached: {}.", model.never_reached);
+    out.push('\n');
+    if !model.shortest_never_reached.is_empty() {
+        out.push_str("The shortest never reached:\n\n");
+        out.push_str("| state | steps | replay |\n|---|---:|---|\n");
+        for (state, steps, replay) in &model.shortest_never_reached {
+            let replay = match replay {
+                Some(replay) => format!("`{}`", code_cell(replay)),
+                None => "—".to_string(),
+            };
+            let _ = writeln!(out, "| `{}` | {steps} | {replay} |", code_cell(state));
+        }
+        out.push('\n');
+    }
+}
+
+/// What a coverage curve's block counts: a sweep's seeds, else runs.
+pub(crate) fn block_unit(kind: ReportKind) -> &'static str {
+    match kind {
+        ReportKind::Sweep => "seeds",
+        _ => "runs",
+    }
+}
+
+/// A campaign without a failing run, in words.
+pub(crate) const NO_FAILURE: &str = "No run broke a property: a sample of the world, not a pass";
+
+/// ` (stopped by its time budget)` when the campaign was.
+pub(crate) fn time_budget(fuzz: &Fuzz) -> &'static str {
+    if fuzz.timed_out {
+        " (stopped by its time budget)"
+    } else {
+        ""
+    }
+}
+
+/// `1200 runs (200 of them the scenario's own seeds), a corpus of 37 tapes`.
+pub(crate) fn fuzz_counts(fuzz: &Fuzz) -> String {
+    format!(
+        "{} runs ({} of them the scenario's own seeds), a corpus of {} tapes",
+        fuzz.runs, fuzz.seed_runs, fuzz.corpus
+    )
+}
+
+/// `812 abstract states, 2301 steps between them, 96 client features`.
+pub(crate) fn coverage_counts(coverage: &Coverage) -> String {
+    format!(
+        "{} abstract states, {} steps between them, {} client features",
+        coverage.states, coverage.transitions, coverage.features
+    )
+}
+
+/// `300, 212, 0`: a curve's new states per block.
+pub(crate) fn new_states_list(new_states: &[u64]) -> String {
+    let news: Vec<String> = new_states.iter().map(u64::to_string).collect();
+    news.join(", ")
+}
+
+/// `410 of 512 shared abstract states reached (80.1%), 48213 model states
+/// searched`.
+pub(crate) fn model_reached(model: &ModelCoverage) -> String {
+    let percent = if model.reachable == 0 {
+        "none to reach".to_string()
+    } else {
+        format!(
+            "{:.1}%",
+            model.covered as f64 * 100.0 / model.reachable as f64
+        )
+    };
+    format!(
+        "{} of {} shared abstract states reached ({percent}), {} model states searched",
+        model.covered, model.reachable, model.model_states
+    )
 }
 
 fn write_check(out: &mut String, check: &Check) {

@@ -12,11 +12,13 @@ use serde::{Deserialize, Serialize};
 /// `internal_error` (a run that panicked).
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// One report: a single run, a sweep, a model check or the bug catalog.
-/// Exactly one of `runs`, `sweep`, `check`, `catalog` is the subject
-/// (named by `kind`); a sweep or a check also carries the runs it shows
-/// in full (a sweep: the first failing seed of each bucket; a check: each
-/// counterexample replayed on the simulator).
+/// One report: a single run, a sweep, a model check, a guided campaign or
+/// the bug catalog. Exactly one of `runs`, `sweep`, `check`, `catalog`,
+/// `fuzz` is the subject (named by `kind`); a sweep, a check or a campaign
+/// also carries the runs it shows in full (a sweep: the first failing seed
+/// of each bucket; a check: each counterexample replayed on the simulator;
+/// a campaign: its first failing run). `coverage`, of any kind, is what
+/// the runs covered.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// [`SCHEMA_VERSION`] of the writer.
@@ -36,6 +38,13 @@ pub struct Report {
     pub check: Option<Check>,
     #[serde(default)]
     pub catalog: Option<Catalog>,
+    /// A guided campaign (`zkcheck fuzz --report`), for kind `fuzz`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<Fuzz>,
+    /// What the runs covered (`sweep --coverage`, `fuzz`): absent when
+    /// not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +54,7 @@ pub enum ReportKind {
     Sweep,
     Check,
     Catalog,
+    Fuzz,
 }
 
 /// One seeded simulation (or a model counterexample replayed on the
@@ -342,6 +352,80 @@ pub struct FixedFinding {
     /// Unique states of the fixed variant's model check (None: no model).
     pub model_states: Option<u64>,
     pub model_holds: Option<bool>,
+}
+
+/// A guided campaign: its runs, corpus and first failing run (shown in
+/// full among the report's runs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fuzz {
+    pub scenario: String,
+    pub recipe: String,
+    pub variant: String,
+    pub campaign_seed: u64,
+    /// Runs made, the scenario's own seeds among them.
+    pub runs: u64,
+    pub seed_runs: u64,
+    /// Tapes kept because they reached something new.
+    pub corpus: u64,
+    /// The first run that broke a property (1-based), if one did.
+    pub first_failing_run: Option<u64>,
+    /// Its tape file, and the command that replays it.
+    pub tape: Option<String>,
+    pub replay: Option<String>,
+    /// Stopped by its time budget before its run budget.
+    pub timed_out: bool,
+}
+
+/// What a sweep's seeds or a campaign's runs covered: abstract states
+/// and steps (see `zk_sim::world::coverage`), the curves of new states per
+/// block, and the comparison with a model's reachable set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// What an abstract state keeps, in words.
+    pub abstraction: String,
+    pub states: u64,
+    pub transitions: u64,
+    pub features: u64,
+    /// One curve per search shown (a sweep: its seeds; a campaign: its
+    /// runs, and the scenario's seeds when compared).
+    pub curves: Vec<CoverageCurve>,
+    /// `sweep --against-model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against_model: Option<ModelCoverage>,
+}
+
+/// New abstract states per block of runs, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageCurve {
+    /// "seeds 0..2000", "guided, campaign seed 0".
+    pub label: String,
+    /// Runs (or seeds) per block.
+    pub block: u64,
+    /// States first reached in each block.
+    pub new_states: Vec<u64>,
+    /// States reached in all (the sum of `new_states`).
+    pub states: u64,
+}
+
+/// A sweep's shared abstract states against a model's reachable set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCoverage {
+    /// The model: recipe/variant, clients, cycles, fault budget.
+    pub model: String,
+    pub model_states: u64,
+    /// The model's shared states, and how many some run reached.
+    pub reachable: u64,
+    pub covered: u64,
+    /// Shared states the runs reached and the model does not, and the
+    /// first of them with their lowest seed.
+    pub beyond_model: u64,
+    #[serde(default)]
+    pub beyond_model_first: Vec<(String, u64)>,
+    pub never_reached: u64,
+    /// The shortest never-reached states: (state, steps, the command that
+    /// replays its schedule if one was written).
+    #[serde(default)]
+    pub shortest_never_reached: Vec<(String, u64, Option<String>)>,
 }
 
 fn one_server() -> usize {

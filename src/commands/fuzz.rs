@@ -15,15 +15,18 @@
 use super::common::{
     bad_input, load_scenario_with_text, quote, EXIT_INTERNAL_ERROR, EXIT_NOT_EXHAUSTIVE,
 };
+use super::coverage_report;
 use super::Harness;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use zk_sim::guided::campaign::{fuzz, Campaign, Failing, Outcome};
+use zk_sim::guided::campaign::{fuzz, seeded, Campaign, Failing, Outcome};
 use zk_sim::guided::mutate::Change;
+use zk_sim::guided::tally::CoverageTally;
 use zk_sim::guided::tally::{block_for, summary_lines};
 use zk_sim::scenario::Scenario;
+use zk_sim::world::draws::{self, DrawRequest};
 use zk_sim::world::tape_file::TapeFile;
 
 #[derive(clap::Args)]
@@ -52,6 +55,16 @@ pub struct FuzzArgs {
     /// Directory the failing run's tape file is written to.
     #[arg(long, default_value = "target/zkcheck")]
     pub out: PathBuf,
+    /// After the campaign, run as many of the scenario's own seeds (from
+    /// its range's first) and compare what they covered with the
+    /// campaign's: counts and both curves.
+    #[arg(long)]
+    pub against_seeds: bool,
+    /// Write the campaign's report into DIR (JSON, HTML, Markdown, JUnit
+    /// XML): the campaign, its coverage curve (and the seeds' with
+    /// --against-seeds), the failing run replayed in full.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 /// Most runs a campaign takes.
@@ -82,6 +95,9 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
             "--initial-seeds: {} is outside 1..=--runs ({})",
             args.initial_seeds, args.runs
         ));
+    }
+    if let Err(code) = super::outputs::probe(None, args.report.as_deref()) {
+        return code;
     }
     let campaign = Campaign {
         seed: args.campaign_seed,
@@ -114,15 +130,128 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
         }
     };
     print_outcome(&scenario, &args, &outcome, started.elapsed());
-    match &outcome.first_failure {
+    let seeds = args
+        .against_seeds
+        .then(|| seeded(runner.as_ref(), scenario.seeds.first, outcome.runs));
+    if let Some(seeds) = &seeds {
+        print_against_seeds(&scenario, &outcome, seeds);
+    }
+    let (code, tape) = match &outcome.first_failure {
         Some(failing) => write_failing(harness, (&scenario, text), &args, failing),
         None => {
             println!(
                 "\nno run broke a property: a sample of the world, not a pass (exit {EXIT_NOT_EXHAUSTIVE})"
             );
-            ExitCode::from(EXIT_NOT_EXHAUSTIVE)
+            (ExitCode::from(EXIT_NOT_EXHAUSTIVE), None)
         }
+    };
+    match &args.report {
+        Some(dir) => {
+            let document = fuzz_document(harness, &scenario, &args, &outcome, seeds.as_ref(), tape);
+            match super::report::write_dir(dir, &scenario.name, &document) {
+                Ok(()) => code,
+                Err(()) => ExitCode::from(super::common::EXIT_BAD_INPUT),
+            }
+        }
+        None => code,
     }
+}
+
+/// The seeds' coverage beside the campaign's, and the seeds' curve.
+fn print_against_seeds(scenario: &Scenario, outcome: &Outcome, seeds: &CoverageTally) {
+    let first = scenario.seeds.first;
+    let last = first.wrapping_add(outcome.runs);
+    println!(
+        "against seeds {first}..{last}: they reached {} states, {} steps, {} client features; the campaign {}, {}, {}",
+        seeds.states.len(),
+        seeds.transitions.len(),
+        seeds.features.len(),
+        outcome.reached.states.len(),
+        outcome.reached.transitions.len(),
+        outcome.reached.features.len()
+    );
+    let block = block_for(outcome.runs);
+    let news: Vec<String> = seeds
+        .curve(1, outcome.runs, block)
+        .iter()
+        .map(|b| b.new_states.to_string())
+        .collect();
+    println!(
+        "  the seeds' new states per {block} runs: {}",
+        news.join(", ")
+    );
+}
+
+/// The campaign's report: the campaign, its coverage (and the seeds'),
+/// and the failing run replayed in full from its tape.
+fn fuzz_document(
+    harness: &Harness,
+    scenario: &Scenario,
+    args: &FuzzArgs,
+    outcome: &Outcome,
+    seeds: Option<&CoverageTally>,
+    tape: Option<String>,
+) -> zk_reports::Report {
+    use zk_reports::schema;
+    let title = format!(
+        "fuzz {} ({} {}), campaign seed {}",
+        scenario.name, scenario.recipe.name, scenario.raw.variant, args.campaign_seed
+    );
+    let mut document =
+        super::report::document(schema::ReportKind::Fuzz, title, this_command(harness, args));
+    let replay = tape
+        .as_ref()
+        .map(|path| format!("{} replay {}", harness.program, quote(path)));
+    if let (Some(failing), Some(replay)) = (&outcome.first_failure, &replay) {
+        let mut record = super::report::run_record(harness, scenario, &replayed(scenario, failing));
+        record.replay = replay.clone();
+        document.runs.push(record);
+    }
+    document.fuzz = Some(schema::Fuzz {
+        scenario: scenario.file.display().to_string(),
+        recipe: scenario.recipe.name.clone(),
+        variant: scenario.raw.variant.clone(),
+        campaign_seed: args.campaign_seed,
+        runs: outcome.runs,
+        seed_runs: outcome.seeds,
+        corpus: outcome.corpus as u64,
+        first_failing_run: outcome.first_failure.as_ref().map(|f| f.run),
+        tape,
+        replay,
+        timed_out: outcome.timed_out,
+    });
+    let block = block_for(outcome.runs);
+    let guided = format!("guided, campaign seed {}", args.campaign_seed);
+    let mut curves = vec![coverage_report::curve(
+        guided,
+        block,
+        &outcome.reached.curve(1, outcome.runs, block),
+    )];
+    if let Some(seeds) = seeds {
+        let first = scenario.seeds.first;
+        let label = format!("seeds {first}..{}", first.wrapping_add(outcome.runs));
+        curves.push(coverage_report::curve(
+            label,
+            block,
+            &seeds.curve(1, outcome.runs, block),
+        ));
+    }
+    let coverage = coverage_report::coverage(&outcome.reached, curves, None, &harness.program);
+    document.coverage = Some(coverage);
+    document
+}
+
+/// The failing run again from its recorded tape, with its full trace.
+fn replayed(scenario: &Scenario, failing: &Failing) -> zk_sim::world::RunReport {
+    draws::install(DrawRequest {
+        script: Some(failing.tape.clone()),
+        record: true,
+        stream_seed: None,
+        coverage: false,
+    });
+    let report = scenario.runner().run(failing.tape.seed, true);
+    let _ = draws::collect();
+    report
 }
 
 fn progress_line(outcome: &Outcome, started: Instant) -> String {
@@ -176,7 +305,7 @@ fn write_failing(
     (scenario, text): (&Scenario, String),
     args: &FuzzArgs,
     failing: &Failing,
-) -> ExitCode {
+) -> (ExitCode, Option<String>) {
     let properties: Vec<&str> = failing
         .report
         .violations
@@ -195,13 +324,14 @@ fn write_failing(
         Ok(path) => path,
         Err(error) => {
             eprintln!("zkcheck fuzz: cannot write the tape file: {error}");
-            return ExitCode::from(EXIT_INTERNAL_ERROR);
+            return (ExitCode::from(EXIT_INTERNAL_ERROR), None);
         }
     };
-    let path = quote(&path.display().to_string());
+    let written = path.display().to_string();
+    let path = quote(&written);
     println!("tape written: {path} ({} words)", file.tape.words());
     println!("replay it: {} replay {path}", harness.program);
-    ExitCode::from(super::common::EXIT_VIOLATION)
+    (ExitCode::from(super::common::EXIT_VIOLATION), Some(written))
 }
 
 fn write_tape(

@@ -229,6 +229,11 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             zk_sim::world::MIN_GOAL_PERCENT
         );
     }
+    let report_coverage = coverage.as_ref().map(|c| {
+        let label = format!("seeds {} (merged shards)", first.range);
+        let curve = super::coverage_report::curve(label, c.block_seeds, &c.curve);
+        super::coverage_report::coverage(&c.reached, vec![curve], None, &harness.program)
+    });
     let mut output_failed = false;
     if let Some(path) = &args.json {
         let merged = SweepJson {
@@ -262,7 +267,7 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
     }
     if let Some(dir) = &args.report {
         let scenario = merged_scenario(harness, json)?;
-        let document = super::sweep::sweep_document(
+        let mut document = super::sweep::sweep_document(
             harness,
             &scenario,
             &buckets,
@@ -270,6 +275,7 @@ fn merge(harness: &Harness, args: &MergeArgs) -> Result<ExitCode, MergeError> {
             (runs, findings.failed),
             incomplete.clone(),
         );
+        document.coverage = report_coverage;
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
     let code = exit_status_with_internal(

@@ -20,6 +20,8 @@ pub mod check_report;
 #[cfg(madsim)]
 pub mod check_world;
 pub mod common;
+#[cfg(madsim)]
+pub mod coverage_report;
 pub mod cutoff;
 pub mod explore;
 #[cfg(madsim)]

@@ -81,6 +81,8 @@ pub fn document(kind: ReportKind, title: String, command: String) -> Report {
         sweep: None,
         check: None,
         catalog: None,
+        fuzz: None,
+        coverage: None,
     }
 }
 

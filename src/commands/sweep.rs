@@ -19,6 +19,7 @@
 
 use super::against_model::AgainstModel;
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
+use super::coverage_report;
 use super::internal_error;
 use super::sim::replay_command;
 use super::sweep_result::{
@@ -368,6 +369,11 @@ fn report(
     print_internal_errors(&findings, &failures);
     let complete = u128::from(runs) == sweep.total;
     let mut output_failed = false;
+    let report_coverage = coverage.as_ref().map(|c| {
+        let curve = coverage_report::curve(format!("seeds {range}"), c.block_seeds, &c.curve);
+        let against = c.against_model.as_ref();
+        coverage_report::coverage(&c.reached, vec![curve], against, &harness.program)
+    });
     if let Some(path) = &args.json {
         let json = SweepJson {
             format: FORMAT.to_string(),
@@ -414,7 +420,7 @@ fn report(
                 sweep.total
             )
         });
-        let document = sweep_document(
+        let mut document = sweep_document(
             harness,
             scenario,
             &buckets,
@@ -422,6 +428,7 @@ fn report(
             (runs, findings.failed),
             incomplete,
         );
+        document.coverage = report_coverage;
         output_failed |= super::report::write_dir(dir, &scenario.name, &document).is_err();
     }
     exit_status_with_internal(

@@ -5,7 +5,8 @@
 //! never-reached state's schedule replayed into that state (and refused
 //! when it names another). With no faults, and with a budget as large as
 //! what the sweep's runs suffer, the world reaches no state the model
-//! does not: the two agree on every state the sweep saw.
+//! does not: the two agree on every state the sweep saw. `--report`
+//! shows the comparison.
 
 use crate::common::{self, zkcheck};
 use serde_json::Value;
@@ -48,12 +49,20 @@ fn the_one_loss_lock_is_measured_against_the_model_and_a_never_reached_state_rep
     let dir = common::scratch("against_model", "one_loss");
     let never = dir.join("never");
     let never_text = never.display().to_string();
+    let report = dir.join("report");
+    let report_text = report.display().to_string();
     let (stdout, comparison) = compared(
         ONE_LOSS,
         "connection-loss=1",
         &dir,
-        &["--never-reached", &never_text],
+        &["--never-reached", &never_text, "--report", &report_text],
     );
+    let html = std::fs::read_to_string(report.join("lock-fixed-one-loss.html")).expect("HTML");
+    assert!(html.contains("56.2%"), "the report shows the comparison");
+    let document = std::fs::read_to_string(report.join("lock-fixed-one-loss.json")).expect("JSON");
+    let document: Value = serde_json::from_str(&document).expect("JSON");
+    assert_eq!(document["coverage"]["against_model"]["covered"], 150);
+    assert_eq!(document["coverage"]["curves"][0]["label"], "seeds 0..1000");
     assert!(
         stdout.contains("against the model (lock/fixed, 2 client(s), 1 cycle(s), faults connection-loss=1): 150 of its 267 shared abstract states reached (56.2%)"),
         "{stdout}"

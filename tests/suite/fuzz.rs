@@ -3,7 +3,9 @@
 //! abandoned node; its tape file replays it in another process, every
 //! word drawn; the same campaign seed runs the same campaign; the fixed
 //! variant spends its budget without a failure (exit 4: not a pass); bad
-//! flags exit 2 naming the flag.
+//! flags exit 2 naming the flag. `--against-seeds --report DIR` writes
+//! the campaign's report: the failing run in full with its tape's replay
+//! command, and both curves (the campaign's and as many seeds').
 
 use crate::common::{self, zkcheck};
 
@@ -37,7 +39,7 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
         "--runs",
         "2000",
         "--campaign-seed",
-        "2",
+        "8",
         "--initial-seeds",
         "4",
         "--out",
@@ -48,14 +50,14 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
     contains_all(
         &first.stdout,
         &[
-            "campaign seed 2: 25 runs (4 of them the scenario's own seeds), corpus 9; first failing run: 25",
-            "run 25 broke mutual_exclusion",
+            "campaign seed 8: 30 runs (4 of them the scenario's own seeds), corpus 13; first failing run: 30",
+            "run 30 broke mutual_exclusion",
             "replay it: ",
         ],
     );
     let again = zkcheck(&args);
     assert_eq!(without_time(&first.stdout), without_time(&again.stdout));
-    let tape = out.join("bug14-adopted-abandoned-node-original-fuzz-run-25.toml");
+    let tape = out.join("bug14-adopted-abandoned-node-original-fuzz-run-30.toml");
     let replayed = zkcheck(&["replay", &tape.display().to_string()]);
     let _ = std::fs::remove_dir_all(&out);
     replayed.expect(1);
@@ -67,6 +69,54 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
             "words drawn, none past them",
         ],
     );
+}
+
+#[test]
+fn the_report_shows_the_campaign_its_failing_run_and_both_curves() {
+    let out = common::scratch("fuzz", "report");
+    let (tapes, report) = (out.join("tapes"), out.join("report"));
+    let run = zkcheck(&[
+        "fuzz",
+        BUG_14,
+        "--campaign-seed",
+        "8",
+        "--initial-seeds",
+        "4",
+        "--against-seeds",
+        "--out",
+        &tapes.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ]);
+    run.expect(1);
+    contains_all(&run.stdout, &["against seeds 0..30: they reached "]);
+    let json = std::fs::read_to_string(report.join("bug14-adopted-abandoned-node.json"))
+        .expect("the report's JSON");
+    let html = std::fs::read_to_string(report.join("bug14-adopted-abandoned-node.html"))
+        .expect("the report's HTML");
+    let _ = std::fs::remove_dir_all(&out);
+    let document: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(document["kind"], "fuzz");
+    assert_eq!(document["fuzz"]["first_failing_run"], 30);
+    let replay = document["runs"][0]["replay"].as_str().expect("a replay");
+    assert!(replay.contains("fuzz-run-30.toml"), "{replay}");
+    assert_eq!(document["runs"][0]["verdict"], "violation");
+    let curves = document["coverage"]["curves"].as_array().expect("curves");
+    let labels: Vec<&str> = curves
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, vec!["guided, campaign seed 8", "seeds 0..30"]);
+    for curve in curves {
+        let sum: u64 = curve["new_states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(Some(sum), curve["states"].as_u64(), "{curve}");
+    }
+    assert_eq!(html.matches("<polyline").count(), 2, "both curves drawn");
 }
 
 #[test]

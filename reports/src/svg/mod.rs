@@ -1,18 +1,21 @@
 //! Inline SVG pictures for the HTML page: a run's sequence diagram
-//! ([`sequence`](mod@sequence)), its ownership timeline ([`timeline`](mod@timeline)) and a sweep's
-//! failures per bucket ([`bars`](mod@bars)).
+//! ([`sequence`](mod@sequence)), its ownership timeline ([`timeline`](mod@timeline)), a sweep's
+//! failures per bucket ([`bars`](mod@bars)) and the abstract states the runs reached
+//! ([`curve`](mod@curve)).
 //!
 //! Each picture is one `<svg>` element with the `id` the caller gives and
-//! a fixed `class` (`sequence`, `timeline`, `bars`); its parts carry
+//! a fixed `class` (`sequence`, `timeline`, `bars`, `curve`); its parts carry
 //! stable classes too, so tests and style sheets can find them. Colours
 //! are presentation attributes, so a picture also reads when saved on its
 //! own; hovering an element shows its full text (an SVG `<title>`).
 
 pub mod bars;
+pub mod curve;
 pub mod sequence;
 pub mod timeline;
 
 pub use bars::bars;
+pub use curve::curve;
 pub use sequence::sequence;
 pub use timeline::timeline;
 

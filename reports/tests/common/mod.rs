@@ -1,8 +1,10 @@
 //! Sample reports built in code, shaped like what `zkcheck` writes: a lock
 //! run where a paused holder and the next waiter both hold (bug 8), a
 //! liveness run with a stuck client, a sweep with three buckets, a model
-//! check with a violated property, a catalog of three bugs, and a run
-//! whose text tries to break out of its markup.
+//! check with a violated property, a catalog of three bugs, a guided
+//! campaign that failed and one that found nothing (each with two coverage
+//! curves), a sweep with its coverage against a model, and a run whose
+//! text tries to break out of its markup.
 
 // Each test file uses some of the fixtures.
 #![allow(dead_code)]
@@ -90,6 +92,8 @@ fn report(kind: ReportKind, title: &str, command: &str) -> Report {
         sweep: None,
         check: None,
         catalog: None,
+        fuzz: None,
+        coverage: None,
     }
 }
 
@@ -770,6 +774,135 @@ pub fn catalog_report() -> Report {
     report
 }
 
+pub const FUZZ_TAPE: &str = "target/zkcheck/fuzz/lock-original-run734.tape";
+pub const FUZZ_REPLAY: &str = "zkcheck replay target/zkcheck/fuzz/lock-original-run734.tape";
+
+/// What an abstract state keeps, as `zk_sim::guided::tally::ABSTRACTION` says it.
+pub const ABSTRACTION: &str = "a state: the tree with sequence numbers by rank and owners by client, \
+     each client's connection, session, last call and requests in flight, not a recipe's own state; \
+     a client feature: one client's part with the tree as it sees it";
+
+pub fn curve(label: &str, block: u64, new_states: &[u64]) -> CoverageCurve {
+    CoverageCurve {
+        label: label.to_string(),
+        block,
+        new_states: new_states.to_vec(),
+        states: new_states.iter().sum(),
+    }
+}
+
+/// A campaign's coverage: the guided runs' curve (546 states) and the
+/// scenario's seeds' (377), blocks of 100 runs.
+pub fn fuzz_coverage() -> Coverage {
+    Coverage {
+        abstraction: ABSTRACTION.to_string(),
+        states: 598,
+        transitions: 2315,
+        features: 143,
+        curves: vec![
+            curve(
+                "guided, campaign seed 7",
+                100,
+                &[310, 122, 64, 30, 12, 5, 2, 1],
+            ),
+            curve("seeds 0..734", 100, &[280, 60, 21, 9, 4, 2, 1, 0]),
+        ],
+        against_model: None,
+    }
+}
+
+/// A campaign whose run 734 broke mutual exclusion (bug 8's run, replayed
+/// from its tape).
+pub fn fuzz_report() -> Report {
+    let mut report = report(
+        ReportKind::Fuzz,
+        "fuzz lock-original (lock original), campaign seed 7",
+        "zkcheck fuzz scenarios/lock-original.toml --campaign-seed 7 --runs 2000 --against-seeds --report target/zkcheck/fuzz",
+    );
+    report.fuzz = Some(Fuzz {
+        scenario: "scenarios/lock-original.toml".to_string(),
+        recipe: "lock".to_string(),
+        variant: "original".to_string(),
+        campaign_seed: 7,
+        runs: 734,
+        seed_runs: 200,
+        corpus: 41,
+        first_failing_run: Some(734),
+        tape: Some(FUZZ_TAPE.to_string()),
+        replay: Some(FUZZ_REPLAY.to_string()),
+        timed_out: false,
+    });
+    report.coverage = Some(fuzz_coverage());
+    let mut failing = lock_run(17);
+    failing.scenario = "scenarios/lock-original.toml".to_string();
+    failing.replay = FUZZ_REPLAY.to_string();
+    report.runs.push(failing);
+    report
+}
+
+/// A campaign of the fixed lock that broke nothing before its time budget
+/// ran out.
+pub fn clean_fuzz_report() -> Report {
+    let mut report = fuzz_report();
+    report.title = "fuzz lock-fixed (lock fixed), campaign seed 7".to_string();
+    report.command =
+        "zkcheck fuzz scenarios/lock-fixed.toml --campaign-seed 7 --runs 2000 --timeout 60 --against-seeds"
+            .to_string();
+    let fuzz = report.fuzz.as_mut().unwrap();
+    fuzz.scenario = "scenarios/lock-fixed.toml".to_string();
+    fuzz.variant = "fixed".to_string();
+    fuzz.runs = 1500;
+    fuzz.first_failing_run = None;
+    fuzz.tape = None;
+    fuzz.replay = None;
+    fuzz.timed_out = true;
+    report.runs.clear();
+    report
+}
+
+/// The sweep with its seeds' coverage against the model's reachable set:
+/// 410 of 512 shared states (80.1%).
+pub fn coverage_sweep_report() -> Report {
+    let mut report = sweep_report();
+    report.command = format!(
+        "{} --coverage --against-model connection-loss=1,expiry=1",
+        report.command
+    );
+    report.coverage = Some(Coverage {
+        abstraction: ABSTRACTION.to_string(),
+        states: 545,
+        transitions: 1904,
+        features: 120,
+        curves: vec![curve(
+            "seeds 0..1000",
+            100,
+            &[402, 88, 31, 12, 7, 3, 1, 1, 0, 0],
+        )],
+        against_model: Some(ModelCoverage {
+            model: "lock/original, 2 clients, 1 cycle, faults connection-loss=1,expiry=1"
+                .to_string(),
+            model_states: 48_213,
+            reachable: 512,
+            covered: 410,
+            beyond_model: 3,
+            beyond_model_first: vec![
+                ("x-0:c0 x-1:c1 | c0 connected, c1 expired".to_string(), 17),
+                ("x-1:c1 | c0 closed, c1 connected".to_string(), 203),
+            ],
+            never_reached: 102,
+            shortest_never_reached: vec![
+                (
+                    "x-0:c0 | c0 disconnected (Create in flight), c1 idle".to_string(),
+                    4,
+                    Some("zkcheck replay target/zkcheck/never/n0001.schedule".to_string()),
+                ),
+                ("(empty) | c0 expired, c1 expired".to_string(), 6, None),
+            ],
+        }),
+    });
+    report
+}
+
 /// Text that tries to break out of its markup everywhere it can.
 pub const HOSTILE: &str = "<script>alert(1)</script> & \"quoted\" 'single' </svg></pre>]]>";
 
@@ -785,6 +918,15 @@ pub fn hostile_report() -> Report {
     run.violations[0].diagnosis.findings[0].what = format!("what {HOSTILE}");
     run.holds[1].ended = format!("lost {HOSTILE}");
     run.replay = format!("zkcheck replay '{HOSTILE}' --seed 17");
+    let mut coverage = coverage_sweep_report().coverage.unwrap();
+    coverage.abstraction = format!("abstraction {HOSTILE}");
+    coverage.curves[0].label = format!("curve {HOSTILE}");
+    let model = coverage.against_model.as_mut().unwrap();
+    model.model = format!("model {HOSTILE}");
+    model.beyond_model_first[0].0 = format!("beyond {HOSTILE}");
+    model.shortest_never_reached[0].0 = format!("never {HOSTILE}");
+    model.shortest_never_reached[0].2 = Some(format!("zkcheck replay '{HOSTILE}'"));
+    report.coverage = Some(coverage);
     report
 }
 
@@ -828,5 +970,8 @@ pub fn all() -> Vec<(&'static str, Report)> {
         ("clean_sweep", clean_sweep_report()),
         ("check", check_report()),
         ("catalog", catalog_report()),
+        ("fuzz", fuzz_report()),
+        ("clean_fuzz", clean_fuzz_report()),
+        ("coverage_sweep", coverage_sweep_report()),
     ]
 }

@@ -245,6 +245,12 @@ fn pages_render_in_chromium() {
             has_buckets,
             "{name}: the bar chart"
         );
+        let curves = report.coverage.as_ref().map_or(0, |c| c.curves.len());
+        assert_eq!(
+            dom.matches("<polyline class=\"curve\"").count(),
+            curves,
+            "{name}: the coverage chart"
+        );
         if *name == "lock_run" {
             assert!(dom.contains("<rect class=\"overlap\""));
             assert!(dom.contains("<rect class=\"hold stale\""));

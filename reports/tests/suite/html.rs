@@ -49,6 +49,7 @@ const ALLOWED: &[&str] = &[
     "pattern",
     "path",
     "line",
+    "polyline",
     "rect",
     "circle",
     "text",
@@ -122,6 +123,14 @@ fn the_reports_text_is_escaped() {
     assert!(page.contains("message &lt;script&gt;"));
     assert!(page.contains("&lt;b&gt;&amp;amp;&lt;/b&gt;"));
     assert!(page.contains("data-signature=\"mutual_exclusion/&lt;x&gt;&amp;&lt;script&gt;"));
+    // The coverage's text too: the abstraction, the curve's label (in the
+    // table, the chart's legend, data attribute and title), the model and
+    // the states listed.
+    for what in ["abstraction", "curve", "model", "beyond", "never"] {
+        assert!(page.contains(&format!("{what} {escaped}")), "{what}");
+    }
+    assert!(page.contains(&format!("data-label=\"curve {escaped}\"")));
+    assert!(page.contains(&format!("<code>zkcheck replay &#39;{escaped}&#39;</code>")));
 }
 
 #[test]
@@ -276,4 +285,150 @@ fn what_a_document_asks_to_draw_is_bounded() {
         "the timeline says it drew only some spans"
     );
     assert_eq!(page.matches("<g class=\"span\"").count(), MAX_DRAWN_HOLDS);
+}
+
+/// The section between `<section class="{class}"` and its end.
+fn section<'a>(page: &'a str, class: &str) -> &'a str {
+    let start = page
+        .find(&format!("<section class=\"{class}\""))
+        .unwrap_or_else(|| panic!("no {class} section"));
+    let end = start + page[start..].find("</section>").unwrap();
+    &page[start..end]
+}
+
+#[test]
+fn a_failing_campaign_fails_with_its_replay() {
+    let page = html(&common::fuzz_report());
+    assert!(page.contains("<p class=\"meta\">Fuzz campaign report"));
+    let fuzz = section(&page, "fuzz");
+    assert!(fuzz.contains(
+        "<h2>Fuzz campaign on <code>scenarios/lock-original.toml</code>, campaign seed 7 \
+         <span class=\"badge fail\">FAILED</span></h2>"
+    ));
+    assert!(fuzz.contains(
+        "<p>Recipe <code>lock</code>, variant <code>original</code>: 734 runs (200 of them the \
+         scenario's own seeds), a corpus of 41 tapes.</p>"
+    ));
+    assert!(fuzz.contains(&format!(
+        "First failing run <b>734</b>, its tape <code class=\"tape\">{}</code>.",
+        common::FUZZ_TAPE
+    )));
+    assert!(fuzz.contains(&format!(
+        "<pre class=\"replay\"><code>{}</code></pre>",
+        common::FUZZ_REPLAY
+    )));
+    assert!(!fuzz.contains("not a pass") && !fuzz.contains("badge pass"));
+    // The subject, then the coverage, then the failing run in full.
+    let at = |needle: &str| page.find(needle).unwrap();
+    assert!(at("id=\"fuzz\"") < at("id=\"coverage\""));
+    assert!(at("id=\"coverage\"") < at("id=\"run-1\""));
+    assert!(page.contains("The campaign's first failing run, replayed from its tape."));
+    assert!(page.contains("id=\"sequence-1\"") && page.contains("id=\"timeline-1\""));
+}
+
+#[test]
+fn a_campaign_that_found_nothing_is_not_a_pass() {
+    let page = html(&common::clean_fuzz_report());
+    let fuzz = section(&page, "fuzz");
+    assert!(fuzz.contains("<span class=\"badge unknown\">NOT A PASS</span>"));
+    assert!(!fuzz.contains("badge pass") && !fuzz.contains("FAILED"));
+    assert!(fuzz.contains(
+        "<p class=\"not-a-pass\">No run broke a property: a sample of the world, not a pass \
+         (stopped by its time budget).</p>"
+    ));
+    assert!(fuzz.contains("1500 runs (200 of them the scenario's own seeds)"));
+    assert!(!page.contains("class=\"replay\""), "no run, no replay");
+    let mut in_budget = common::clean_fuzz_report();
+    in_budget.fuzz.as_mut().unwrap().timed_out = false;
+    let page = html(&in_budget);
+    assert!(page.contains("not a pass.</p>") && !page.contains("time budget"));
+
+    let mut missing = common::clean_fuzz_report();
+    missing.fuzz = None;
+    assert!(html(&missing).contains("<p class=\"missing\">The report has no fuzz section.</p>"));
+}
+
+#[test]
+fn coverage_has_a_line_per_curve_and_its_new_states() {
+    let page = html(&common::fuzz_report());
+    let coverage = section(&page, "coverage");
+    assert!(coverage.contains("<h2>Coverage</h2>"));
+    assert!(coverage
+        .contains("<p>598 abstract states, 2315 steps between them, 143 client features.</p>"));
+    assert!(coverage.contains("<b>Abstraction:</b> a state: the tree with sequence numbers"));
+    // One chart, a polyline per curve with its own stroke, a legend row
+    // each; x in runs, blocks of 100.
+    assert_eq!(
+        coverage
+            .matches("<svg id=\"coverage-curve\" class=\"curve\"")
+            .count(),
+        1
+    );
+    assert_eq!(coverage.matches("<polyline class=\"curve\"").count(), 2);
+    assert!(coverage.contains("stroke=\"#1565c0\" stroke-width=\"2\" stroke-linejoin"));
+    assert!(coverage.contains("stroke=\"#c62828\" stroke-width=\"2\" stroke-linejoin"));
+    assert!(coverage.contains(">guided, campaign seed 7: 546 states</text>"));
+    assert!(coverage.contains(">seeds 0..734: 377 states</text>"));
+    assert!(coverage.contains(">runs (blocks of 100)</text>"));
+    // The guided curve ends at 800 runs (the x axis's end) and 546 states
+    // (of the y axis's 600).
+    assert!(coverage.contains(" 712.0,53.6\" fill=\"none\""));
+    assert!(coverage.contains(">600</text>") && coverage.contains(">800</text>"));
+    // The table below the chart: a row per curve.
+    let table = &coverage[coverage.find("<table class=\"new-states\">").unwrap()..];
+    assert!(
+        coverage.find("</svg>").unwrap() < coverage.find("<table class=\"new-states\">").unwrap()
+    );
+    assert!(table.contains(
+        "<tr><td>guided, campaign seed 7</td><td class=\"num\">100 runs</td><td class=\"num\">546</td>\
+         <td>310, 122, 64, 30, 12, 5, 2, 1</td></tr>"
+    ));
+    assert!(table.contains(
+        "<tr><td>seeds 0..734</td><td class=\"num\">100 runs</td><td class=\"num\">377</td>\
+         <td>280, 60, 21, 9, 4, 2, 1, 0</td></tr>"
+    ));
+    assert!(!coverage.contains("Against the model"));
+}
+
+#[test]
+fn coverage_against_the_model_has_its_numbers() {
+    let page = html(&common::coverage_sweep_report());
+    let coverage = section(&page, "coverage");
+    // A sweep's blocks count seeds.
+    assert!(coverage.contains(">seeds (blocks of 100)</text>"));
+    assert_eq!(coverage.matches("<polyline class=\"curve\"").count(), 1);
+    assert!(coverage.contains("<h3 id=\"against-model\">Against the model</h3>"));
+    assert!(coverage.contains(
+        "Model <code>lock/original, 2 clients, 1 cycle, faults connection-loss=1,expiry=1</code>: \
+         410 of 512 shared abstract states reached (80.1%), 48213 model states searched."
+    ));
+    assert!(coverage.contains("Reached by the runs, not by the model: <b>3</b>."));
+    assert!(coverage.contains(
+        "<tr><td><code>x-0:c0 x-1:c1 | c0 connected, c1 expired</code></td><td class=\"num\">17</td></tr>"
+    ));
+    assert!(coverage.contains("Never reached: <b>102</b>."));
+    assert!(coverage.contains(
+        "<td class=\"num\">4</td><td><code>zkcheck replay target/zkcheck/never/n0001.schedule</code></td>"
+    ));
+    assert!(coverage.contains(
+        "<tr><td><code>(empty) | c0 expired, c1 expired</code></td><td class=\"num\">6</td><td>—</td></tr>"
+    ));
+    // After the sweep, before its runs.
+    assert!(page.find("id=\"sweep\"").unwrap() < page.find("id=\"coverage\"").unwrap());
+    assert!(page.find("id=\"coverage\"").unwrap() < page.find("id=\"run-1\"").unwrap());
+    // No coverage kept, no section.
+    assert!(!html(&common::sweep_report()).contains("id=\"coverage\""));
+}
+
+#[test]
+fn the_new_sections_render_the_same_bytes_after_a_round_trip() {
+    for report in [
+        common::fuzz_report(),
+        common::clean_fuzz_report(),
+        common::coverage_sweep_report(),
+    ] {
+        let read = zk_reports::from_json(&zk_reports::to_json(&report)).unwrap();
+        assert_eq!(html(&report), html(&read));
+        assert_eq!(html(&report), html(&report));
+    }
 }

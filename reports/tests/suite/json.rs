@@ -64,3 +64,80 @@ fn optional_sections_default() {
     let report = from_json(text).unwrap();
     assert!(report.runs.is_empty() && report.sweep.is_none());
 }
+
+/// Coverage beyond what the chart and the tables show is refused on
+/// reading, naming the key; at the limits it reads.
+#[test]
+fn coverage_beyond_the_limits_is_refused() {
+    use zk_reports::limits::{MAX_CURVES, MAX_CURVE_BLOCKS, MAX_LISTED_STATES};
+    let refused =
+        |report: &zk_reports::Report| from_json(&to_json(report)).unwrap_err().to_string();
+
+    let mut report = common::fuzz_report();
+    let coverage = report.coverage.as_mut().unwrap();
+    coverage.curves[1].new_states = vec![1; MAX_CURVE_BLOCKS];
+    assert!(from_json(&to_json(&report)).is_ok(), "at the limit");
+    report.coverage.as_mut().unwrap().curves[1]
+        .new_states
+        .push(1);
+    assert_eq!(
+        refused(&report),
+        format!(
+            "not renderable: key `coverage.curves[1].new_states`: {} is beyond the {MAX_CURVE_BLOCKS} \
+             a report can show (blocks are the chart's points and the tables' numbers)",
+            MAX_CURVE_BLOCKS + 1
+        )
+    );
+
+    let mut report = common::fuzz_report();
+    let curve = report.coverage.as_ref().unwrap().curves[0].clone();
+    report.coverage.as_mut().unwrap().curves = vec![curve; MAX_CURVES + 1];
+    let error = refused(&report);
+    assert!(
+        error.contains(&format!(
+            "key `coverage.curves`: {} is beyond the {MAX_CURVES}",
+            MAX_CURVES + 1
+        )),
+        "{error}"
+    );
+
+    for list in ["beyond_model_first", "shortest_never_reached"] {
+        let mut report = common::coverage_sweep_report();
+        let model = report
+            .coverage
+            .as_mut()
+            .unwrap()
+            .against_model
+            .as_mut()
+            .unwrap();
+        match list {
+            "beyond_model_first" => {
+                model.beyond_model_first = vec![("s".to_string(), 1); MAX_LISTED_STATES + 1]
+            }
+            _ => {
+                model.shortest_never_reached =
+                    vec![("s".to_string(), 1, None); MAX_LISTED_STATES + 1]
+            }
+        }
+        let error = refused(&report);
+        assert!(
+            error.contains(&format!(
+                "key `coverage.against_model.{list}`: {} is beyond the {MAX_LISTED_STATES}",
+                MAX_LISTED_STATES + 1
+            )),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn a_document_without_fuzz_or_coverage_still_reads() {
+    // What a zkcheck of schema version 2 wrote before campaigns and
+    // coverage: neither key.
+    let text = to_json(&common::sweep_report());
+    assert!(!text.contains("\"fuzz\"") && !text.contains("\"coverage\""));
+    let report = from_json(&text).unwrap();
+    assert!(report.fuzz.is_none() && report.coverage.is_none());
+    let text = to_json(&common::fuzz_report());
+    assert!(text.contains("\"kind\": \"fuzz\"") && text.contains("\"first_failing_run\": 734"));
+}

@@ -307,3 +307,72 @@ fn characters_xml_cannot_hold_are_replaced() {
         "{message}"
     );
 }
+
+#[test]
+fn a_failing_campaign_fails_with_its_replay() {
+    let root = checked(&common::fuzz_report());
+    assert_eq!(counts(&root), (1, 1));
+    let suite = root.find_all("testsuite")[0];
+    assert!(suite
+        .attr("name")
+        .starts_with("fuzz scenarios/lock-original.toml campaign seed 7: "));
+    let case = root.find_all("testcase")[0];
+    assert_eq!(
+        case.attr("name"),
+        "fuzz scenarios/lock-original.toml campaign seed 7"
+    );
+    assert_eq!(case.attr("classname"), "zkcheck.fuzz.lock.original");
+    let failure = root.find_all("failure")[0];
+    assert_eq!(
+        failure.attr("message"),
+        format!(
+            "run 734 broke {}; replay: {}",
+            common::LOCK_SIGNATURE,
+            common::FUZZ_REPLAY
+        )
+    );
+    assert!(failure.text.starts_with(
+        "Run 734 of the campaign broke a property; 734 runs (200 of them the scenario's own seeds), corpus 41.\n"
+    ));
+    assert!(failure
+        .text
+        .contains("Diagnosis (pause-past-session-timeout): c1 was paused"));
+    assert!(failure
+        .text
+        .contains(&format!("Tape: {}", common::FUZZ_TAPE)));
+    assert!(failure
+        .text
+        .ends_with(&format!("Replay: {}\n", common::FUZZ_REPLAY)));
+    // Coverage is no test result.
+    assert!(!junit(&common::fuzz_report()).contains("abstract states"));
+}
+
+#[test]
+fn a_campaign_that_found_nothing_is_skipped_not_passed() {
+    let root = checked(&common::clean_fuzz_report());
+    assert_eq!(counts(&root), (1, 0));
+    let skipped = root.find_all("skipped");
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(
+        skipped[0].attr("message"),
+        "a sample, not a pass: no run broke a property in 1500 runs (200 of them the scenario's \
+         own seeds), corpus 41 (stopped by its time budget)"
+    );
+    assert_eq!(root.attr("skipped"), "1");
+
+    let mut missing = common::clean_fuzz_report();
+    missing.fuzz = None;
+    let root = checked(&missing);
+    assert_eq!(
+        root.find_all("error")[0].attr("message"),
+        "the report has no fuzz section"
+    );
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    for (name, report) in common::all() {
+        let read = zk_reports::from_json(&zk_reports::to_json(&report)).unwrap();
+        assert_eq!(junit(&report), junit(&read), "{name}");
+    }
+}

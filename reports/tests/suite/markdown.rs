@@ -94,9 +94,26 @@ fn catalog() {
 }
 
 #[test]
+fn fuzz() {
+    snapshot("fuzz", &common::fuzz_report());
+}
+
+#[test]
+fn clean_fuzz() {
+    snapshot("clean_fuzz", &common::clean_fuzz_report());
+}
+
+#[test]
+fn coverage_sweep() {
+    snapshot("coverage_sweep", &common::coverage_sweep_report());
+}
+
+#[test]
 fn rendering_is_deterministic() {
     for (_, report) in common::all() {
         assert_eq!(markdown(&report), markdown(&report.clone()));
+        let read = zk_reports::from_json(&zk_reports::to_json(&report)).unwrap();
+        assert_eq!(markdown(&report), markdown(&read));
     }
 }
 
@@ -178,4 +195,66 @@ fn a_search_that_was_not_exhaustive_says_what_stopped_it() {
             "{md}"
         );
     }
+}
+
+#[test]
+fn a_campaign_fails_with_its_replay_or_is_not_a_pass() {
+    let failed = markdown(&common::fuzz_report());
+    assert!(failed.contains("## Fuzz campaign: `scenarios/lock-original.toml`, campaign seed 7\n"));
+    assert!(failed.contains(
+        "**❌ FAILED at run 734** — recipe `lock`, variant `original`: 734 runs (200 of them the \
+         scenario's own seeds), a corpus of 41 tapes."
+    ));
+    assert!(failed.contains(&format!(
+        "First failing run 734, its tape `{}`.\n\nReplay:\n\n```sh\n{}\n```",
+        common::FUZZ_TAPE,
+        common::FUZZ_REPLAY
+    )));
+    assert!(failed.contains("### Failing run 1: `scenarios/lock-original.toml`, seed 17"));
+    assert!(!failed.contains("not a pass"));
+
+    let clean = markdown(&common::clean_fuzz_report());
+    assert!(clean.contains("**⚠️ NOT A PASS** — recipe `lock`, variant `fixed`: 1500 runs"));
+    assert!(clean.contains(
+        "No run broke a property: a sample of the world, not a pass (stopped by its time budget)."
+    ));
+    assert!(!clean.contains("PASS**") || clean.contains("NOT A PASS**"));
+    assert!(!clean.contains("✅") && !clean.contains("Replay"));
+}
+
+#[test]
+fn coverage_has_a_row_per_curve_and_the_model_numbers() {
+    let fuzz = markdown(&common::fuzz_report());
+    assert!(fuzz.contains(
+        "## Coverage\n\n598 abstract states, 2315 steps between them, 143 client features.\n\n\
+         **Abstraction**: a state: the tree with sequence numbers"
+    ));
+    assert!(fuzz.contains(
+        "| curve | block | states | new states per block |\n|---|---:|---:|---|\n\
+         | guided, campaign seed 7 | 100 runs | 546 | 310, 122, 64, 30, 12, 5, 2, 1 |\n\
+         | seeds 0..734 | 100 runs | 377 | 280, 60, 21, 9, 4, 2, 1, 0 |\n"
+    ));
+    let at = |needle: &str| fuzz.find(needle).unwrap();
+    assert!(
+        at("## Fuzz campaign") < at("## Coverage") && at("## Coverage") < at("### Failing run 1")
+    );
+
+    let sweep = markdown(&common::coverage_sweep_report());
+    assert!(
+        sweep.contains("| seeds 0..1000 | 100 seeds | 545 | 402, 88, 31, 12, 7, 3, 1, 1, 0, 0 |")
+    );
+    assert!(sweep.contains(
+        "### Against the model\n\nModel `lock/original, 2 clients, 1 cycle, faults \
+         connection-loss=1,expiry=1`: 410 of 512 shared abstract states reached (80.1%), \
+         48213 model states searched."
+    ));
+    assert!(sweep.contains("Reached by the runs, not by the model: 3."));
+    assert!(sweep.contains("| `x-0:c0 x-1:c1 \\| c0 connected, c1 expired` | 17 |"));
+    assert!(sweep.contains("Never reached: 102."));
+    assert!(sweep.contains(
+        "| `x-0:c0 \\| c0 disconnected (Create in flight), c1 idle` | 4 | \
+         `zkcheck replay target/zkcheck/never/n0001.schedule` |"
+    ));
+    assert!(sweep.contains("| `(empty) \\| c0 expired, c1 expired` | 6 | — |"));
+    assert!(!markdown(&common::sweep_report()).contains("## Coverage"));
 }

@@ -14,7 +14,7 @@
 //! hands back its recorded tape, which `zkcheck replay` runs again alone
 //! with the full trace.
 
-use super::mutate::{mutate, Change};
+use super::mutate::{mutate_by, Change};
 use super::tally::{Added, CoverageTally};
 use crate::scenario::Runner;
 use crate::world::draws::{self, DrawRequest, DrawTape};
@@ -68,8 +68,8 @@ pub struct Outcome {
     /// reached it.
     pub reached: CoverageTally,
     /// The runs each kind of change made, and how many reached something
-    /// new: words, cut, splice, runtime.
-    pub changes: [(u64, u64); 4],
+    /// new: words, cut, splice, runtime, strike.
+    pub changes: [(u64, u64); 5],
     pub first_failure: Option<Failing>,
     /// The budget's end was the timeout.
     pub timed_out: bool,
@@ -103,7 +103,14 @@ pub fn fuzz(
             false => {
                 let parent = pick(&corpus, &mut rng);
                 let other = &corpus[rng.gen_range(0..corpus.len())];
-                let mutant = mutate(&parent.tape, parent.stream_seed, &other.tape, &mut rng);
+                let change = pick_change(&outcome.changes, &mut rng);
+                let mutant = mutate_by(
+                    &parent.tape,
+                    parent.stream_seed,
+                    &other.tape,
+                    change,
+                    &mut rng,
+                );
                 let seed = mutant.tape.seed;
                 draws::install(recording(mutant.tape, mutant.stream_seed));
                 (seed, mutant.stream_seed, Some(mutant.change))
@@ -150,6 +157,22 @@ fn recording(tape: DrawTape, stream_seed: u64) -> DrawRequest {
     }
 }
 
+/// The change to make: each with a weight of its success so far (runs
+/// that reached something new, plus one, over runs made, plus two), so
+/// the changes that pay in this world are made more often and none is
+/// dropped.
+fn pick_change(changes: &[(u64, u64); 5], rng: &mut SmallRng) -> Change {
+    let weights = changes.map(|(runs, new)| (new as f64 + 1.0) / (runs as f64 + 2.0));
+    let mut at = rng.gen::<f64>() * weights.iter().sum::<f64>();
+    for (change, weight) in Change::ALL.iter().zip(weights) {
+        if at < weight {
+            return *change;
+        }
+        at -= weight;
+    }
+    Change::ALL[Change::ALL.len() - 1]
+}
+
 /// The entry to mutate: the newest half of the time, else any.
 fn pick<'a>(corpus: &'a [Entry], rng: &mut SmallRng) -> &'a Entry {
     match rng.gen_bool(0.5) {
@@ -160,5 +183,42 @@ fn pick<'a>(corpus: &'a [Entry], rng: &mut SmallRng) -> &'a Entry {
 
 impl Change {
     /// The names of the changes, in `Outcome::changes`' order.
-    pub const NAMES: [&'static str; 4] = ["words", "cut", "splice", "runtime"];
+    pub const NAMES: [&'static str; 5] = ["words", "cut", "splice", "runtime", "strike"];
+}
+
+/// The coverage of the scenario's own seeds `first_seed..first_seed +
+/// runs`, run in order on this thread: what a campaign of `runs` runs is
+/// compared with (`fuzz --against-seeds`), each state with the 1-based
+/// run that first reached it, as a campaign counts.
+pub fn seeded(runner: &dyn Runner, first_seed: u64, runs: u64) -> CoverageTally {
+    let mut tally = CoverageTally::default();
+    for run in 1..=runs {
+        draws::install(DrawRequest {
+            coverage: true,
+            ..Default::default()
+        });
+        let mut report = runner.run(first_seed.wrapping_add(run - 1), false);
+        if let Some(coverage) = report.coverage.take() {
+            tally.add(run, &coverage);
+        }
+    }
+    tally
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_that_pays_is_picked_more_and_none_is_dropped() {
+        let mut rng = SmallRng::seed_from_u64(4);
+        // Strike reached something new in half its runs, the others never.
+        let changes = [(100, 0), (100, 0), (100, 0), (100, 0), (100, 50)];
+        let mut picked = [0u32; 5];
+        for _ in 0..10_000 {
+            picked[pick_change(&changes, &mut rng) as usize] += 1;
+        }
+        assert!(picked[4] > 8_000, "{picked:?}");
+        assert!(picked[..4].iter().all(|&n| n > 50), "{picked:?}");
+    }
 }
