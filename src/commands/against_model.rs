@@ -54,7 +54,7 @@ pub struct Comparison {
     /// The sweep's shared states the model does not reach.
     pub beyond_model: u64,
     /// The first of them by lowest seed: (state, 16 hex digits; the
-    /// lowest seed that reached it).
+    /// lowest seed that reached it, or for a campaign the lowest run).
     pub beyond_model_first: Vec<(String, u64)>,
     /// The model's shared states no seed reached.
     pub never_reached: u64,
@@ -209,8 +209,10 @@ impl AgainstModel {
 }
 
 impl Comparison {
-    /// The summary's lines; `program` starts a printed replay command.
-    pub fn summary_lines(&self, program: &str) -> Vec<String> {
+    /// The summary's lines; `program` starts a printed replay command;
+    /// `unit` names what the tally counts ("seed" for a sweep, "run" for
+    /// a campaign, whose runs are numbered from 1).
+    pub fn summary_lines(&self, program: &str, unit: &str) -> Vec<String> {
         let percent = |part: u64| match self.reachable {
             0 => 0.0,
             all => 100.0 * part as f64 / all as f64,
@@ -221,7 +223,7 @@ impl Comparison {
                 self.model, self.covered, self.reachable, percent(self.covered), self.model_states
             ),
             format!(
-                "  reached by the sweep, not by the model: {} (runs beyond its fault budget, or a disagreement between the world and the model: run the seed)",
+                "  reached by the runs, not by the model: {} (runs beyond its fault budget, or a disagreement between the world and the model)",
                 self.beyond_model
             ),
         ];
@@ -229,7 +231,7 @@ impl Comparison {
             let seeds: Vec<String> = self
                 .beyond_model_first
                 .iter()
-                .map(|(state, seed)| format!("{state} at seed {seed}"))
+                .map(|(state, seed)| format!("{state} at {unit} {seed}"))
                 .collect();
             lines.push(format!("    first: {}", seeds.join(", ")));
         }

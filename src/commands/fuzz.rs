@@ -12,6 +12,7 @@
 //! without one (a sample: not a pass), 2 on bad input, 3 when a run
 //! panicked (an internal error of zkcheck; the rerun command printed).
 
+use super::against_model::{AgainstModel, Comparison};
 use super::common::{
     bad_input, load_scenario_with_text, quote, EXIT_INTERNAL_ERROR, EXIT_NOT_EXHAUSTIVE,
 };
@@ -65,6 +66,11 @@ pub struct FuzzArgs {
     /// --against-seeds), the failing run replayed in full.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Measure the campaign's shared abstract states (and, with
+    /// --against-seeds, the seeds') against the stateful checker's
+    /// reachable set with this fault budget, as `sweep --against-model`.
+    #[arg(long, value_name = "FAULTS")]
+    pub against_model: Option<String>,
 }
 
 /// Most runs a campaign takes.
@@ -99,6 +105,15 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     if let Err(code) = super::outputs::probe(None, args.report.as_deref()) {
         return code;
     }
+    let against_model = match args
+        .against_model
+        .as_deref()
+        .map(|faults| AgainstModel::prepare(harness, &scenario, faults))
+    {
+        Some(Err(e)) => return bad_input(format!("--against-model: {e}")),
+        Some(Ok(model)) => Some(model),
+        None => None,
+    };
     let campaign = Campaign {
         seed: args.campaign_seed,
         runs: args.runs,
@@ -136,6 +151,14 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     if let Some(seeds) = &seeds {
         print_against_seeds(&scenario, &outcome, seeds);
     }
+    let compared = match against_model
+        .as_ref()
+        .map(|model| compare(harness, model, &outcome, seeds.as_ref()))
+    {
+        Some(Err(e)) => return bad_input(format!("--against-model: {e}")),
+        Some(Ok(compared)) => Some(compared),
+        None => None,
+    };
     let (code, tape) = match &outcome.first_failure {
         Some(failing) => write_failing(harness, (&scenario, text), &args, failing),
         None => {
@@ -147,7 +170,12 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     };
     match &args.report {
         Some(dir) => {
-            let document = fuzz_document(harness, &scenario, &args, &outcome, seeds.as_ref(), tape);
+            let searched = Searched {
+                outcome: &outcome,
+                seeds: seeds.as_ref(),
+                compared: compared.as_ref(),
+            };
+            let document = fuzz_document(harness, &scenario, &args, &searched, tape);
             match super::report::write_dir(dir, &scenario.name, &document) {
                 Ok(()) => code,
                 Err(()) => ExitCode::from(super::common::EXIT_BAD_INPUT),
@@ -182,16 +210,50 @@ fn print_against_seeds(scenario: &Scenario, outcome: &Outcome, seeds: &CoverageT
     );
 }
 
+/// What the campaign found and covered, and the seeds beside it.
+struct Searched<'a> {
+    outcome: &'a Outcome,
+    seeds: Option<&'a CoverageTally>,
+    /// The campaign's shared states against the model's.
+    compared: Option<&'a Comparison>,
+}
+
+/// The campaign's shared states against the model's (and the seeds',
+/// printed), each comparison's lines printed.
+fn compare(
+    harness: &Harness,
+    model: &AgainstModel,
+    outcome: &Outcome,
+    seeds: Option<&CoverageTally>,
+) -> Result<Comparison, String> {
+    let campaign = model.compare(&outcome.reached.shared, None)?;
+    println!("the campaign:");
+    for line in campaign.summary_lines(&harness.program, "run") {
+        println!("{line}");
+    }
+    if let Some(seeds) = seeds {
+        println!("the seeds:");
+        for line in model
+            .compare(&seeds.shared, None)?
+            .summary_lines(&harness.program, "run")
+        {
+            println!("{line}");
+        }
+    }
+    Ok(campaign)
+}
+
 /// The campaign's report: the campaign, its coverage (and the seeds'),
-/// and the failing run replayed in full from its tape.
+/// the comparison with a model, and the failing run replayed in full from
+/// its tape.
 fn fuzz_document(
     harness: &Harness,
     scenario: &Scenario,
     args: &FuzzArgs,
-    outcome: &Outcome,
-    seeds: Option<&CoverageTally>,
+    searched: &Searched,
     tape: Option<String>,
 ) -> zk_reports::Report {
+    let (outcome, seeds) = (searched.outcome, searched.seeds);
     use zk_reports::schema;
     let title = format!(
         "fuzz {} ({} {}), campaign seed {}",
@@ -236,7 +298,12 @@ fn fuzz_document(
             &seeds.curve(1, outcome.runs, block),
         ));
     }
-    let coverage = coverage_report::coverage(&outcome.reached, curves, None, &harness.program);
+    let coverage = coverage_report::coverage(
+        &outcome.reached,
+        curves,
+        searched.compared,
+        &harness.program,
+    );
     document.coverage = Some(coverage);
     document
 }

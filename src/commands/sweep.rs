@@ -348,7 +348,7 @@ fn report(
                     Ok(compared) => compared,
                     Err(e) => return bad_input(format!("--against-model: {e}")),
                 };
-            for line in compared.summary_lines(&harness.program) {
+            for line in compared.summary_lines(&harness.program, "seed") {
                 println!("{line}");
             }
             coverage.against_model = Some(compared);

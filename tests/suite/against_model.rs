@@ -129,6 +129,36 @@ fn with_the_budget_the_runs_suffer_the_world_reaches_no_state_the_model_does_not
 }
 
 #[test]
+fn a_campaign_and_its_seeds_are_measured_against_the_model_too() {
+    let dir = common::scratch("against_model", "fuzz");
+    let run = zkcheck(&[
+        "fuzz",
+        ONE_LOSS,
+        "--runs",
+        "1000",
+        "--against-seeds",
+        "--against-model",
+        "connection-loss=2,expiry=1",
+        "--out",
+        &dir.display().to_string(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    run.expect(4);
+    let (campaign, seeds) = run.stdout.split_once("the seeds:").expect("both measured");
+    assert!(campaign.contains("the campaign:"), "{}", run.stdout);
+    for (part, reached) in [(campaign, 203), (seeds, 195)] {
+        let expected = format!("{reached} of its 839 shared abstract states reached");
+        assert!(part.contains(&expected), "{expected:?} in {part}");
+    }
+    for part in [campaign, seeds] {
+        assert!(
+            part.contains("reached by the runs, not by the model: 0"),
+            "{part}"
+        );
+    }
+}
+
+#[test]
 fn what_cannot_be_compared_is_refused() {
     let refused = |args: &[&str], needles: &[&str]| {
         zkcheck(args).refused(needles);
@@ -159,6 +189,10 @@ fn what_cannot_be_compared_is_refused() {
     );
     refused(
         &["sweep", ONE_LOSS, "--never-reached", "/tmp/x"],
+        &["--against-model"],
+    );
+    refused(
+        &["fuzz", ONE_LOSS, "--against-model", "connection-loss=x"],
         &["--against-model"],
     );
 }

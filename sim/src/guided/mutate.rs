@@ -193,7 +193,11 @@ mod tests {
             streams: [("net".to_string(), vec![1, 2])].into(),
         };
         let mutant = mutate_by(&without, 7, &without, Change::Strike, &mut rng);
-        assert_eq!(mutant.change, Change::Words, "no faults stream: words instead");
+        assert_eq!(
+            mutant.change,
+            Change::Words,
+            "no faults stream: words instead"
+        );
     }
 
     #[test]
