@@ -27,6 +27,7 @@ mod explore_cli;
 mod fuzz;
 mod heal_window;
 mod herd_figure;
+mod house;
 mod initial_state;
 mod live_async;
 mod live_cli;

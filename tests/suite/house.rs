@@ -1,0 +1,471 @@
+//! The house rules (issue 45), read from the sources: within each crate,
+//! the files' imports form no circle, and no file is over 800 lines
+//! without a one-line reason at its top (`//! Long: ...` among its first
+//! lines). The house does not keep them yet; the circles and long files
+//! there are now are listed below, and the lists may only shrink: a new
+//! circle, a circle that grew, or a new long file fails, and a listed one
+//! that is gone fails too until it is struck from the list (so the list
+//! stays true).
+//!
+//! A file's imports are the `crate::` and `super::` paths it names
+//! anywhere in its code (a `use` or an inline path), resolved to the
+//! deepest module file that exists. A path to the file's own ancestor
+//! module is not counted: a child may use what its parent module holds
+//! (that is how a module shares its types), and the parent names its
+//! children to declare them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crates and their source roots, relative to the workspace.
+const CRATES: [(&str, &str); 7] = [
+    ("zkcheck", "src"),
+    ("zk-recipes", "recipes/src"),
+    ("zk-sim", "sim/src"),
+    ("zk-models", "models/src"),
+    ("zk-reports", "reports/src"),
+    ("zk-live", "live/src"),
+    ("zkcheck-zookeeper-client", "client/src"),
+];
+
+/// Most lines a file has without a reason at its top.
+const LONG_LINES: usize = 800;
+
+/// The import circles there are now (each: its crate and its modules,
+/// sorted). Break one, strike it here.
+const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
+    ("zk-live", &["run", "stale"]),
+    (
+        "zk-models",
+        &[
+            "app",
+            "canonical",
+            "model",
+            "properties",
+            "reduction",
+            "setup",
+            "shorten",
+            "transition",
+        ],
+    ),
+    (
+        "zk-models",
+        &["coverage", "lasso", "registry", "replay", "run", "schedule"],
+    ),
+    ("zk-sim", &["diagnosis", "oracles"]),
+    (
+        "zk-sim",
+        &[
+            "explore::file",
+            "explore::pct",
+            "explore::run",
+            "explore::search",
+            "explore::tape",
+        ],
+    ),
+    ("zk-sim", &["live::app", "live::driver"]),
+    (
+        "zk-sim",
+        &["world::servers", "world::shared", "world::shell"],
+    ),
+    (
+        "zkcheck",
+        &[
+            "commands::check",
+            "commands::check_async",
+            "commands::check_world",
+            "commands::cutoff",
+            "commands::lasso",
+        ],
+    ),
+    ("zkcheck", &["commands::common", "commands::schedule"]),
+    (
+        "zkcheck",
+        &[
+            "commands::internal_error",
+            "commands::report",
+            "commands::sim",
+        ],
+    ),
+    ("zkcheck", &["commands::replay", "commands::replay_tape"]),
+    (
+        "zkcheck-zookeeper-client",
+        &["sim::client", "sim::connector", "sim::multi"],
+    ),
+    ("zkcheck-zookeeper-client", &["sim::lock", "sim::locking"]),
+];
+
+/// The files over [`LONG_LINES`] lines without a reason now. Split one (or
+/// give it its reason), strike it here.
+const KNOWN_LONG: &[&str] = &[
+    "live/src/proxy.rs",
+    "models/src/lasso.rs",
+    "models/src/model.rs",
+    "models/src/replay.rs",
+    "models/src/schedule.rs",
+    "recipes/src/curator_lock/ticket.rs",
+    "recipes/src/rename.rs",
+    "sim/src/diagnosis/stuck.rs",
+    "sim/src/ensemble.rs",
+    "sim/src/live/driver.rs",
+    "sim/src/scenario/validate.rs",
+    "sim/src/stepper.rs",
+    "sim/src/world/shell.rs",
+    "src/commands/merge.rs",
+];
+
+/// A module: its path in its crate (`world::coverage`; the root is "").
+type Module = String;
+
+/// One crate's files by module, and each module's imports.
+struct CrateGraph {
+    files: BTreeMap<Module, PathBuf>,
+    imports: BTreeMap<Module, BTreeSet<Module>>,
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, in path order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The module a file under `root` holds (`a/mod.rs` and `a.rs`: `a`;
+/// `lib.rs` and `main.rs`: the root).
+fn module_of(root: &Path, file: &Path) -> Module {
+    let relative = file.strip_prefix(root).expect("under its root");
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_string());
+    }
+    parts.join("::")
+}
+
+/// The code of a file without its comments (line comments, doc comments
+/// and block comments) and string literals, so that only paths in code
+/// count.
+fn code_of(text: &str) -> String {
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        code.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            ('"', _) => {
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    match (escaped, c) {
+                        (false, '\\') => escaped = true,
+                        (false, '"') => break,
+                        _ => escaped = false,
+                    }
+                }
+                code.push_str("\"\"");
+            }
+            _ => code.push(c),
+        }
+    }
+    code
+}
+
+/// The module paths `code` names after `crate::` or `super::` (a brace
+/// group gives each of its items), each as written: ("crate" | "super",
+/// segments).
+fn named_paths(code: &str) -> Vec<(bool, Vec<String>)> {
+    let mut found = Vec::new();
+    for (anchor, is_crate) in [("crate::", true), ("super::", false)] {
+        let mut rest = code;
+        while let Some(at) = rest.find(anchor) {
+            let before = rest[..at].chars().last();
+            rest = &rest[at + anchor.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue; // `$crate::` or a longer name
+            }
+            let mut supers = 0;
+            while let Some(next) = rest.strip_prefix("super::") {
+                supers += 1;
+                rest = next;
+            }
+            for path in paths_at(rest) {
+                let mut segments = vec!["super".to_string(); supers];
+                segments.extend(path);
+                found.push((is_crate, segments));
+            }
+        }
+    }
+    found
+}
+
+/// The paths written at the start of `text`: `a::b::C` gives [a, b, C];
+/// `{a::X, b}` gives [a, X] and [b] (one level of braces).
+fn paths_at(text: &str) -> Vec<Vec<String>> {
+    let ident = |s: &str| -> usize {
+        s.char_indices()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+            .map_or(s.len(), |(i, _)| i)
+    };
+    let mut segments = Vec::new();
+    let mut rest = text;
+    loop {
+        let len = ident(rest);
+        if len == 0 {
+            break;
+        }
+        segments.push(rest[..len].to_string());
+        match rest[len..].strip_prefix("::") {
+            Some(next) => rest = next,
+            None => return vec![segments],
+        }
+    }
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![segments];
+    };
+    let end = group.find('}').unwrap_or(group.len());
+    group[..end]
+        .split(',')
+        .flat_map(|item| paths_at(item.trim()))
+        .map(|tail| segments.iter().cloned().chain(tail).collect())
+        .collect()
+}
+
+impl CrateGraph {
+    fn read(root: &Path) -> CrateGraph {
+        let files: BTreeMap<Module, PathBuf> = rust_files(root)
+            .into_iter()
+            .map(|file| (module_of(root, &file), file))
+            .collect();
+        let mut imports = BTreeMap::new();
+        for (module, file) in &files {
+            let text = std::fs::read_to_string(file).expect("a source file");
+            let mut targets = BTreeSet::new();
+            for (is_crate, segments) in named_paths(&code_of(&text)) {
+                let start = match is_crate {
+                    true => Vec::new(),
+                    false => parent_of(module),
+                };
+                if let Some(target) = resolve(&files, start, &segments) {
+                    if !is_ancestor(&target, module) {
+                        targets.insert(target);
+                    }
+                }
+            }
+            imports.insert(module.clone(), targets);
+        }
+        CrateGraph { files, imports }
+    }
+
+    /// The circles: strongly connected sets of more than one module.
+    fn circles(&self) -> Vec<Vec<Module>> {
+        let modules: Vec<&Module> = self.files.keys().collect();
+        let reach = |from: &Module| -> BTreeSet<Module> {
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![from.clone()];
+            while let Some(module) = stack.pop() {
+                for next in &self.imports[&module] {
+                    if seen.insert(next.clone()) {
+                        stack.push(next.clone());
+                    }
+                }
+            }
+            seen
+        };
+        let reached: BTreeMap<&Module, BTreeSet<Module>> =
+            modules.iter().map(|&m| (m, reach(m))).collect();
+        let mut circles: Vec<Vec<Module>> = Vec::new();
+        let mut placed = BTreeSet::new();
+        for &module in &modules {
+            if placed.contains(module) || !reached[module].contains(module) {
+                continue;
+            }
+            let circle: Vec<Module> = modules
+                .iter()
+                .filter(|&&other| {
+                    reached[module].contains(other) && reached[other].contains(module)
+                })
+                .map(|&other| other.clone())
+                .collect();
+            placed.extend(circle.iter().cloned());
+            circles.push(circle);
+        }
+        circles
+    }
+}
+
+/// The module `super::` names in `module`'s file: its parent (for a
+/// `mod.rs`, `lib.rs` or `main.rs`, the module itself is the directory, so
+/// `super` is its parent too).
+fn parent_of(module: &str) -> Vec<String> {
+    let mut segments: Vec<String> = module
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    segments.pop();
+    segments
+}
+
+/// The deepest module file `start` + `segments` names (`super` steps up).
+fn resolve(
+    files: &BTreeMap<Module, PathBuf>,
+    start: Vec<String>,
+    segments: &[String],
+) -> Option<Module> {
+    let mut path = start;
+    let mut deepest = None;
+    for segment in segments {
+        if segment == "super" {
+            path.pop();
+            continue;
+        }
+        path.push(segment.clone());
+        let name = path.join("::");
+        if files.contains_key(&name) {
+            deepest = Some(name);
+        } else {
+            break;
+        }
+    }
+    deepest
+}
+
+/// `ancestor` is `module` or one of its parents.
+fn is_ancestor(ancestor: &str, module: &str) -> bool {
+    ancestor.is_empty() || module == ancestor || module.starts_with(&format!("{ancestor}::"))
+}
+
+/// A file's lines, and whether its first lines give a reason for them.
+fn long_without_reason(file: &Path) -> Option<usize> {
+    let text = std::fs::read_to_string(file).expect("a source file");
+    let lines = text.lines().count();
+    let reason = text
+        .lines()
+        .take(30)
+        .any(|line| line.trim_start().starts_with("//! Long:"));
+    (lines > LONG_LINES && !reason).then_some(lines)
+}
+
+#[test]
+fn no_new_import_circle_and_no_new_long_file() {
+    let root = workspace();
+    let mut circles: BTreeSet<(String, Vec<String>)> = BTreeSet::new();
+    let mut long: BTreeMap<String, usize> = BTreeMap::new();
+    for (name, dir) in CRATES {
+        let graph = CrateGraph::read(&root.join(dir));
+        for circle in graph.circles() {
+            circles.insert((name.to_string(), circle));
+        }
+        for file in graph.files.values() {
+            if let Some(lines) = long_without_reason(file) {
+                let relative = file.strip_prefix(&root).expect("in the workspace");
+                long.insert(relative.display().to_string(), lines);
+            }
+        }
+    }
+    let known: BTreeSet<(String, Vec<String>)> = KNOWN_CIRCLES
+        .iter()
+        .map(|(name, modules)| {
+            (
+                name.to_string(),
+                modules.iter().map(|m| m.to_string()).collect(),
+            )
+        })
+        .collect();
+    let known_long: BTreeSet<&str> = KNOWN_LONG.iter().copied().collect();
+    let mut problems = Vec::new();
+    for circle in circles.difference(&known) {
+        problems.push(format!(
+            "a new or changed import circle in {}: {}",
+            circle.0,
+            circle.1.join(" <-> ")
+        ));
+    }
+    for circle in known.difference(&circles) {
+        problems.push(format!(
+            "listed but gone (strike it from KNOWN_CIRCLES): {}: {}",
+            circle.0,
+            circle.1.join(", ")
+        ));
+    }
+    for (file, lines) in &long {
+        if !known_long.contains(file.as_str()) {
+            problems.push(format!(
+                "{file}: {lines} lines, over {LONG_LINES}, without a `//! Long:` reason at its top"
+            ));
+        }
+    }
+    for file in known_long.iter().filter(|f| !long.contains_key(**f)) {
+        problems.push(format!(
+            "listed but no longer long (strike it from KNOWN_LONG): {file}"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "the house rules (issue 45):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn paths_in_code_are_read_and_comments_and_strings_are_not() {
+    let code =
+        code_of("use crate::a::{b::C, d};\n// crate::x::y\nlet s = \"crate::z\"; super::e::f();");
+    let paths = named_paths(&code);
+    let written: Vec<(bool, String)> = paths.iter().map(|(c, s)| (*c, s.join("::"))).collect();
+    assert_eq!(
+        written,
+        vec![
+            (true, "a::b::C".to_string()),
+            (true, "a::d".to_string()),
+            (false, "e::f".to_string()),
+        ]
+    );
+    let files: BTreeMap<Module, PathBuf> = ["", "a", "a::b", "e"]
+        .iter()
+        .map(|m| (m.to_string(), PathBuf::new()))
+        .collect();
+    let segments = |text: &str| text.split("::").map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        resolve(&files, Vec::new(), &segments("a::b::C")),
+        Some("a::b".into())
+    );
+    assert_eq!(
+        resolve(&files, vec!["a".into()], &segments("super::e::f")),
+        Some("e".into())
+    );
+    assert!(is_ancestor("a", "a::b") && is_ancestor("", "e") && !is_ancestor("a", "ab"));
+}
