@@ -45,6 +45,7 @@ mod convert;
 pub mod descriptors;
 pub mod preflight;
 pub mod proxy;
+mod remove;
 pub mod run;
 mod session;
 pub mod stale;

@@ -9,22 +9,19 @@
 //! signal during that removal abandons it and names the root left behind).
 
 use crate::async_run::AsyncRunner;
-use crate::backend::{walk_tree, ZkBackend};
+use crate::backend::ZkBackend;
 use crate::descriptors::{ensure_descriptors, DescriptorBudget, DescriptorError};
 use crate::preflight::{check_server, PreflightError};
+use crate::remove::remove_tree;
 use crate::stale::{create_root_request, marker_of, RootOwner};
 use crate::LiveSession;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{signal, Signal, SignalKind};
-use zk_recipes::zk::{Path, Reply, Request, ZkError};
+use zk_recipes::zk::{Path, Request, ZkError};
 use zk_sim::live::{unsupported, Backend, LiveRunner};
 use zk_sim::scenario::Scenario;
 use zk_sim::world::RunReport;
-
-/// How long removing the root may keep retrying (sessions closing late
-/// leave ephemerals for a moment).
-const REMOVE_PATIENCE: Duration = Duration::from_secs(30);
 
 /// What a live run is given.
 #[derive(Clone, Debug)]
@@ -263,45 +260,4 @@ async fn remove_run_root(admin: &mut LiveSession, root: &Path) -> Result<(), Str
         Ok(_) | Err(ZkError::NoNode) => Ok(()),
         Err(error) => Err(format!("deleting {marker}: {error:?}")),
     }
-}
-
-/// Deletes `root` and everything under it, retrying while sessions that
-/// just closed still hold ephemerals; checks it is gone.
-pub(crate) async fn remove_tree(admin: &mut LiveSession, root: &Path) -> Result<(), String> {
-    let deadline = Instant::now() + REMOVE_PATIENCE;
-    loop {
-        match delete_below(admin, root).await {
-            Ok(()) => break,
-            Err(error) if Instant::now() >= deadline => return Err(error),
-            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
-    match admin
-        .apply(&Request::Exists {
-            path: root.clone(),
-            watch: false,
-        })
-        .await
-    {
-        Ok(Reply::Exists(None)) => Ok(()),
-        other => Err(format!("still there after removal: {other:?}")),
-    }
-}
-
-/// One pass: every node under `root`, children first, then `root`.
-async fn delete_below(admin: &mut LiveSession, root: &Path) -> Result<(), String> {
-    let order = walk_tree(admin, root).await?;
-    for (path, _) in order.iter().rev() {
-        let deleted = admin
-            .apply(&Request::Delete {
-                path: path.clone(),
-                version: zk_recipes::zk::ANY_VERSION,
-            })
-            .await;
-        match deleted {
-            Ok(_) | Err(ZkError::NoNode) => {}
-            Err(error) => return Err(format!("deleting {path}: {error:?}")),
-        }
-    }
-    Ok(())
 }

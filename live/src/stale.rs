@@ -19,7 +19,7 @@
 //! root again and refuses a live or foreign one).
 
 use crate::preflight::{check_server, PreflightError};
-use crate::run::remove_tree;
+use crate::remove::remove_tree;
 use crate::LiveSession;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -91,6 +91,32 @@ pub const MAX_STEPS: usize = 100_000;
 /// The values `expect` may take.
 pub const EXPECTS: &[&str] = &["violation", "example"];
 
+/// The text holds a schedule (a top-level `step` array) rather than a
+/// scenario. Text that is not valid TOML counts as a schedule when a line
+/// opens a `[[step]]` (or sets `step = ...` before any table), so that a
+/// broken schedule is reported as one.
+pub fn is_schedule_text(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(table) => table.contains_key("step"),
+        Err(_) => {
+            let mut top_level = true;
+            text.lines().map(str::trim).any(|line| {
+                if let Some(header) = line.strip_prefix('[') {
+                    top_level = false;
+                    // `[[step]]`, also when broken (`[[step]`, `[[ step`).
+                    return header.strip_prefix('[').is_some_and(|name| {
+                        name.split([']', '#']).next().map(str::trim) == Some("step")
+                    });
+                }
+                top_level
+                    && line
+                        .split_once('=')
+                        .is_some_and(|(key, _)| key.trim().trim_matches('"') == "step")
+            })
+        }
+    }
+}
+
 /// The property of a schedule that leads to a shared abstract state (its
 /// `state`), not to a violation: `sweep --against-model` writes one for
 /// each state the model reaches and the sweep did not.

@@ -169,7 +169,8 @@ fn resolve(harness: &Harness, args: &CheckArgs) -> Result<Explored, ExitCode> {
 /// line and the key).
 fn given_scenario(harness: &Harness, path: &Path) -> Result<Given, ExitCode> {
     let text = super::common::read_input(path)?;
-    if super::schedule::is_schedule_text(&text) || zk_sim::explore::file::is_choice_text(&text) {
+    if zk_models::schedule::is_schedule_text(&text) || zk_sim::explore::file::is_choice_text(&text)
+    {
         return Err(bad_input(format!(
             "{}: not a scenario file: `check` explores a scenario's world; replay this file with `{} replay {}`",
             path.display(),

@@ -54,7 +54,7 @@ pub fn load_scenario_with_text(
     command: &str,
 ) -> Result<(Scenario, String), ExitCode> {
     let text = read_input(path)?;
-    if super::schedule::is_schedule_text(&text) {
+    if zk_models::schedule::is_schedule_text(&text) {
         return Err(bad_input(format!(
             "{}: a model checker schedule, not a scenario: `{command}` runs scenarios; replay a schedule with `{} replay {}`",
             path.display(),

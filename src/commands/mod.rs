@@ -41,6 +41,8 @@ pub mod replay;
 #[cfg(madsim)]
 pub mod replay_tape;
 pub mod report;
+#[cfg(madsim)]
+pub mod run_output;
 pub mod schedule;
 #[cfg(madsim)]
 pub mod sim;

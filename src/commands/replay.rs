@@ -25,18 +25,12 @@
 //! trace-hash tests), so the warning is filtered out unless RUST_LOG names
 //! madsim.
 
-use super::common::EXIT_VIOLATION;
+use super::run_output::{default_filter, emit_trace, init_logging, print_verdict};
 use super::sim::{load_input, replay_command, Input, QuietStdout};
 use super::Harness;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tracing_subscriber::filter::filter_fn;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
-use zk_sim::world::AppEvents;
-use zk_sim::world::{RunReport, TraceKind, TraceLine};
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
@@ -67,7 +61,10 @@ pub fn run(harness: &Harness, args: ReplayArgs) -> ExitCode {
         return replay_choices(harness, &args, &text);
     }
     if zk_sim::world::tape_file::is_tape_text(&text) {
-        return super::replay_tape::run(harness, &args, &text);
+        if let Err(code) = refuse_run_picking_flags(&args, "a tape file") {
+            return code;
+        }
+        return super::replay_tape::run(harness, &args.scenario, &text);
     }
     let scenario = match load_input(harness, &args.scenario, args.variant.as_deref()) {
         Ok(Input::Scenario(scenario)) => scenario,
@@ -130,7 +127,7 @@ fn run_picking_flags(args: &ReplayArgs) -> [(&'static str, bool); 4] {
 
 /// Refuses (exit 2) a run-picking flag given with `what` (a choice or a
 /// tape file), which replays one exact run.
-pub(super) fn refuse_run_picking_flags(args: &ReplayArgs, what: &str) -> Result<(), ExitCode> {
+fn refuse_run_picking_flags(args: &ReplayArgs, what: &str) -> Result<(), ExitCode> {
     match run_picking_flags(args).iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(super::common::bad_input(format!(
             "{flag}: {} is {what}, which replays one exact run; {flag} does not apply to it",
@@ -138,33 +135,6 @@ pub(super) fn refuse_run_picking_flags(args: &ReplayArgs, what: &str) -> Result<
         ))),
         None => Ok(()),
     }
-}
-
-/// Prints a replayed run's trace, one line per event (`emit`).
-pub(super) fn emit_trace(report: &RunReport) {
-    for line in &report.trace.lines {
-        emit(line);
-    }
-}
-
-/// Prints a replayed run's verdict: `pass: {pass}` (exit 0), or each
-/// violation as `VIOLATION of P{tag}:` and the `replay: {replay}` line
-/// (exit 1).
-pub(super) fn print_verdict(report: &RunReport, pass: &str, tag: &str, replay: &str) -> ExitCode {
-    let mut out = QuietStdout;
-    if report.passed() {
-        let _ = writeln!(out, "pass: {pass}");
-        return ExitCode::SUCCESS;
-    }
-    for violation in &report.violations {
-        let _ = write!(
-            out,
-            "VIOLATION of {}{tag}:\n  {violation}",
-            violation.property_name()
-        );
-    }
-    let _ = writeln!(out, "replay: {replay}");
-    ExitCode::from(EXIT_VIOLATION)
 }
 
 /// Replays a choice file (`zkcheck check` on an async recipe writes them):
@@ -186,57 +156,4 @@ fn replay_choices(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode 
         "",
         &format!("{} replay {path}", harness.program),
     )
-}
-
-/// RUST_LOG, default `zk=trace`; madsim's HashMap warning left out.
-pub(super) fn default_filter() -> EnvFilter {
-    let mut filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("zk=trace"));
-    if !std::env::var("RUST_LOG").is_ok_and(|log| log.contains("madsim")) {
-        filter = filter.add_directive("madsim::sim::rand=error".parse().expect("a directive"));
-    }
-    filter
-}
-
-/// zkcheck's trace lines printed through `filter` (RUST_LOG, default
-/// `zk=trace`); the application's own events (every target outside `zk`
-/// and `madsim`, at RUST_LOG's levels, default info) recorded into the
-/// trace where they happened ([`AppEvents`]), not printed on their own.
-pub(super) fn init_logging(filter: EnvFilter) {
-    let printed = tracing_subscriber::fmt::layer()
-        .without_time()
-        .with_target(false)
-        .with_level(false)
-        .with_ansi(false)
-        .with_writer(|| QuietStdout)
-        .with_filter(filter)
-        .with_filter(filter_fn(|meta| meta.target().starts_with("zk")));
-    let application = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let recorded = AppEvents
-        .with_filter(application)
-        .with_filter(filter_fn(|meta| {
-            let target = meta.target();
-            !target.starts_with("zk") && !target.starts_with("madsim")
-        }));
-    tracing_subscriber::registry()
-        .with(printed)
-        .with(recorded)
-        .init();
-}
-
-pub(super) fn emit(line: &TraceLine) {
-    match line.kind {
-        TraceKind::Call
-        | TraceKind::Outcome
-        | TraceKind::Fault
-        | TraceKind::Phase
-        | TraceKind::Session
-        | TraceKind::App => {
-            tracing::info!(target: "zk::story", "{line}")
-        }
-        TraceKind::Apply => tracing::debug!(target: "zk::server", "{line}"),
-        TraceKind::Send | TraceKind::Deliver | TraceKind::Timer => {
-            tracing::trace!(target: "zk::net", "{line}")
-        }
-    }
 }

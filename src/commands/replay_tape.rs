@@ -6,9 +6,7 @@
 //! what a changed tape does).
 
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
-use super::replay::{
-    default_filter, emit_trace, init_logging, print_verdict, refuse_run_picking_flags, ReplayArgs,
-};
+use super::run_output::{default_filter, emit_trace, init_logging, print_verdict};
 use super::sim::QuietStdout;
 use super::Harness;
 use std::collections::BTreeMap;
@@ -58,12 +56,9 @@ pub fn write(
     Ok(())
 }
 
-/// Runs the tape file `args.scenario` (its `text`) again.
-pub fn run(harness: &Harness, args: &ReplayArgs, text: &str) -> ExitCode {
-    if let Err(code) = refuse_run_picking_flags(args, "a tape file") {
-        return code;
-    }
-    let path = &args.scenario;
+/// Runs the tape file `path` (its `text`) again (`replay` refused the
+/// flags that pick another run).
+pub fn run(harness: &Harness, path: &Path, text: &str) -> ExitCode {
     let (file, mut scenario) = match load(harness, path, text) {
         Ok(loaded) => loaded,
         Err(code) => return code,

@@ -18,7 +18,7 @@
 //! check started from) replays from that state, and the output says so.
 //!
 //! Replaying exists only with `--cfg madsim` (with the commands that do
-//! it); recognizing a schedule ([`is_schedule_text`]) in every build.
+//! it); recognizing a schedule is `zk_models::schedule::is_schedule_text`.
 
 #[cfg(madsim)]
 use super::common::{EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_VIOLATION};
@@ -34,32 +34,6 @@ use zk_models::replay::{LassoReplay, ReplayReport};
 use zk_models::schedule::{clip, Schedule, ScheduleError};
 #[cfg(madsim)]
 use zk_models::setup::InitialState;
-
-/// The text holds a schedule (a top-level `step` array) rather than a
-/// scenario. Text that is not valid TOML counts as a schedule when a line
-/// opens a `[[step]]` (or sets `step = ...` before any table), so that a
-/// broken schedule is reported as one.
-pub fn is_schedule_text(text: &str) -> bool {
-    match text.parse::<toml::Table>() {
-        Ok(table) => table.contains_key("step"),
-        Err(_) => {
-            let mut top_level = true;
-            text.lines().map(str::trim).any(|line| {
-                if let Some(header) = line.strip_prefix('[') {
-                    top_level = false;
-                    // `[[step]]`, also when broken (`[[step]`, `[[ step`).
-                    return header.strip_prefix('[').is_some_and(|name| {
-                        name.split([']', '#']).next().map(str::trim) == Some("step")
-                    });
-                }
-                top_level
-                    && line
-                        .split_once('=')
-                        .is_some_and(|(key, _)| key.trim().trim_matches('"') == "step")
-            })
-        }
-    }
-}
 
 /// Checks and replays the schedule `text` read from `path`; prints the
 /// stepper's trace if `trace`. Exit 1 when the simulator reports a

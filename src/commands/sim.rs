@@ -89,7 +89,7 @@ pub fn load_input(
     variant: Option<&str>,
 ) -> Result<Input, ExitCode> {
     let text = read_input(path)?;
-    if super::schedule::is_schedule_text(&text) {
+    if zk_models::schedule::is_schedule_text(&text) {
         return Ok(Input::Schedule(text));
     }
     let scenario = parse_scenario(harness, path, &text, variant)?;

@@ -4,7 +4,7 @@
 //! outcomes come back from it. While the client is paused (a fault), its
 //! application is frozen too, as a paused process is.
 
-use super::driver::{Phase, Run};
+use super::run_state::{Phase, Run};
 use super::Backend;
 use crate::faults::MsRange;
 use crate::oracles::{ObserveCall, Seen};

@@ -23,22 +23,21 @@ use super::common::{
     end_tree, judge_liveness, live_report, prepare, ClientProgress, FencedResource,
 };
 use super::mirror::mirror;
+use super::run_state::{lock, Phase, Run, Slot};
 use super::{
     Backend, BackendError, BoxFuture, Connection, LiveRunner, LiveState, NodeInfo, RequestLoss,
 };
 use crate::client::{ClientSession, ConnectionState};
 use crate::faults::plan::{stream, REQUEST_STREAM};
-use crate::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
-use crate::oracles::{Oracles, Property, Seen, View};
+use crate::faults::{Fault, MsRange, ScheduledFault};
+use crate::oracles::{Oracles, Property, Seen};
 use crate::server::{ServerConfig, ZkServer};
-use crate::world::app::RunStates;
-use crate::world::{RunReport, RunStats, SimRecipe, Trace, TraceKind, WorldConfig};
-use rand::rngs::SmallRng;
+use crate::world::{RunReport, RunStats, SimRecipe, Trace, WorldConfig};
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::task::Poll;
 use zk_recipes::zk::{Path, Request, SessionId, WatchedEvent};
 use zk_recipes::{Hold, Observation, Observe};
 
@@ -60,115 +59,6 @@ const CONNECT_RETRY_MS: u64 = 200;
 pub type BoxedWorkload = BoxFuture<'static, ()>;
 type MakeRecipe<R> = dyn Fn(usize, u64) -> R + Send + Sync;
 type MakeWorkload<R> = dyn Fn(LiveClient<R>) -> BoxedWorkload + Send + Sync;
-
-/// The run's phases, as in the simulator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Faults,
-    Healing { deadline_ns: u64 },
-    Done,
-}
-
-/// One client as the run keeps it.
-pub struct Slot<R: SimRecipe> {
-    pub session: ClientSession<R>,
-    /// Application calls not yet handed to the session layer.
-    pub calls: VecDeque<R::Call>,
-    /// Outcomes not yet taken by the application.
-    pub outcomes: VecDeque<R::Outcome>,
-    pub app_waker: Option<Waker>,
-    pub conn_waker: Option<Waker>,
-    pub workload_rng: SmallRng,
-    /// Frozen by a pause fault.
-    pub paused: bool,
-    pub workload_done: bool,
-    pub last_call: Option<(u64, String)>,
-}
-
-/// The state the tasks of one run share (never locked across an await).
-pub struct Run<R: SimRecipe> {
-    pub clients: Vec<Slot<R>>,
-    pub oracles: Oracles,
-    /// Each client's session while the driver believes it alive.
-    pub sessions: Vec<Option<SessionId>>,
-    pub phase: Phase,
-    /// The connection tasks close their sessions and end.
-    pub closing: bool,
-    pub resource: FencedResource,
-    pub run_state: RunStates,
-    pub stats: RunStats,
-    pub fault_history: Vec<ScheduledFault>,
-    request_faults: RequestFaults,
-    fault_rng: SmallRng,
-    delays: SmallRng,
-    /// What the oracles see when they need no tree.
-    empty: ZkServer,
-    /// When the run started (backend time), for fault times.
-    t0: u64,
-    /// Workloads done when the verdict was taken (the liveness deadline,
-    /// or all done): what the report says, so its count and a liveness
-    /// violation's list of stuck clients agree.
-    workloads_done_at_verdict: Option<usize>,
-    /// Why the run could not be judged (the harness ran out of a local
-    /// resource, the end checks could not read the tree): the run ends
-    /// with this error instead of a verdict.
-    failure: Option<String>,
-    /// The clients' session changes (the report's trace).
-    trace: Trace,
-}
-
-impl<R: SimRecipe> Run<R> {
-    /// Feeds one observation to the oracles; `tree` is a mirror of the
-    /// real tree when the observation needs one.
-    pub fn observe(&mut self, now: u64, client: usize, seen: Seen, tree: Option<&ZkServer>) {
-        let view = View {
-            server: tree.unwrap_or(&self.empty),
-            sessions: &self.sessions,
-        };
-        self.oracles
-            .seen(now.saturating_sub(self.t0), client, &seen, &view);
-    }
-
-    fn wake_all(&mut self) {
-        for slot in &mut self.clients {
-            if let Some(waker) = slot.conn_waker.take() {
-                waker.wake();
-            }
-            if let Some(waker) = slot.app_waker.take() {
-                waker.wake();
-            }
-        }
-    }
-
-    /// A session change of `client` for the report's trace.
-    fn note_session(&mut self, now: u64, client: usize, text: String) {
-        let at_ns = now.saturating_sub(self.t0);
-        self.trace
-            .push(at_ns, Some(client), TraceKind::Session, text);
-    }
-
-    fn record_fault(&mut self, now: u64, client: usize, fault: Fault) {
-        self.stats.faults += 1;
-        let at_ms = ns_to_ms(now.saturating_sub(self.t0));
-        self.fault_history.push(ScheduledFault {
-            trigger: Trigger::AtMs(at_ms),
-            client,
-            fault,
-        });
-    }
-
-    fn settled(&self) -> bool {
-        self.clients.iter().all(|slot| {
-            slot.session.state == ConnectionState::Connected
-                && slot.session.is_idle()
-                && slot.calls.is_empty()
-        })
-    }
-}
-
-fn lock<R: SimRecipe>(run: &Mutex<Run<R>>) -> MutexGuard<'_, Run<R>> {
-    run.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// A scenario's recipe, workload and world, ready to run live.
 pub struct Driver<R: SimRecipe> {

@@ -27,6 +27,7 @@ mod app;
 mod common;
 mod driver;
 mod mirror;
+mod run_state;
 mod support;
 
 pub use app::LiveClient;
