@@ -23,4 +23,5 @@ pub mod oracles;
 pub mod scenario;
 pub mod server;
 pub mod stepper;
+pub mod units;
 pub mod world;

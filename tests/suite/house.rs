@@ -51,7 +51,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         "zk-models",
         &["coverage", "lasso", "registry", "replay", "run", "schedule"],
     ),
-    ("zk-sim", &["diagnosis", "oracles"]),
     (
         "zk-sim",
         &[
@@ -88,7 +87,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         "zkcheck-zookeeper-client",
         &["sim::client", "sim::connector", "sim::multi"],
     ),
-    ("zkcheck-zookeeper-client", &["sim::lock", "sim::locking"]),
 ];
 
 /// The files over [`LONG_LINES`] lines without a reason now. Split one (or

@@ -5,8 +5,8 @@
 //! (`Client::lock`) is in `locking`.
 
 use super::client::Client;
-use super::locking::split_path;
 use super::multi::{CheckWriter, MultiWriter};
+use super::paths::split_path;
 use super::paths::validate;
 use super::types::{CreateOptions, CreateSequence};
 use super::{Acls, Error, MultiWriteResult, Stat};

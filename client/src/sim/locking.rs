@@ -15,6 +15,7 @@
 
 use super::client::Client;
 use super::lock::{LockClient, LockOptions, LockPrefix, LockPrefixKind};
+use super::paths::split_path;
 use super::types::{CreateMode, CreateSequence};
 use super::{Error, MultiReadResult};
 use std::borrow::Cow;
@@ -320,15 +321,6 @@ fn has_no_data_change(error: &Error) -> bool {
     )
 }
 
-/// The real crate's `util::split_path`: parent, parent with its trailing
-/// `/`, and the last segment (`path` has a `/`: it was validated).
-pub(crate) fn split_path(path: &str) -> (&str, &str, &str) {
-    match path.rfind('/') {
-        Some(0) | None => ("/", "/", path.get(1..).unwrap_or("")),
-        Some(at) => (&path[..at], &path[..=at], &path[at + 1..]),
-    }
-}
-
 /// The last `len` bytes of a node name, its sequence; empty if the name is
 /// shorter or would be cut inside a character (the real crate would panic
 /// on the latter; such a name is no contender here).
@@ -365,13 +357,6 @@ fn format_uuid_v4(high: u64, low: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_split_as_the_real_crate_splits_them() {
-        assert_eq!(split_path("/a"), ("/", "/", "a"));
-        assert_eq!(split_path("/a/b/c-"), ("/a/b", "/a/b/", "c-"));
-        assert_eq!(split_path("/a/"), ("/a", "/a/", ""));
-    }
 
     #[test]
     fn sequences_are_the_last_bytes_or_nothing() {

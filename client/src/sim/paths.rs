@@ -134,9 +134,25 @@ fn is_refused_char(c: char) -> bool {
         0x0000..=0x001f | 0x007f..=0x009f | 0xd800..=0xf8ff | 0xfff0..=0xffff)
 }
 
+/// The real crate's `util::split_path`: parent, parent with its trailing
+/// `/`, and the last segment (`path` has a `/`: it was validated).
+pub(crate) fn split_path(path: &str) -> (&str, &str, &str) {
+    match path.rfind('/') {
+        Some(0) | None => ("/", "/", path.get(1..).unwrap_or("")),
+        Some(at) => (&path[..at], &path[..=at], &path[at + 1..]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_split_as_the_real_crate_splits_them() {
+        assert_eq!(split_path("/a"), ("/", "/", "a"));
+        assert_eq!(split_path("/a/b/c-"), ("/a/b", "/a/b/", "c-"));
+        assert_eq!(split_path("/a/"), ("/a", "/a/", ""));
+    }
 
     #[test]
     fn rules_are_the_real_crates() {

@@ -17,6 +17,7 @@
 //! at the moment of the violation. Neither depends on the recipe's type,
 //! so any driver that keeps a history can explain its violations.
 
+pub mod finding;
 mod history;
 mod holders;
 mod leaks;
@@ -24,14 +25,13 @@ mod leaks;
 pub mod precision;
 mod stuck;
 
+pub use finding::{signature, Diagnosis, Finding};
 pub use history::{ClientHistory, Ended, History, Hold, Listing, NodeRecord, Removal, WatchKind};
 
 use crate::client::{ClientSession, ConnectionState, WatchTable};
-use crate::oracles::{fmt_time, ClientIndex, Property, SimNanos, Violation};
+use crate::oracles::{ClientIndex, Property, SimNanos, Violation};
 use crate::server::ZkServer;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 use zk_recipes::zk::{Request, SessionId};
 use zk_recipes::Recipe;
 
@@ -94,79 +94,6 @@ pub const MECHANISMS: &[&str] = &[
     // the diagnosis is not sure of any mechanism
     "undiagnosed",
 ];
-
-/// Why a property broke.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Diagnosis {
-    /// The mechanism's stable name: the second half of the signature.
-    pub mechanism: String,
-    /// One sentence a reader understands without the trace.
-    pub summary: String,
-    /// One entry per stuck client, leaked node or holder.
-    pub findings: Vec<Finding>,
-}
-
-/// One client's or node's part in a diagnosis.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    pub client: Option<ClientIndex>,
-    pub path: Option<String>,
-    pub mechanism: String,
-    /// What it waits for / what happened to it.
-    pub what: String,
-    /// Why nothing will change it.
-    pub why: String,
-    /// Times that matter, oldest first.
-    pub moments: Vec<(SimNanos, String)>,
-}
-
-impl Finding {
-    fn new(mechanism: &str, what: String, why: String) -> Finding {
-        Finding {
-            client: None,
-            path: None,
-            mechanism: mechanism.to_string(),
-            what,
-            why,
-            moments: Vec::new(),
-        }
-    }
-
-    fn client(mut self, client: ClientIndex) -> Finding {
-        self.client = Some(client);
-        self
-    }
-
-    fn path(mut self, path: impl fmt::Display) -> Finding {
-        self.path = Some(path.to_string());
-        self
-    }
-
-    fn at(mut self, at_ns: SimNanos, what: impl Into<String>) -> Finding {
-        self.moments.push((at_ns, what.into()));
-        self.moments.sort_by_key(|(at, _)| *at);
-        self
-    }
-}
-
-impl fmt::Display for Diagnosis {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "why: {}", self.summary)?;
-        for finding in &self.findings {
-            let who = match (finding.client, &finding.path) {
-                (Some(client), _) => format!("c{client}"),
-                (None, Some(path)) => path.clone(),
-                (None, None) => "-".to_string(),
-            };
-            writeln!(f, "  {who} [{}]: {}", finding.mechanism, finding.what)?;
-            writeln!(f, "      {}", finding.why)?;
-            for (at, what) in &finding.moments {
-                writeln!(f, "      {:>12} {what}", fmt_time(*at))?;
-            }
-        }
-        Ok(())
-    }
-}
 
 /// What one client's session layer holds at the moment of a diagnosis.
 #[derive(Clone, Debug)]
@@ -336,14 +263,6 @@ fn queue(violation: &Violation) -> Diagnosis {
         )
     };
     plain(violation, mechanism, summary)
-}
-
-/// The signature a sweep buckets a violation by: `property/mechanism`.
-pub fn signature(property: &str, diagnosis: Option<&Diagnosis>) -> String {
-    match diagnosis {
-        Some(diagnosis) => format!("{property}/{}", diagnosis.mechanism),
-        None => format!("{property}/undiagnosed"),
-    }
 }
 
 /// Attaches a diagnosis to every violation that has none yet, from

@@ -48,20 +48,10 @@ use std::fmt;
 use zk_recipes::zk::{Path, SessionId};
 use zk_recipes::{check_property_name, HoldId, Observation};
 
-use crate::diagnosis::Diagnosis;
+use crate::diagnosis::finding::Diagnosis;
 use crate::server::ZkServer;
 
-/// Index of a simulated client.
-pub type ClientIndex = usize;
-
-/// Simulated time in nanoseconds since the start of the run.
-pub type SimNanos = u64;
-
-/// Formats simulated time the way traces and reports show it: milliseconds
-/// with microsecond precision.
-pub fn fmt_time(at: SimNanos) -> String {
-    format!("{}.{:03}ms", at / 1_000_000, (at / 1_000) % 1_000)
-}
+pub use crate::units::{fmt_time, ClientIndex, SimNanos};
 
 /// One thing the world saw a client do or receive.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +101,7 @@ impl Violation {
     /// `property/mechanism`, the bucket a sweep counts this violation in
     /// (a recipe's own invariant: its name, `name/reported`).
     pub fn signature(&self) -> String {
-        crate::diagnosis::signature(self.property_name(), self.diagnosis.as_ref())
+        crate::diagnosis::finding::signature(self.property_name(), self.diagnosis.as_ref())
     }
 
     /// The name the violation is printed under: the property's, or the
