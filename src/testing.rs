@@ -41,7 +41,7 @@
 //! panic), never as a property violation: `.fails()` does not return it.
 
 use crate::commands::common::quote as shell_word;
-use crate::commands::sim::replay_command;
+use crate::commands::seed_commands::replay_command;
 use std::path::{Path, PathBuf};
 use zk_models::run::{render_trace, RunOptions, Verdict};
 use zk_models::setup::{node_path, InitialNode, InitialState};

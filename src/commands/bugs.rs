@@ -26,7 +26,7 @@
 use super::check::ModelArgs;
 use super::common::{bad_input, load_scenario};
 use super::report::{document, run_record, this_command, write_dir};
-use super::sim::replay_command;
+use super::seed_commands::replay_command;
 use super::Harness;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -18,7 +18,7 @@
 //!
 //! [`EXIT_INTERNAL_ERROR`]: super::common::EXIT_INTERNAL_ERROR
 
-use super::sim::SeedCommands;
+use super::seed_commands::SeedCommands;
 use zk_sim::scenario::Scenario;
 
 /// Runs `run`; a panic inside it (on this thread or on the thread of a

@@ -25,7 +25,7 @@
 //! an output that cannot be written; 0 when every seed of every shard passed.
 
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
-use super::sim::SeedCommands;
+use super::seed_commands::SeedCommands;
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, MergedShards, SweepCoverage,
     SweepJson, FORMAT, FORMAT_VERSION, INTERNAL_ERROR_BUCKET,

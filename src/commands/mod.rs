@@ -45,6 +45,8 @@ pub mod report;
 pub mod run_output;
 pub mod schedule;
 #[cfg(madsim)]
+pub mod seed_commands;
+#[cfg(madsim)]
 pub mod sim;
 #[cfg(madsim)]
 pub mod sweep;

@@ -26,7 +26,8 @@
 //! madsim.
 
 use super::run_output::{default_filter, emit_trace, init_logging, print_verdict};
-use super::sim::{load_input, replay_command, Input, QuietStdout};
+use super::seed_commands::replay_command;
+use super::sim::{load_input, Input, QuietStdout};
 use super::Harness;
 use std::io::Write;
 use std::path::PathBuf;

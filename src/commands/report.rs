@@ -5,7 +5,7 @@
 
 use super::common::{bad_input, EXIT_BAD_INPUT};
 #[cfg(madsim)]
-use super::sim::replay_command;
+use super::seed_commands::replay_command;
 #[cfg(madsim)]
 use super::Harness;
 use std::path::{Path, PathBuf};

@@ -21,7 +21,7 @@ use super::against_model::AgainstModel;
 use super::common::{bad_input, exit_status_with_internal, load_scenario, write_json};
 use super::coverage_report;
 use super::internal_error;
-use super::sim::replay_command;
+use super::seed_commands::replay_command;
 use super::sweep_result::{
     describe, print_buckets, text_hash, BucketJson, Failure, Findings, SweepCoverage, SweepJson,
     FORMAT, FORMAT_VERSION, KEPT_FAILURES, KEPT_SEEDS_PER_BUCKET,

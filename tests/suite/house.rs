@@ -76,14 +76,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "zkcheck",
-        &[
-            "commands::internal_error",
-            "commands::report",
-            "commands::sim",
-        ],
-    ),
-    (
         "zkcheck-zookeeper-client",
         &["sim::client", "sim::connector", "sim::multi"],
     ),
