@@ -139,29 +139,37 @@ impl<R: SimRecipe> Shared<R> {
             .zip(&trees.per_client)
             .map(|(local, tree)| hash_of(&(phase, ensemble, tree, local)));
         let features: Vec<u64> = features.collect();
+        let shared = self.shared_state(trees.global);
+        if let Some(coverage) = &mut self.coverage {
+            coverage.observe(global.finish());
+            coverage.observe_features(&features);
+            if let Some(shared) = shared {
+                coverage.observe_shared(shared);
+            }
+        }
+    }
+
+    /// The shared abstraction's state now ([`abstraction`]), from the
+    /// tree's hash; None while a client is between sessions. The model's
+    /// clients are always in a session: they start in their first, and one
+    /// that learns its session expired is in its next in the same step. A
+    /// world's moments in between (connecting at the start, an expiry
+    /// learned and no new session yet) have no model state.
+    fn shared_state(&self, tree: u64) -> Option<u64> {
+        let in_session = self.clients.iter().all(|slot| {
+            let session = &slot.session;
+            session.session_id.is_some() && session.state != ConnectionState::Expired
+        });
+        if !in_session {
+            return None;
+        }
         let server = self.ensemble.committed();
         let parts: Vec<u64> = self
             .clients
             .iter()
             .map(|slot| abstraction::client_part(&slot.session, server))
             .collect();
-        let shared = abstraction::combine(trees.global, &parts);
-        // The model's clients are always in a session: they start in their
-        // first, and one that learns its session expired is in its next in
-        // the same step. A world's moments in between (connecting at the
-        // start, an expiry learned and no new session yet) have no model
-        // state, so they are left out of the shared states.
-        let in_session = self.clients.iter().all(|slot| {
-            let session = &slot.session;
-            session.session_id.is_some() && session.state != ConnectionState::Expired
-        });
-        if let Some(coverage) = &mut self.coverage {
-            coverage.observe(global.finish());
-            coverage.observe_features(&features);
-            if in_session {
-                coverage.observe_shared(shared);
-            }
-        }
+        Some(abstraction::combine(tree, &parts))
     }
 
     /// Client `client`'s own part of an abstract state: its connection,
