@@ -98,7 +98,7 @@ enum Command {
     #[cfg(madsim)]
     Replay(commands::replay::ReplayArgs),
     /// Model-check a recipe exhaustively with stateright.
-    Check(Box<commands::check::CheckArgs>),
+    Check(Box<commands::check_args::CheckArgs>),
     /// Serve stateright's explorer for a recipe model on 127.0.0.1.
     Explore(commands::explore::ExploreArgs),
     /// List the registered recipes, their kinds and variants.

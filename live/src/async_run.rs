@@ -36,8 +36,8 @@ use zk_sim::async_recipe::{AsyncWorkload, Context, Sleep, World};
 use zk_sim::faults::plan::{stream, REQUEST_STREAM};
 use zk_sim::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
 use zk_sim::live::{
-    end_tree, judge_liveness, live_report, mirror, prepare, Backend, BackendError, BoxFuture,
-    ClientProgress, FencedResource, LiveRunner, RequestLoss,
+    end_tree, judge_liveness, live_report, mirror, prepare, session_owner, Backend, BackendError,
+    BoxFuture, ClientProgress, FencedResource, LiveRunner, RequestLoss,
 };
 use zk_sim::oracles::{CallObservation, Oracles, Seen, View};
 use zk_sim::scenario::Scenario;
@@ -496,7 +496,13 @@ impl Supervisor {
         match tree {
             Ok(tree) => {
                 let at = run.now_rel(now);
-                run.oracles.finish(at, &tree, &self.initial);
+                let sessions = run.sessions.clone();
+                run.oracles.finish_naming_owners(
+                    at,
+                    &tree,
+                    &self.initial,
+                    &session_owner(&sessions),
+                );
             }
             Err(failure) => {
                 run.failure.get_or_insert(failure);

@@ -23,7 +23,7 @@
 //! catches the bug nor fails the fix; it is printed with its panic and the
 //! command that reruns it); 2 on bad input.
 
-use super::check::ModelArgs;
+use super::check_args::ModelArgs;
 use super::common::{bad_input, load_scenario};
 use super::report::{document, run_record, this_command, write_dir};
 use super::seed_commands::replay_command;
@@ -243,7 +243,7 @@ fn model_args(scenario: &Scenario, model: &CatalogModel, variant: &str) -> Model
     ModelArgs {
         recipe: scenario.recipe.name.clone(),
         variant: Some(variant.to_string()),
-        clients: Some(super::cutoff::Clients::One(model.clients)),
+        clients: Some(super::check_args::Clients::One(model.clients)),
         cycles: 1,
         faults: model.faults.clone(),
         symmetry: false,

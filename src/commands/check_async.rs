@@ -20,10 +20,11 @@
 //! found nothing, 0 when an exhaustive search found every property to
 //! hold.
 
-use super::check::CheckArgs;
+use super::check_args::CheckArgs;
+use super::check_args::Clients;
 use super::check_world::{dimensions, render};
 use super::common::{bad_input, quote, EXIT_INTERNAL_ERROR};
-use super::cutoff::Clients;
+use super::explored::{AsyncStrategy, Explored, Given, MAX_SCENARIO_CLIENTS};
 use super::Harness;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -39,23 +40,9 @@ use zk_sim::world::RunReport;
 
 /// Most clients an exploration takes.
 const MAX_CLIENTS: usize = 4;
-/// Most clients `check SCENARIO.toml` takes from the scenario when
-/// `--clients` is not given (more makes a search of hours: the summary
-/// says the count was bounded).
-pub const MAX_SCENARIO_CLIENTS: usize = 3;
 /// PCT's most priority change points + 1, and the runs drawn by default.
 const MAX_PCT_DEPTH: usize = 10;
 const DEFAULT_PCT_RUNS: u64 = 1000;
-
-/// How `check` explores an async recipe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum AsyncStrategy {
-    /// Depth-first search by re-execution (the default).
-    Dfs,
-    /// PCT sampling: `runs` runs drawn from `seed`, `depth - 1` priority
-    /// change points each.
-    Pct { depth: u32, runs: u64, seed: u64 },
-}
 
 /// `--strategy pct`'s flags, checked: `--depth` (default 3, PCT's d),
 /// `--runs` (default 1000), `--seed`.
@@ -80,7 +67,7 @@ fn pct_strategy(
 /// The strategy the flags ask for (`--liveness` other than terminal
 /// does not apply: an explored execution ends when its world does).
 fn strategy_of(args: &CheckArgs) -> Result<AsyncStrategy, String> {
-    use super::check::StrategyArg;
+    use super::check_args::StrategyArg;
     if args.liveness != super::lasso::LivenessArg::Terminal {
         return Err("--liveness: an async recipe's executions are judged at their end; this flag does not apply".into());
     }
@@ -108,29 +95,6 @@ pub fn is_async(harness: &Harness, recipe: &str, variant: &str) -> bool {
 /// (a recipe's name has neither a `.toml` end nor a `/`).
 pub fn is_scenario_file(argument: &str) -> bool {
     argument.ends_with(".toml") || argument.contains('/')
-}
-
-/// The scenario file `check` was given: where, as written, and its text
-/// (a counterexample's choice file carries it).
-pub struct Given {
-    pub path: PathBuf,
-    pub scenario: Scenario,
-    pub text: String,
-}
-
-/// What `check` on an explored world runs with.
-pub struct Explored {
-    pub world: World,
-    /// The scenario file the world is narrowed from; None: the recipe's
-    /// defaults.
-    pub given: Option<Given>,
-    /// The world's scenario, as the explorer runs it.
-    pub scenario: Scenario,
-    pub bounds: Bounds,
-    /// `--clients` was given (else the count is the default: the
-    /// scenario's, at most [`MAX_SCENARIO_CLIENTS`]).
-    pub clients_given: bool,
-    strategy: AsyncStrategy,
 }
 
 /// The flags, checked: the explored world and the search's bounds.
@@ -201,7 +165,7 @@ fn flags(harness: &Harness, args: &CheckArgs, given: Option<Given>) -> Result<Ex
     }
     let default_clients = match &given {
         Some(given) => given.scenario.raw.clients.min(MAX_SCENARIO_CLIENTS),
-        None => super::check::DEFAULT_CLIENTS,
+        None => super::check_args::DEFAULT_CLIENTS,
     };
     let clients = match model.clients.unwrap_or(Clients::One(default_clients)) {
         Clients::One(n) if (1..=MAX_CLIENTS).contains(&n) => n,
@@ -318,9 +282,9 @@ pub fn run(harness: &Harness, args: &CheckArgs) -> ExitCode {
     let written = write_counterexamples(harness, args, &explored, &found);
     let violation = !summary.found.is_empty();
     if !summary.exhaustive && !violation {
-        println!("\n{}", super::check::NOT_EXHAUSTIVE_NOTE);
+        println!("\n{}", super::check_output::NOT_EXHAUSTIVE_NOTE);
     }
-    super::check::verdict_status(violation, written.is_err(), !summary.exhaustive)
+    super::check_output::verdict_status(violation, written.is_err(), !summary.exhaustive)
 }
 
 /// Every execution was vacuous: no verdict, exit 2 (as `run` and `replay`
@@ -364,7 +328,7 @@ fn run_pct(
     if !violation {
         println!("\n{PCT_NOT_EXHAUSTIVE_NOTE}");
     }
-    super::check::verdict_status(violation, written.is_err(), true)
+    super::check_output::verdict_status(violation, written.is_err(), true)
 }
 
 const PCT_NOT_EXHAUSTIVE_NOTE: &str = "not exhaustive: PCT draws a sample of the executions; no violation in it, which is not a pass (exit 4)";
@@ -580,14 +544,16 @@ fn write_counterexamples(
     }
 }
 
-fn write_file(dir: &Path, file: &ChoiceFile) -> Result<PathBuf, super::check::WriteError> {
-    super::check::create_out_dir(dir)?;
+fn write_file(dir: &Path, file: &ChoiceFile) -> Result<PathBuf, super::check_output::WriteError> {
+    super::check_output::create_out_dir(dir)?;
     let property = file.property.as_deref().unwrap_or("run");
     let stem = format!("{}-{}-{property}-choices", file.recipe, file.variant);
     let path = super::report::file_in(dir, &stem, "toml");
-    std::fs::write(&path, file.to_toml()).map_err(|source| super::check::WriteError::File {
-        path: path.clone(),
-        source,
+    std::fs::write(&path, file.to_toml()).map_err(|source| {
+        super::check_output::WriteError::File {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(path)
 }

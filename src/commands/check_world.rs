@@ -4,7 +4,7 @@
 //! scenario draws and the explorer does not vary is named with what the
 //! scenario would have drawn.
 
-use super::check_async::{Explored, MAX_SCENARIO_CLIENTS};
+use super::explored::{Explored, MAX_SCENARIO_CLIENTS};
 use zk_sim::explore::run::LATENCY_US;
 use zk_sim::explore::{FaultAllowance, ServerFaultShapes};
 use zk_sim::faults::MsRange;

@@ -31,54 +31,16 @@
 //! count's search was not exhaustive (a timeout, a depth or memory bound,
 //! random walks) or larger counts were skipped after one timed out; else 0.
 
-use super::check::{CheckArgs, InputError};
+use super::check_args::{CheckArgs, Clients, InputError};
+use super::check_output::{verdict_status, violated_schedule, write_schedule_file, WriteError};
 use super::Harness;
-use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::str::FromStr;
 use zk_models::run::{CheckReport, Stop, Strategy, Verdict};
 use zk_models::schedule::MAX_CLIENTS;
 use zk_models::setup::InitialState;
 use zk_models::ModelVariant;
-
-/// `--clients`: one count, or an inclusive range `LO..HI` (also written
-/// `LO..=HI`) that only `check` takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Clients {
-    One(usize),
-    Range { first: usize, last: usize },
-}
-
-impl FromStr for Clients {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Clients, String> {
-        let syntax = || {
-            format!(
-                "`{text}`: expected a client count N or a range LO..HI, both ends included (e.g. 2..5)"
-            )
-        };
-        let count = |word: &str| word.trim().parse::<usize>().map_err(|_| syntax());
-        match text.split_once("..") {
-            None => Ok(Clients::One(count(text)?)),
-            Some((first, last)) => Ok(Clients::Range {
-                first: count(first)?,
-                last: count(last.strip_prefix('=').unwrap_or(last))?,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for Clients {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Clients::One(count) => write!(f, "{count}"),
-            Clients::Range { first, last } => write!(f, "{first}..{last}"),
-        }
-    }
-}
 
 fn bad(flag: &'static str, message: impl ToString) -> InputError {
     InputError::Flag {
@@ -165,7 +127,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
         one.clients = Some(Clients::One(clients));
         let with_initial = one.resolve(harness).and_then(|(_, mut setup)| {
             setup.initial = initial.clone();
-            super::check::check_initial(&model, &setup, &one)?;
+            super::check_args::check_initial(&model, &setup, &one)?;
             Ok(setup)
         });
         let setup = match with_initial {
@@ -232,7 +194,7 @@ pub fn run(harness: &Harness, args: CheckArgs, first: usize, last: usize) -> Exi
     }
     // The closing line names the counts that were not exhaustive.
     let bounded = skipped.is_some() || rows.iter().any(|row| !row.report.exhaustive);
-    super::check::verdict_status(failed, !vacuous.is_empty(), bounded)
+    verdict_status(failed, !vacuous.is_empty(), bounded)
 }
 
 fn header(args: &CheckArgs, first: usize, last: usize) -> String {
@@ -443,10 +405,10 @@ fn write_schedule(
     report: &CheckReport,
     property: &str,
     initial: &InitialState,
-) -> Result<PathBuf, super::check::WriteError> {
-    let schedule = super::check::violated_schedule(report, property).with_initial_state(initial);
+) -> Result<PathBuf, WriteError> {
+    let schedule = violated_schedule(report, property).with_initial_state(initial);
     let suffix = format!("-{}clients", report.clients);
-    super::check::write_schedule_file(dir, &schedule, &suffix)
+    write_schedule_file(dir, &schedule, &suffix)
 }
 
 /// Where adding a client stopped changing the answer.

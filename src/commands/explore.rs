@@ -6,7 +6,7 @@
 //! one bound. Exit status: 2 on bad input or when the port cannot be bound;
 //! otherwise it serves until interrupted.
 
-use super::check::ModelArgs;
+use super::check_args::ModelArgs;
 use super::Harness;
 use std::net::TcpListener;
 use std::process::ExitCode;

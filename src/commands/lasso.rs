@@ -102,8 +102,8 @@ fn write_schedule(
     dir: &Path,
     report: &LassoReport,
     initial: &InitialState,
-) -> Result<PathBuf, super::check::WriteError> {
+) -> Result<PathBuf, super::check_output::WriteError> {
     let schedule = report.schedule().expect("a lasso has a schedule");
     let schedule = schedule.with_initial_state(initial);
-    super::check::write_schedule_file(dir, &schedule, "")
+    super::check_output::write_schedule_file(dir, &schedule, "")
 }

@@ -14,8 +14,10 @@ pub mod bench;
 #[cfg(madsim)]
 pub mod bugs;
 pub mod check;
+pub mod check_args;
 #[cfg(madsim)]
 pub mod check_async;
+pub mod check_output;
 pub mod check_report;
 #[cfg(madsim)]
 pub mod check_world;
@@ -24,6 +26,8 @@ pub mod common;
 pub mod coverage_report;
 pub mod cutoff;
 pub mod explore;
+#[cfg(madsim)]
+pub mod explored;
 #[cfg(madsim)]
 pub mod fuzz;
 #[cfg(madsim)]

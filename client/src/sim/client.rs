@@ -3,9 +3,7 @@
 //! called (not when its future is first polled), so requests are ordered
 //! at the call, as the real crate orders them.
 
-use super::connector::Connector;
 use super::errors::{from_zk, uncovered, unexpected_reply};
-use super::multi::{CheckWriter, MultiReader, MultiWriter};
 use super::paths::Root;
 use super::types::{CreateOptions, CreateSequence, SessionInfo};
 use super::watcher::{OneshotWatcher, PersistentWatcher, StateWatcher};
@@ -96,17 +94,6 @@ impl Client {
             // Detached, as the real crate's `asyncs::spawn`.
             drop(node.spawn(work));
         }
-    }
-
-    /// Connects to the simulated ensemble (any connect string; a chroot
-    /// suffix is honoured).
-    pub async fn connect(cluster: &str) -> Result<Self> {
-        Self::connector().connect(cluster).await
-    }
-
-    /// A builder with options.
-    pub fn connector() -> Connector {
-        Connector::new()
     }
 
     /// Path of the chroot.
@@ -447,23 +434,6 @@ impl Client {
             zk::Reply::Synced { .. } => Ok(()),
             other => Err(unexpected_reply("sync", &other)),
         })
-    }
-
-    /// A [`MultiWriter`].
-    pub fn new_multi_writer(&self) -> MultiWriter<'_> {
-        MultiWriter::new(self)
-    }
-
-    /// A [`CheckWriter`]: a multi whose first op checks `path`'s version.
-    pub fn new_check_writer(&self, path: &str, version: Option<i32>) -> Result<CheckWriter<'_>> {
-        let mut writer = self.new_multi_writer();
-        writer.add_check_version(path, version.unwrap_or(zk::ANY_VERSION))?;
-        Ok(CheckWriter::new(writer))
-    }
-
-    /// A [`MultiReader`]: reads committed together.
-    pub fn new_multi_reader(&self) -> MultiReader<'_> {
-        MultiReader::new(self)
     }
 
     /// How many nodes are under `path`, at any depth (NoNode if it does

@@ -12,6 +12,22 @@ use zk_recipes::zk::Request;
 use zk_sim::async_recipe::Bridge;
 use zk_sim::client::ConnectionState;
 
+/// How a [`Client`] is opened: [`Client::connect`] with the defaults, or a
+/// [`Connector`] with options (here rather than in `client.rs`, which does
+/// not need the builder).
+impl Client {
+    /// Connects to the simulated ensemble (any connect string; a chroot
+    /// suffix is honoured).
+    pub async fn connect(cluster: &str) -> Result<Self, Error> {
+        Self::connector().connect(cluster).await
+    }
+
+    /// A builder with options.
+    pub fn connector() -> Connector {
+        Connector::new()
+    }
+}
+
 /// Builds a [`Client`] with options.
 #[derive(Clone, Debug, Default)]
 pub struct Connector {

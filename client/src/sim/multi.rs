@@ -14,6 +14,26 @@ use zk_recipes::zk::{self, MultiOp, OpResult, ReadOp, ReadResult, Request, ZkErr
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The multi builders a [`Client`] hands out (here, beside them).
+impl Client {
+    /// A [`MultiWriter`].
+    pub fn new_multi_writer(&self) -> MultiWriter<'_> {
+        MultiWriter::new(self)
+    }
+
+    /// A [`CheckWriter`]: a multi whose first op checks `path`'s version.
+    pub fn new_check_writer(&self, path: &str, version: Option<i32>) -> Result<CheckWriter<'_>> {
+        let mut writer = self.new_multi_writer();
+        writer.add_check_version(path, version.unwrap_or(zk::ANY_VERSION))?;
+        Ok(CheckWriter::new(writer))
+    }
+
+    /// A [`MultiReader`]: reads committed together.
+    pub fn new_multi_reader(&self) -> MultiReader<'_> {
+        MultiReader::new(self)
+    }
+}
+
 /// Collects write and check ops to commit in one request.
 pub struct MultiWriter<'a> {
     client: &'a Client,

@@ -15,6 +15,8 @@
 //! - [`runtime_seeds`]: the madsim seeds a search runs its world under
 //!   (what a choice string does not decide: the runtime's task order, an
 //!   unbiased `select!`, the streams the tape does not enumerate).
+//! - [`split_mix`]: the small deterministic generator PCT and a sampling
+//!   tape draw from.
 //! - [`pct`]: random sampling of the same choices for larger cases: PCT
 //!   (priority change points) and uniform random choices.
 
@@ -24,6 +26,7 @@ pub mod run;
 pub mod runtime_seeds;
 pub mod search;
 pub mod server_faults;
+pub mod split_mix;
 pub mod tape;
 
 pub use runtime_seeds::RuntimeSeeds;

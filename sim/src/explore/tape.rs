@@ -237,7 +237,7 @@ pub struct Tape {
     pub misfit: Option<usize>,
     /// Past the script: draw uniformly from this generator instead of
     /// taking the default.
-    draw: Option<super::pct::SplitMix>,
+    draw: Option<super::split_mix::SplitMix>,
     /// The points of a duration's range the world tries.
     durations: DurationPoints,
 }
@@ -271,7 +271,7 @@ impl Tape {
     /// Past its script, takes a uniformly drawn alternative at every point
     /// (a generator seeded with `seed`) instead of the default.
     pub fn drawing(mut self, seed: u64) -> Tape {
-        self.draw = Some(super::pct::SplitMix::new(seed));
+        self.draw = Some(super::split_mix::SplitMix::new(seed));
         self
     }
 

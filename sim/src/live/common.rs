@@ -10,7 +10,7 @@ use crate::oracles::{liveness_violation, stuck_line, Oracles, Property, Seen};
 use crate::server::ZkServer;
 use crate::world::{RunReport, RunStats};
 use std::collections::BTreeSet;
-use zk_recipes::zk::{Path, Request, ZkError};
+use zk_recipes::zk::{Path, Request, SessionId, ZkError};
 
 /// Creates the scenario's parent directories (under the run's root).
 pub async fn set_up(backend: &dyn Backend, setup: &[Request]) -> Result<(), BackendError> {
@@ -90,6 +90,17 @@ pub async fn end_tree(backend: &dyn Backend, root: &Path) -> Result<ZkServer, St
     }
 }
 
+/// What a live run knows of the session owning a leaked ephemeral, given
+/// each client's current session: the client whose current session it is
+/// (its recipe lost track of the node), or none (a session the client left
+/// or the harness ended, which the server had not ended yet).
+pub fn session_owner(sessions: &[Option<SessionId>]) -> impl Fn(SessionId) -> Option<String> + '_ {
+    move |owner| match sessions.iter().position(|s| *s == Some(owner)) {
+        Some(client) => Some(format!("client {client}'s current session")),
+        None => Some("no client's current session".to_string()),
+    }
+}
+
 /// The shared resource fenced holders write to: it accepts a token at
 /// least as large as every one it accepted before.
 #[derive(Default)]
@@ -134,4 +145,17 @@ pub fn live_report(
         coverage: None,
     }
     .set_aside_unexercised()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leaked_ephemeral_names_the_client_whose_current_session_owns_it() {
+        let sessions = [Some(SessionId(7)), None, Some(SessionId(9))];
+        let owner = session_owner(&sessions);
+        assert_eq!(owner(SessionId(9)).as_deref(), Some("client 2's current session"));
+        assert_eq!(owner(SessionId(8)).as_deref(), Some("no client's current session"));
+    }
 }

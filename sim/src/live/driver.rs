@@ -20,7 +20,7 @@
 
 use super::app::LiveClient;
 use super::common::{
-    end_tree, judge_liveness, live_report, prepare, ClientProgress, FencedResource,
+    end_tree, judge_liveness, live_report, prepare, session_owner, ClientProgress, FencedResource,
 };
 use super::mirror::mirror;
 use super::run_state::{lock, Phase, Run, Slot};
@@ -339,7 +339,13 @@ impl<R: SimRecipe> Supervisor<R> {
         match tree {
             Ok(tree) => {
                 let at = now.saturating_sub(run.t0);
-                run.oracles.finish(at, &tree, &self.initial);
+                let sessions = run.sessions.clone();
+                run.oracles.finish_naming_owners(
+                    at,
+                    &tree,
+                    &self.initial,
+                    &session_owner(&sessions),
+                );
                 let tallies: Vec<_> = run
                     .clients
                     .iter()

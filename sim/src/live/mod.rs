@@ -32,7 +32,8 @@ mod support;
 
 pub use app::LiveClient;
 pub use common::{
-    end_tree, judge_liveness, live_report, prepare, set_up, ClientProgress, FencedResource,
+    end_tree, judge_liveness, live_report, prepare, session_owner, set_up, ClientProgress,
+    FencedResource,
 };
 pub use driver::{live_runner, BoxedWorkload};
 pub use mirror::mirror;

@@ -4,20 +4,31 @@
 
 use crate::server::{NodeKind, ZkServer};
 use std::collections::BTreeSet;
-use zk_recipes::zk::Path;
+use zk_recipes::zk::{Path, SessionId};
 
 /// The nodes present now that were not there before the workload, one
 /// line each with the owner of ephemerals.
 pub fn leaked_nodes(server: &ZkServer, initial_paths: &BTreeSet<Path>) -> Vec<String> {
+    leaked_nodes_with_owners(server, initial_paths, &|_| None)
+}
+
+/// As [`leaked_nodes`], with what `owner_of` says of an ephemeral's session
+/// (a live run: which client's current session it is).
+pub fn leaked_nodes_with_owners(
+    server: &ZkServer,
+    initial_paths: &BTreeSet<Path>,
+    owner_of: &dyn Fn(SessionId) -> Option<String>,
+) -> Vec<String> {
     server
         .paths()
         .into_iter()
         .filter(|path| !initial_paths.contains(path))
         .map(|path| {
             let kind = match server.node_kind(&path) {
-                Some(NodeKind::Ephemeral { owner }) => {
-                    format!("ephemeral of session {:#x}", owner.0)
-                }
+                Some(NodeKind::Ephemeral { owner }) => match owner_of(owner) {
+                    Some(whose) => format!("ephemeral of session {:#x}, {whose}", owner.0),
+                    None => format!("ephemeral of session {:#x}", owner.0),
+                },
                 Some(NodeKind::Container)
                     if server.stat(&path).is_some_and(|s| s.num_children == 0) =>
                 {

@@ -32,7 +32,7 @@ mod queue;
 pub use calls::{CallObservation, ObserveCall};
 pub use churn::NODE_CHURN_MARGIN;
 pub use herd::HerdFigures;
-pub use leaks::leaked_nodes;
+pub use leaks::{leaked_nodes, leaked_nodes_with_owners};
 pub use property::{Property, PropertyError};
 pub use queue::is_queue_order;
 
@@ -321,8 +321,20 @@ impl Oracles {
     /// End-of-run checks: leaked nodes (against the paths that existed
     /// before the workload started) and items never delivered.
     pub fn finish(&mut self, at: SimNanos, server: &ZkServer, initial_paths: &BTreeSet<Path>) {
+        self.finish_naming_owners(at, server, initial_paths, &|_| None);
+    }
+
+    /// As [`Oracles::finish`], a leaked ephemeral's line saying what
+    /// `owner_of` knows of its session (a live run: whose current session).
+    pub fn finish_naming_owners(
+        &mut self,
+        at: SimNanos,
+        server: &ZkServer,
+        initial_paths: &BTreeSet<Path>,
+        owner_of: &dyn Fn(zk_recipes::zk::SessionId) -> Option<String>,
+    ) {
         if self.enabled(Property::NoLeaks) {
-            let leaked = leaked_nodes(server, initial_paths);
+            let leaked = leaked_nodes_with_owners(server, initial_paths, owner_of);
             if !leaked.is_empty() {
                 self.report(Violation {
                     property: Property::NoLeaks,

@@ -57,6 +57,8 @@ mod report;
 #[cfg(madsim)]
 mod run;
 #[cfg(madsim)]
+mod server_faults;
+#[cfg(madsim)]
 mod servers;
 #[cfg(madsim)]
 mod settle;

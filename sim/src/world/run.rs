@@ -201,7 +201,7 @@ impl<R: SimRecipe> Simulation<R> {
             ensemble: Ensemble::from_server(server, config.servers),
             applies_scheduled: vec![0; config.servers],
             last_apply_ns: vec![0; config.servers],
-            servers: super::servers::ServerFaults::new(config.servers),
+            servers: super::server_faults::ServerFaults::new(config.servers),
             rng: Rngs::new(&mut draws),
             coverage: draws.coverage.then(Default::default),
             draws,

@@ -11,6 +11,7 @@ use super::trace::Trace;
 use crate::client::ClientSession;
 use crate::diagnosis::{diagnose_undiagnosed, ClientScene, History, Scene};
 use crate::ensemble::Ensemble;
+use crate::ensemble::EnsembleEvent;
 use crate::faults::{RequestFaults, ScheduledFault};
 use crate::oracles::Violation;
 use crate::oracles::{Oracles, Seen, View};
@@ -232,7 +233,7 @@ pub struct Shared<R: SimRecipe> {
     pub applies_scheduled: Vec<usize>,
     pub last_apply_ns: Vec<u64>,
     /// Servers down by fault, lag spikes, the election under way.
-    pub servers: super::servers::ServerFaults,
+    pub servers: super::server_faults::ServerFaults,
     pub rng: Rngs,
     /// Where the streams come from; what they drew, when recording.
     pub draws: Draws,
@@ -601,4 +602,14 @@ impl<R: SimRecipe> Shared<R> {
     pub fn delay_ns(&mut self, range: crate::faults::MsRange) -> u64 {
         ms_to_ns(range.draw(&mut self.rng.delays))
     }
+}
+
+/// The sessions' closes before the watch notifications (a closing server
+/// drops the connection, then the deletions' events go out).
+pub(super) fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
+    let (mut closes, rest): (Vec<_>, Vec<_>) = events
+        .into_iter()
+        .partition(|event| matches!(event, EnsembleEvent::Closed { .. }));
+    closes.extend(rest);
+    closes
 }

@@ -5,7 +5,7 @@
 //! faults strike, and the run's phases change.
 
 use super::events::{Event, Inbound, ToClient, ToServer};
-use super::shared::{enter, ms_to_ns, trace, Awaited, Phase, Shared, SimRecipe};
+use super::shared::{closes_first, enter, ms_to_ns, trace, Awaited, Phase, Shared, SimRecipe};
 use crate::ensemble::{ConnectError, DeletionOrder, EnsembleEvent};
 use crate::faults::{Fault, ScheduledFault, Trigger};
 use crate::oracles::{fmt_time, liveness_violation, stuck_line, Property, Seen};
@@ -1009,16 +1009,6 @@ impl<R: SimRecipe> Shared<R> {
 /// one (far above the fixed latency of an explored world, so a client
 /// that answers a reply at once competes at the next pick).
 const PICK_WINDOW_NS: u64 = 10_000_000;
-
-/// The sessions' closes before the watch notifications (a closing server
-/// drops the connection, then the deletions' events go out).
-pub(super) fn closes_first(events: Vec<EnsembleEvent>) -> Vec<EnsembleEvent> {
-    let (mut closes, rest): (Vec<_>, Vec<_>) = events
-        .into_iter()
-        .partition(|event| matches!(event, EnsembleEvent::Closed { .. }));
-    closes.extend(rest);
-    closes
-}
 
 /// The `choice`-th of an ensemble's host orders an explored client may
 /// have (`2 × servers` of them: each server first, then round the ring
