@@ -530,7 +530,9 @@ impl ModelCheck<'_> {
             .registry
             .model(&self.recipe, &self.variant)
             .unwrap_or_else(|error| panic!("{error}"));
-        if let Err((_, message)) = zk_models::replay::initial_state_error(&model, &self.setup) {
+        if let Err((_, message)) =
+            zk_models::schedule_check::initial_state_error(&model, &self.setup)
+        {
             panic!(
                 "{}: the initial state cannot be made: {message}",
                 self.command()

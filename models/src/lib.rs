@@ -39,6 +39,7 @@ pub mod registry;
 pub mod replay;
 pub mod run;
 pub mod schedule;
+pub mod schedule_check;
 pub mod server;
 pub mod setup;
 pub mod shorten;

@@ -45,6 +45,7 @@
 //! does for a simulated run.
 
 use crate::model::{self, ModelRecipe, RecipeModel};
+use crate::schedule::client_of;
 use crate::schedule::{clip, Schedule, ScheduleStep};
 use crate::setup::InitialState;
 use crate::workload::Gate;
@@ -158,11 +159,6 @@ pub enum ReplayError {
     },
 }
 
-/// `client 2, ` for a client's step, nothing for the server's.
-pub(crate) fn client_of(client: &Option<usize>) -> String {
-    client.map_or_else(String::new, |client| format!("client {client}, "))
-}
-
 /// The simulator oracle that checks a model property of the same meaning.
 pub fn oracle_for(property: &str) -> Option<Property> {
     Some(match property {
@@ -244,42 +240,6 @@ pub fn replay<R: ModelRecipe>(
         expected_state: schedule.expected_state(),
         reached,
     })
-}
-
-/// Checks that `setup`'s initial state can be made for `variant`'s model:
-/// every node new with its parent there, every counter on an existing
-/// parent (see [`InitialState::check_against`]). On error the `[initial]`
-/// key it is about (`initial.node[2].path`: the nodes in the setup's
-/// order) and the message. The type-erased model builds its setup server
-/// only for a check or a replay, so this replays a schedule of no steps
-/// from the state: it stops at a state it cannot make, before any step.
-pub fn initial_state_error(
-    variant: &crate::registry::ModelVariant,
-    setup: &crate::setup::Setup,
-) -> Result<(), (String, String)> {
-    if setup.initial.is_default() {
-        return Ok(());
-    }
-    let probe = Schedule {
-        recipe: String::new(),
-        variant: String::new(),
-        clients: setup.clients,
-        cycles: setup.cycles,
-        servers: setup.servers,
-        revalidate: setup.revalidate,
-        faults: "none".into(),
-        property: String::new(),
-        expect: "example".into(),
-        cycle_start: None,
-        initial: None,
-        state: None,
-        steps: Vec::new(),
-    }
-    .with_initial_state(&setup.initial);
-    match variant.replay(&probe) {
-        Err(ReplayError::Initial { key, message }) => Err((key, message)),
-        _ => Ok(()),
-    }
 }
 
 /// `model` started from the initial state `schedule` records instead of

@@ -63,21 +63,16 @@
 //! the state step `K` starts in, the `K` steps before it lead there; its
 //! property is `progress` and `expect` is `violation`.
 //!
-//! Schedule files are user input: [`Schedule::parse`] refuses unknown keys
+//! Schedule files are user input: [`Schedule::parse`]
+//! (`crate::schedule_check`, which needs the registry) refuses unknown keys
 //! and values the replay cannot use, with a [`ScheduleError`] naming the
 //! file, the line and the dotted key (`clients`, `step[2].op`: the index of
 //! a `[[step]]` counts from 0, as in TOML tools).
 
 use crate::action::Action;
 use crate::faults::FaultBudget;
-use crate::registry::{Registry, RegistryError};
-use crate::replay::ReplayError;
-use crate::setup::{
-    node_path, InitialNode, InitialState, InitialStateError, Setup, MAX_CYCLES, MAX_FIRST_SESSION,
-    MAX_SERVERS,
-};
+use crate::setup::{node_path, InitialNode, InitialState, InitialStateError, MAX_FIRST_SESSION};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use zk_recipes::zk::{CreateMode, SessionId};
 pub use zk_sim::scenario::clip;
 use zk_sim::scenario::ScenarioError;
@@ -158,7 +153,7 @@ impl StepField {
         }
     }
 
-    fn is_set(self, step: &ScheduleStep) -> bool {
+    pub(crate) fn is_set(self, step: &ScheduleStep) -> bool {
         match self {
             StepField::Client => step.client.is_some(),
             StepField::Call => step.call.is_some(),
@@ -192,7 +187,7 @@ impl OpSpec {
         }
     }
 
-    fn takes(&self, field: StepField) -> bool {
+    pub(crate) fn takes(&self, field: StepField) -> bool {
         self.required.contains(&field) || self.optional.contains(&field)
     }
 }
@@ -523,31 +518,9 @@ impl ScheduleStep {
 /// are `step[n].field`, counting from 0).
 pub type ScheduleError = ScenarioError;
 
-/// A step the replay could not apply, located at that step's `[[step]]`.
-pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleError {
-    match error {
-        ReplayError::Clients { .. } => {
-            ScheduleError::at_key(file, source, "clients", error.to_string())
-        }
-        ReplayError::Initial { key, .. } => {
-            ScheduleError::at_key(file, source, key, error.to_string())
-        }
-        ReplayError::Step {
-            step,
-            client,
-            op,
-            message,
-        } => ScheduleError::at_key(
-            file,
-            source,
-            &format!("step[{}]", step.saturating_sub(1)),
-            format!(
-                "cannot replay step {step} ({}op {}): {message}",
-                crate::replay::client_of(client),
-                clip(op)
-            ),
-        ),
-    }
+/// `client 2, ` for a client's step, nothing for the server's.
+pub(crate) fn client_of(client: &Option<usize>) -> String {
+    client.map_or_else(String::new, |client| format!("client {client}, "))
 }
 
 /// The model run a schedule was found on, as its file records it: the
@@ -603,17 +576,6 @@ impl Schedule {
         toml::from_str(text)
     }
 
-    /// Reads and checks the schedule `text` of `file` (named in errors):
-    /// its recipe and variant must have a model in `registry`.
-    pub fn parse(file: &Path, text: &str, registry: &Registry) -> Result<Schedule, ScheduleError> {
-        let schedule =
-            Schedule::from_toml(text).map_err(|e| ScheduleError::from_toml(file, text, &e))?;
-        schedule
-            .validate(registry)
-            .map_err(|(key, message)| ScheduleError::at_key(file, text, &key, message))?;
-        Ok(schedule)
-    }
-
     /// The shared abstract state a `reach` schedule leads to (None: no
     /// `state`, or not 16 hex digits).
     pub fn expected_state(&self) -> Option<u64> {
@@ -638,7 +600,7 @@ impl Schedule {
     }
 
     /// A lasso's cycle has at least one step, and a lasso is a violation.
-    fn check_cycle_start(&self) -> Result<(), String> {
+    pub(crate) fn check_cycle_start(&self) -> Result<(), String> {
         let Some(start) = self.cycle_start else {
             return Ok(());
         };
@@ -653,196 +615,6 @@ impl Schedule {
                 "a lasso shows a violation, but expect is `{}`",
                 clip(&self.expect)
             ));
-        }
-        Ok(())
-    }
-
-    /// The schedule's `property` is one the model checks for the
-    /// schedule's setup (or, for a lasso, `progress`): a replay judges the
-    /// run by that property, and a name it does not know would be judged by
-    /// nothing.
-    fn check_property(&self, model: &crate::registry::ModelVariant) -> Result<(), String> {
-        if self.cycle_start.is_some() && self.property == crate::lasso::PROGRESS {
-            return Ok(());
-        }
-        match (self.property == REACH, &self.state) {
-            (true, Some(_)) => return Ok(()),
-            (true, None) => {
-                return Err(format!(
-                    "`{REACH}` needs the `state` the steps lead to (16 hex digits)"
-                ))
-            }
-            (false, Some(_)) => {
-                return Err(format!("a `state` goes with `property = \"{REACH}\"` only"))
-            }
-            (false, None) => {}
-        }
-        let setup = Setup::new(self.clients)
-            .with_cycles(self.cycles)
-            .with_servers(self.servers)
-            .with_revalidate(self.revalidate)
-            .with_faults(self.faults.parse().unwrap_or_default());
-        let names = model.property_names(&setup);
-        if names.contains(&self.property.as_str()) {
-            return Ok(());
-        }
-        let lasso = match self.cycle_start {
-            Some(_) => format!(" (a lasso's is `{}`)", crate::lasso::PROGRESS),
-            None => String::new(),
-        };
-        Err(format!(
-            "`{}` is not a property of {}/{} with {} client(s) (it has: {}){lasso}",
-            clip(&self.property),
-            clip(&self.recipe),
-            clip(&self.variant),
-            self.clients,
-            names.join(", ")
-        ))
-    }
-
-    /// Checks the values: the model exists in `registry` and is small
-    /// enough, every step names a client of it and a known operation with
-    /// the fields that operation takes. On error: the dotted key and the
-    /// message.
-    pub fn validate(&self, registry: &Registry) -> Result<(), (String, String)> {
-        let at = |key: &str, message: String| Err((key.to_string(), message));
-        let model = match registry.model(&self.recipe, &self.variant) {
-            Ok(model) => model,
-            Err(error) => {
-                let key = match error {
-                    RegistryError::UnknownRecipe { .. } => "recipe",
-                    RegistryError::UnknownVariant { .. }
-                    | RegistryError::NoModel { .. }
-                    | RegistryError::AsyncRecipe { .. } => "variant",
-                };
-                return at(key, error.to_string());
-            }
-        };
-        if !(1..=MAX_CLIENTS).contains(&self.clients) {
-            return at(
-                "clients",
-                format!(
-                    "must be in 1..={MAX_CLIENTS} (the model's limit), got {}",
-                    self.clients
-                ),
-            );
-        }
-        if !(1..=MAX_CYCLES).contains(&self.cycles) {
-            return at(
-                "cycles",
-                format!("must be in 1..={MAX_CYCLES}, got {}", self.cycles),
-            );
-        }
-        if !(1..=MAX_SERVERS).contains(&self.servers) {
-            return at(
-                "servers",
-                format!("must be in 1..={MAX_SERVERS}, got {}", self.servers),
-            );
-        }
-        if !self.revalidate && self.servers == 1 {
-            return at(
-                "revalidate",
-                "is about reconnects to a follower, and one server has none: set `servers = 2`, or leave `revalidate` out".into(),
-            );
-        }
-        if let Err(error) = self.faults.parse::<FaultBudget>() {
-            return at(
-                "faults",
-                format!(
-                    "`{}` is not a fault budget: {error} (write KIND=BUDGET,... or none)",
-                    clip(&self.faults)
-                ),
-            );
-        }
-        if let Err(message) = self.check_property(&model) {
-            return at("property", message);
-        }
-        if let (Some(text), None) = (&self.state, self.expected_state()) {
-            return at("state", format!("`{}` is not 16 hex digits", clip(text)));
-        }
-        if !EXPECTS.contains(&self.expect.as_str()) {
-            return at(
-                "expect",
-                format!(
-                    "`{}` is neither {}",
-                    clip(&self.expect),
-                    EXPECTS.join(" nor ")
-                ),
-            );
-        }
-        if self.steps.is_empty() {
-            return at(
-                "step",
-                "the schedule has no steps: it shows nothing to replay (`zkcheck check` writes at least one `[[step]]`)".to_string(),
-            );
-        }
-        if self.steps.len() > MAX_STEPS {
-            return at(
-                &format!("step[{MAX_STEPS}]"),
-                format!(
-                    "a schedule has at most {MAX_STEPS} steps, this one has {}",
-                    self.steps.len()
-                ),
-            );
-        }
-        if let Err(message) = self.check_cycle_start() {
-            return at("cycle_start", message);
-        }
-        self.initial_state()?;
-        for (n, step) in self.steps.iter().enumerate() {
-            let key = |field: &str| format!("step[{n}].{field}");
-            let Some(spec) = op_spec(&step.op) else {
-                let known: Vec<&str> = OPS.iter().map(|spec| spec.name).collect();
-                return at(
-                    &key("op"),
-                    format!(
-                        "unknown op `{}` (known: {})",
-                        clip(&step.op),
-                        known.join(", ")
-                    ),
-                );
-            };
-            if let Some(client) = step.client.filter(|&client| client >= self.clients) {
-                return at(
-                    &key("client"),
-                    format!(
-                        "no client {client} in a schedule of {} client(s) (clients count from 0)",
-                        self.clients
-                    ),
-                );
-            }
-            if let Some(server) = step.server {
-                if usize::from(server) >= self.servers {
-                    return at(
-                        &key("server"),
-                        format!(
-                            "no server {server} in a schedule of {} server(s) (servers count from 0)",
-                            self.servers
-                        ),
-                    );
-                }
-                if server == 0 && step.op == "apply" {
-                    return at(
-                        &key("server"),
-                        "server 0 leads: it applies each transaction as it commits; apply names a follower (1..)".to_string(),
-                    );
-                }
-            }
-            for field in StepField::ALL {
-                let set = field.is_set(step);
-                if set && !spec.takes(field) {
-                    return at(
-                        &key(field.name()),
-                        format!("op {} takes no `{}`", spec.name, field.name()),
-                    );
-                }
-                if !set && spec.required.contains(&field) {
-                    return at(
-                        &key("op"),
-                        format!("op {} needs `{}`", spec.name, field.name()),
-                    );
-                }
-            }
         }
         Ok(())
     }

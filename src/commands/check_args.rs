@@ -382,7 +382,7 @@ pub fn check_initial(
     setup: &Setup,
     args: &ModelArgs,
 ) -> Result<(), InputError> {
-    zk_models::replay::initial_state_error(model, setup).map_err(|(key, message)| {
+    zk_models::schedule_check::initial_state_error(model, setup).map_err(|(key, message)| {
         let flag = match initial_node_index(&key).and_then(|n| setup.initial.nodes.get(n)) {
             Some(node) if node.mode == zk_recipes::zk::CreateMode::Container => "--container",
             Some(_) => "--node",

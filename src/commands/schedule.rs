@@ -89,7 +89,7 @@ fn replay(
         .map_err(|e| ScheduleError::at_key(path, text, "recipe", e.to_string()))?;
     let report = model
         .replay(&schedule)
-        .map_err(|e| zk_models::schedule::replay_error(path, text, &e))?;
+        .map_err(|e| zk_models::schedule_check::replay_error(path, text, &e))?;
     Ok((report, initial))
 }
 

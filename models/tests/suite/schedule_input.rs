@@ -394,7 +394,7 @@ fn a_step_that_cannot_be_applied_is_an_error_at_its_step() {
         matches!(&error, ReplayError::Step { step: 3, message, .. } if message.contains("not disconnected")),
         "{error}"
     );
-    let shown = zk_models::schedule::replay_error(Path::new(FILE), &text, &error).to_string();
+    let shown = zk_models::schedule_check::replay_error(Path::new(FILE), &text, &error).to_string();
     assert!(
         shown.starts_with(&format!("{FILE}:18: key `step[2]`: ")),
         "{shown}"
@@ -406,7 +406,7 @@ fn a_step_that_cannot_be_applied_is_an_error_at_its_step() {
     // A megabyte call is not echoed.
     let text = edited("\"Lock\"", &format!("\"{}\"", "L".repeat(1 << 20)));
     let error = entry.replay(&parse(&text).unwrap()).unwrap_err();
-    let shown = zk_models::schedule::replay_error(Path::new(FILE), &text, &error).to_string();
+    let shown = zk_models::schedule_check::replay_error(Path::new(FILE), &text, &error).to_string();
     assert!(shown.len() < 400, "{}", &shown[..400]);
 }
 

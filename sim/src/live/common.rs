@@ -155,7 +155,13 @@ mod tests {
     fn a_leaked_ephemeral_names_the_client_whose_current_session_owns_it() {
         let sessions = [Some(SessionId(7)), None, Some(SessionId(9))];
         let owner = session_owner(&sessions);
-        assert_eq!(owner(SessionId(9)).as_deref(), Some("client 2's current session"));
-        assert_eq!(owner(SessionId(8)).as_deref(), Some("no client's current session"));
+        assert_eq!(
+            owner(SessionId(9)).as_deref(),
+            Some("client 2's current session")
+        );
+        assert_eq!(
+            owner(SessionId(8)).as_deref(),
+            Some("no client's current session")
+        );
     }
 }
