@@ -32,6 +32,7 @@ pub mod faults;
 pub mod lasso;
 pub mod memory;
 pub mod model;
+pub mod moves;
 pub mod narrate;
 pub mod properties;
 pub mod reduction;

@@ -4,7 +4,6 @@
 //! the clients start from ([`InitialState`]).
 
 use crate::faults::FaultBudget;
-use crate::model::ChildOrderMode;
 use std::collections::BTreeSet;
 use zk_recipes::zk::{CreateMode, Path, SessionId};
 
@@ -334,5 +333,28 @@ impl Setup {
     pub fn with_first_session(mut self, first: SessionId) -> Setup {
         self.initial.first_session = first;
         self
+    }
+}
+
+/// How the server orders getChildren results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChildOrderMode {
+    /// Sorted by name: the smallest state space.
+    #[default]
+    Sorted,
+    /// Every order is a separate branch (up to `crate::model::MAX_ENUMERATED_CHILDREN`).
+    AllOrders,
+}
+
+/// Which canonical form a model explores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Canonical {
+    pub symmetry: bool,
+    pub ranks: bool,
+}
+
+impl Canonical {
+    pub fn is_identity(self) -> bool {
+        !self.symmetry && !self.ranks
     }
 }

@@ -26,7 +26,9 @@ mod self_check;
 pub use self_check::{self_check, SelfCheck, SymmetryBreak};
 
 use crate::cached::Cached;
+pub use crate::model::Renamable;
 use crate::model::{ModelRecipe, RecipeModel};
+pub use crate::setup::Canonical;
 use crate::shorten::StatePath;
 use crate::state::{ClientState, ModelState, Pending};
 use parts::{rename_items, Direct, Rewrite};
@@ -34,28 +36,6 @@ use std::hash::Hash;
 use std::sync::Arc;
 use zk_recipes::rename::{Numbers, RenameRecipe, Renaming};
 use zk_recipes::zk::SessionId;
-
-/// What a recipe's renaming allows, recorded when a model is built for a
-/// recipe that declares one.
-#[derive(Clone, Debug)]
-pub struct Renamable<R: ModelRecipe> {
-    /// The recipe may be renamed client for client (`RenameRecipe::SYMMETRIC`).
-    pub symmetric: bool,
-    /// Clients with the same workload share a class (see [`workload_classes`]).
-    classes: Vec<usize>,
-    /// [`class_slots`] of the classes.
-    slots: Vec<usize>,
-    canonical: CanonicalFn<R>,
-    /// [`canonical_direct`]: the same form without the memo.
-    direct: CanonicalFn<R>,
-    renamed: RenamedFn<R>,
-}
-
-/// [`canonical`] for one recipe type.
-type CanonicalFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &Canonical) -> ModelState<R>;
-
-/// [`renamed`] for one recipe type.
-type RenamedFn<R> = fn(&RecipeModel<R>, &ModelState<R>, &[usize], bool) -> ModelState<R>;
 
 impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
     pub fn of(model: &RecipeModel<R>) -> Renamable<R> {
@@ -71,51 +51,17 @@ impl<R: ModelRecipe + RenameRecipe> Renamable<R> {
     }
 }
 
-/// Which canonical form a model explores.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Canonical {
-    pub symmetry: bool,
-    pub ranks: bool,
-}
-
-impl Canonical {
-    pub fn is_identity(self) -> bool {
-        !self.symmetry && !self.ranks
-    }
-}
-
-impl<R: ModelRecipe> Renamable<R> {
-    /// The canonical form of `state`.
-    pub fn apply(
-        &self,
-        model: &RecipeModel<R>,
-        state: &ModelState<R>,
-        form: Canonical,
-    ) -> ModelState<R> {
-        (self.canonical)(model, state, &form)
-    }
-
-    /// The canonical form of `state` computed without the per-thread memo
-    /// of renamed parts (for the self-check: both must agree).
-    pub fn apply_direct(
-        &self,
-        model: &RecipeModel<R>,
-        state: &ModelState<R>,
-        form: Canonical,
-    ) -> ModelState<R> {
-        (self.direct)(model, state, &form)
-    }
-
-    /// `state` with client `c` renamed to `order[c]` (and, with `ranks`,
-    /// its numbers ranked): one member of its class, for the self-check.
-    pub fn renamed(
-        &self,
-        model: &RecipeModel<R>,
-        state: &ModelState<R>,
-        order: &[usize],
-        ranks: bool,
-    ) -> ModelState<R> {
-        (self.renamed)(model, state, order, ranks)
+/// The builder that records a recipe's renaming (here, beside the
+/// functions it records).
+impl<R: ModelRecipe> RecipeModel<R> {
+    /// Records the recipe's renaming, so the model can explore canonical
+    /// states (builder style; every built-in recipe declares one).
+    pub fn with_renaming(mut self) -> Self
+    where
+        R: zk_recipes::rename::RenameRecipe,
+    {
+        self.renamable = Some(Renamable::of(&self));
+        self
     }
 }
 
