@@ -363,7 +363,7 @@ impl Strike {
                 true
             }
             Fault::Expire => self.expire(&proxy, client, now).await,
-            // Refused before the run (`zk_sim::live::unsupported`).
+            // Refused before the run (`zk_sim::scenario::unsupported`).
             _ => false,
         };
         if !struck {

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use zk_recipes::zk::{Path, Request, ZkError};
-use zk_sim::live::{unsupported, Backend, LiveRunner};
+use zk_sim::live::{Backend, LiveRunner};
+use zk_sim::scenario::unsupported;
 use zk_sim::scenario::Scenario;
 use zk_sim::world::RunReport;
 

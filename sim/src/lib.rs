@@ -15,11 +15,14 @@ pub mod ensemble;
 #[cfg(madsim)]
 pub mod explore;
 pub mod faults;
+pub mod finding;
 #[cfg(madsim)]
 pub mod guided;
 pub mod input;
 pub mod live;
 pub mod oracles;
+#[cfg(madsim)]
+pub mod precision;
 pub mod scenario;
 pub mod server;
 pub mod stepper;

@@ -506,14 +506,14 @@ fn the_application_s_own_log_lines_are_in_the_trace_where_they_happened() {
 
 #[test]
 fn live_runs_an_async_recipe_but_refuses_what_it_cannot_judge_there() {
-    assert_eq!(zk_sim::live::unsupported(&scenario("fixed")), None);
+    assert_eq!(zk_sim::scenario::unsupported(&scenario("fixed")), None);
     let text = SCENARIO.replace(
         r#"check = ["mutual_exclusion", "liveness", "no_leaks"]"#,
         r#"check = ["mutual_exclusion", "herd", "liveness"]"#,
     );
     let file = std::path::Path::new("async-lock-herd.toml");
     let herd = Scenario::parse(file, &text, registry().sim_recipes()).expect("a scenario");
-    let why = zk_sim::live::unsupported(&herd).expect("herd refused live");
+    let why = zk_sim::scenario::unsupported(&herd).expect("herd refused live");
     assert!(
         why.contains("`herd`") && why.contains("async recipe"),
         "{why}"
@@ -549,7 +549,7 @@ fn live_runs_a_silent_connection_and_refuses_an_async_recipes_client_side_expiry
         let file = std::path::Path::new("lock-faults.toml");
         let scenario = Scenario::parse(file, &text, recipes.sim_recipes())
             .unwrap_or_else(|error| panic!("{error}"));
-        let why = zk_sim::live::unsupported(&scenario);
+        let why = zk_sim::scenario::unsupported(&scenario);
         match refused_key {
             Some(key) => {
                 let why = why.unwrap_or_else(|| panic!("`{line}` refused live"));
@@ -561,7 +561,7 @@ fn live_runs_a_silent_connection_and_refuses_an_async_recipes_client_side_expiry
     let text = format!("{SCENARIO}\n[faults.rates]\nclient_expiry = true\n");
     let file = std::path::Path::new("async-lock-client-expiry.toml");
     let scenario = Scenario::parse(file, &text, registry().sim_recipes()).expect("a scenario");
-    let why = zk_sim::live::unsupported(&scenario).expect("refused live");
+    let why = zk_sim::scenario::unsupported(&scenario).expect("refused live");
     assert!(why.contains("async recipe"), "{why}");
 }
 

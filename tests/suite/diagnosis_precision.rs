@@ -37,8 +37,8 @@ use std::sync::OnceLock;
 use zk_recipes::semaphore::SemaphoreCall;
 use zk_recipes::shared_lock::{LockMode, SharedLockCall};
 use zk_recipes::zk::Path;
-use zk_sim::diagnosis::precision::{measure, Labelled, PrecisionReport, UNDIAGNOSED};
 use zk_sim::oracles::Property;
+use zk_sim::precision::{measure, Labelled, PrecisionReport, UNDIAGNOSED};
 use zk_sim::scenario::Scenario;
 use zkcheck::{HoldCalls, RecipeEntry, RecipeKind, Registry, Variant};
 

@@ -2,11 +2,11 @@
 //! - the crates stand on floors ([`CRATE_FLOORS`]): a crate depends
 //!   (`Cargo.toml`, any dependency table) only on crates of lower floors;
 //! - within each crate, the files' imports form no circle, so its files
-//!   stand on floors too (`house::print_floors` prints them);
+//!   stand on floors (`house::print_floors` prints them);
+//! - nor do its concepts, the top-level modules (`world`, `scenario`,
+//!   `oracles`, ...): each stands above the concepts it uses;
 //! - no file is over 800 lines without a one-line reason at its top
-//!   (`//! Long: ...` among its first lines). The long files there are now
-//!   are listed below, and the list may only shrink: a new long file fails,
-//!   and a listed one that is no longer long fails until it is struck.
+//!   (`//! Long: ...` among its first lines).
 //!
 //! A file's imports are the `crate::` and `super::` paths it names
 //! anywhere in its code (a `use` or an inline path), resolved to the
@@ -42,23 +42,6 @@ const CRATE_FLOORS: [(&str, &str, usize); 7] = [
 
 /// Most lines a file has without a reason at its top.
 const LONG_LINES: usize = 800;
-
-/// The files over [`LONG_LINES`] lines without a reason now. Split one (or
-/// give it its reason), strike it here.
-const KNOWN_LONG: &[&str] = &[
-    "live/src/proxy.rs",
-    "models/src/lasso.rs",
-    "models/src/replay.rs",
-    "recipes/src/curator_lock/ticket.rs",
-    "recipes/src/rename.rs",
-    "sim/src/diagnosis/stuck.rs",
-    "sim/src/ensemble.rs",
-    "sim/src/live/driver.rs",
-    "sim/src/scenario/validate.rs",
-    "sim/src/stepper.rs",
-    "sim/src/world/shell.rs",
-    "src/commands/merge.rs",
-];
 
 /// A module: its path in its crate (`world::coverage`; the root is "").
 type Module = String;
@@ -250,39 +233,43 @@ impl CrateGraph {
 
     /// The circles: strongly connected sets of more than one module.
     fn circles(&self) -> Vec<Vec<Module>> {
-        let modules: Vec<&Module> = self.files.keys().collect();
-        let reach = |from: &Module| -> BTreeSet<Module> {
-            let mut seen = BTreeSet::new();
-            let mut stack = vec![from.clone()];
-            while let Some(module) = stack.pop() {
-                for next in &self.imports[&module] {
-                    if seen.insert(next.clone()) {
-                        stack.push(next.clone());
-                    }
+        circles_of(&self.imports)
+    }
+}
+
+/// The circles of a graph: its strongly connected sets of more than one
+/// node, each sorted.
+fn circles_of(imports: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    let modules: Vec<&Module> = imports.keys().collect();
+    let reach = |from: &Module| -> BTreeSet<Module> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(module) = stack.pop() {
+            for next in imports.get(&module).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
                 }
             }
-            seen
-        };
-        let reached: BTreeMap<&Module, BTreeSet<Module>> =
-            modules.iter().map(|&m| (m, reach(m))).collect();
-        let mut circles: Vec<Vec<Module>> = Vec::new();
-        let mut placed = BTreeSet::new();
-        for &module in &modules {
-            if placed.contains(module) || !reached[module].contains(module) {
-                continue;
-            }
-            let circle: Vec<Module> = modules
-                .iter()
-                .filter(|&&other| {
-                    reached[module].contains(other) && reached[other].contains(module)
-                })
-                .map(|&other| other.clone())
-                .collect();
-            placed.extend(circle.iter().cloned());
-            circles.push(circle);
         }
-        circles
+        seen
+    };
+    let reached: BTreeMap<&Module, BTreeSet<Module>> =
+        modules.iter().map(|&m| (m, reach(m))).collect();
+    let mut circles: Vec<Vec<Module>> = Vec::new();
+    let mut placed = BTreeSet::new();
+    for &module in &modules {
+        if placed.contains(module) || !reached[module].contains(module) {
+            continue;
+        }
+        let circle: Vec<Module> = modules
+            .iter()
+            .filter(|&&other| reached[module].contains(other) && reached[other].contains(module))
+            .map(|&other| other.clone())
+            .collect();
+        placed.extend(circle.iter().cloned());
+        circles.push(circle);
     }
+    circles
 }
 
 /// The module `super::` names in `module`'s file: its parent (for a
@@ -338,50 +325,89 @@ fn long_without_reason(file: &Path) -> Option<usize> {
     (lines > LONG_LINES && !reason).then_some(lines)
 }
 
-#[test]
-fn no_import_circle_and_no_new_long_file() {
+/// Every crate's graph, by crate name.
+fn graphs() -> Vec<(&'static str, CrateGraph)> {
     let root = workspace();
-    let mut circles: BTreeSet<(String, Vec<String>)> = BTreeSet::new();
-    let mut long: BTreeMap<String, usize> = BTreeMap::new();
-    for (name, dir) in CRATES {
-        let graph = CrateGraph::read(&root.join(dir));
-        for circle in graph.circles() {
-            circles.insert((name.to_string(), circle));
-        }
-        for file in graph.files.values() {
-            if let Some(lines) = long_without_reason(file) {
-                let relative = file.strip_prefix(&root).expect("in the workspace");
-                long.insert(relative.display().to_string(), lines);
-            }
-        }
-    }
-    let known_long: BTreeSet<&str> = KNOWN_LONG.iter().copied().collect();
+    CRATES
+        .iter()
+        .map(|(name, dir)| (*name, CrateGraph::read(&root.join(dir))))
+        .collect()
+}
+
+#[test]
+fn no_import_circle_between_files() {
     let mut problems = Vec::new();
-    for circle in &circles {
-        problems.push(format!(
-            "an import circle in {}: {} (move the piece they share down, or turn a call \
-             around; `house::print_circles` shows the edges)",
-            circle.0,
-            circle.1.join(" <-> ")
-        ));
-    }
-    for (file, lines) in &long {
-        if !known_long.contains(file.as_str()) {
+    for (name, graph) in graphs() {
+        for circle in graph.circles() {
             problems.push(format!(
-                "{file}: {lines} lines, over {LONG_LINES}, without a `//! Long:` reason at its top"
+                "an import circle in {name}: {} (move the piece they share down, or turn a call \
+                 around; `house::print_circles` shows the edges)",
+                circle.join(" <-> ")
             ));
         }
     }
-    for file in known_long.iter().filter(|f| !long.contains_key(**f)) {
-        problems.push(format!(
-            "listed but no longer long (strike it from KNOWN_LONG): {file}"
-        ));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn no_circle_between_concepts() {
+    let mut problems = Vec::new();
+    for (name, graph) in graphs() {
+        for circle in circles_of(&graph.top_level()) {
+            problems.push(format!(
+                "a circle of concepts in {name}: {} (`house::print_top_level` shows the edges)",
+                circle.join(" <-> ")
+            ));
+        }
     }
-    assert!(
-        problems.is_empty(),
-        "the house rules (issue 45):\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn no_long_file_without_a_reason() {
+    let root = workspace();
+    let mut problems = Vec::new();
+    for (_, graph) in graphs() {
+        for file in graph.files.values() {
+            if let Some(lines) = long_without_reason(file) {
+                let relative = file.strip_prefix(&root).expect("in the workspace");
+                problems.push(format!(
+                    "{}: {lines} lines, over {LONG_LINES}: split it where it does more than one \
+                     job, or say at its top why not (`//! Long: ...`)",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_circle_is_found_and_a_floor_plan_has_none() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut imports: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+        for (from, to) in edges {
+            imports
+                .entry(from.to_string())
+                .or_default()
+                .insert(to.to_string());
+            imports.entry(to.to_string()).or_default();
+        }
+        imports
+    };
+    let circle = graph(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]);
+    assert_eq!(circles_of(&circle), vec![vec!["a", "b", "c"]]);
+    let floors = graph(&[("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")]);
+    assert!(circles_of(&floors).is_empty());
+    let text = "x\n".repeat(LONG_LINES + 1);
+    let dir = std::env::temp_dir().join(format!("house-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let long = dir.join("long.rs");
+    std::fs::write(&long, &text).expect("a temporary file");
+    assert!(long_without_reason(&long).is_some());
+    std::fs::write(&long, format!("//! Long: one job.\n{text}")).expect("a temporary file");
+    assert!(long_without_reason(&long).is_none());
+    std::fs::remove_dir_all(&dir).expect("removed");
 }
 
 #[test]
@@ -549,6 +575,42 @@ fn print_floors() {
         println!("{name}:");
         for (floor, modules) in by_floor {
             println!("  {floor}: {modules:?}");
+        }
+    }
+}
+
+/// The floors of a graph with no circle: a node's floor is one above the
+/// highest floor it imports (0 when it imports none).
+fn floors_of(imports: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, usize> {
+    let mut floors: BTreeMap<Module, usize> = BTreeMap::new();
+    while floors.len() < imports.len() {
+        let before = floors.len();
+        for (module, targets) in imports {
+            if floors.contains_key(module) || !targets.iter().all(|m| floors.contains_key(m)) {
+                continue;
+            }
+            let floor = targets.iter().map(|m| floors[m] + 1).max().unwrap_or(0);
+            floors.insert(module.clone(), floor);
+        }
+        assert!(floors.len() > before, "a circle (see print_circles)");
+    }
+    floors
+}
+
+/// `cargo test --test suite house::print_concept_floors -- --ignored --nocapture`:
+/// each crate's concepts (top-level modules) by floor, for ARCHITECTURE.md.
+#[test]
+#[ignore = "a tool: prints the concepts' floors"]
+fn print_concept_floors() {
+    for (name, graph) in graphs() {
+        let mut by_floor: BTreeMap<usize, Vec<Module>> = BTreeMap::new();
+        let concepts = floors_of(&graph.top_level());
+        for (module, floor) in concepts.into_iter().filter(|(m, _)| !m.is_empty()) {
+            by_floor.entry(floor).or_default().push(module);
+        }
+        println!("{name}:");
+        for (floor, modules) in by_floor {
+            println!("  {floor}: {}", modules.join(", "));
         }
     }
 }

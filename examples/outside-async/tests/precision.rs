@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 use std::path::Path;
-use zkcheck::sim::diagnosis::precision::{measure, Labelled, PrecisionReport};
+use zkcheck::sim::precision::{measure, Labelled, PrecisionReport};
 use zkcheck::sim::oracles::Property;
 use zkcheck::sim::scenario::Scenario;
 

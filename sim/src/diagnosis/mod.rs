@@ -17,15 +17,13 @@
 //! at the moment of the violation. Neither depends on the recipe's type,
 //! so any driver that keeps a history can explain its violations.
 
-pub mod finding;
+pub use crate::finding;
 mod history;
 mod holders;
 mod leaks;
-#[cfg(madsim)]
-pub mod precision;
 mod stuck;
 
-pub use finding::{signature, Diagnosis, Finding};
+pub use crate::finding::{signature, Diagnosis, Finding, MECHANISMS};
 pub use history::{ClientHistory, Ended, History, Hold, Listing, NodeRecord, Removal, WatchKind};
 
 use crate::client::{ClientSession, ConnectionState, WatchTable};
@@ -34,66 +32,6 @@ use crate::server::ZkServer;
 use std::collections::BTreeMap;
 use zk_recipes::zk::{Request, SessionId};
 use zk_recipes::Recipe;
-
-/// Every mechanism a diagnosis can name (a scenario's `expect_signature`
-/// must use one of them).
-pub const MECHANISMS: &[&str] = &[
-    // liveness
-    "watch-on-deleted-node",
-    "release-lost",
-    "orphan-node",
-    "waits-on-own-node",
-    "leftover-own-node",
-    "holds-two-nodes",
-    "name-collision",
-    "children-left-before-read",
-    "request-lost-not-retried",
-    "event-dropped",
-    "persistent-watch-missed-change",
-    "watch-lost-with-session",
-    "circular-wait",
-    "children-never-change",
-    "waits-on-finished-client",
-    "no-watch",
-    "waits-for-reply",
-    "waits-for-timer",
-    "not-connected",
-    "paused",
-    "never-connected",
-    "queued-behind-stuck-client",
-    // the harness's configuration, not the recipe
-    "heal-window-too-short",
-    // no leaks
-    "orphan-create",
-    "delete-lost",
-    "delete-refused",
-    "parent-never-deleted",
-    "never-deleted",
-    "unknown-creator",
-    // mutual exclusion, one leader, fencing, FIFO
-    "stale-holder-after-expiry",
-    "held-through-disconnect",
-    "adopted-abandoned-node",
-    "sorted-by-name-not-sequence",
-    "counted-before-creating",
-    "token-not-increasing",
-    "two-live-holders",
-    "jumped-the-queue",
-    // herd, queues, barriers
-    "one-release-wakes-many",
-    "phantom-item",
-    "item-delivered-twice",
-    "item-lost",
-    "out-of-order",
-    "passed-early",
-    // node churn; a recipe's own invariant (reported, or under a refused name)
-    "create-churn",
-    "reported",
-    "refused-name",
-    "unexplained",
-    // the diagnosis is not sure of any mechanism
-    "undiagnosed",
-];
 
 /// What one client's session layer holds at the moment of a diagnosis.
 #[derive(Clone, Debug)]

@@ -25,8 +25,8 @@
 //! ```
 
 use super::tape::{DurationPoints, FaultAllowance};
-use crate::scenario::keyed_file::KeyedFile;
-use crate::scenario::ScenarioError;
+use crate::input::error::ScenarioError;
+use crate::input::keyed_file::KeyedFile;
 use std::path::Path;
 
 /// Most clients and cycles a choice file may name (the explorer's own
@@ -103,7 +103,7 @@ pub fn parse_choice_string(text: &str) -> Result<Vec<u32>, String> {
         .map_err(|_| {
             format!(
                 "`{}` is not a choice string: numbers joined by dots, e.g. 0.1.0.2",
-                crate::scenario::clip(text)
+                crate::input::error::clip(text)
             )
         })?;
     if choices.len() > MAX_CHOICES {
@@ -124,7 +124,7 @@ impl FaultAllowance {
             let Some((kind, budget)) = part.split_once('=') else {
                 return Err(format!(
                     "`{}`: give KIND=BUDGET, e.g. connection-loss=1",
-                    crate::scenario::clip(part.trim())
+                    crate::input::error::clip(part.trim())
                 ));
             };
             let budget: u32 = budget
@@ -145,7 +145,7 @@ impl FaultAllowance {
                 other => {
                     return Err(format!(
                         "`{}`: an explored world injects connection-loss, expiry, pause, and on an ensemble lag-spike, server-crash, server-partition, leader-change and server-freeze only",
-                        crate::scenario::clip(other)
+                        crate::input::error::clip(other)
                     ))
                 }
             }
@@ -245,20 +245,12 @@ impl ChoiceFile {
         }
         if let Some(scenario) = &self.scenario {
             out += "# the scenario file whose world was explored, as it was\n";
-            out += &format!("scenario = {}\n", multiline(scenario));
+            out += &format!(
+                "scenario = {}\n",
+                crate::input::keyed_file::multiline(scenario)
+            );
         }
         out
-    }
-}
-
-/// `text` as a TOML string: a multi-line literal when it can be one (it
-/// reads as the file it was), else a quoted string.
-pub(crate) fn multiline(text: &str) -> String {
-    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
-    let literal = !text.contains("'''") && !text.ends_with('\'') && !text.chars().any(control);
-    match literal {
-        true => format!("'''\n{text}'''"),
-        false => toml::Value::String(text.to_string()).to_string(),
     }
 }
 

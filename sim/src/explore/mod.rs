@@ -4,6 +4,9 @@
 //! - [`tape`]: the choice tape, the one place an explored world reads its
 //!   choices from (which client's request the server applies next, which
 //!   fault strikes a request), and where it logs the choice points it met.
+//!   It is the world's (`crate::world::choice_tape`, with
+//!   [`server_faults`] and [`split_mix`]): the world reads it, the search
+//!   here writes it; named here too for the explorer's users.
 //! - [`search`]: depth-first search over those choices by re-execution,
 //!   with a delay bound (iterative deepening on it), a memo of visited
 //!   states, and execution and time bounds.
@@ -25,9 +28,9 @@ pub mod pct;
 pub mod run;
 pub mod runtime_seeds;
 pub mod search;
-pub mod server_faults;
-pub mod split_mix;
-pub mod tape;
+pub use crate::world::choice_tape as tape;
+pub use crate::world::server_fault_choices as server_faults;
+pub use crate::world::split_mix;
 
 pub use runtime_seeds::RuntimeSeeds;
 pub use server_faults::{ServerFaultChoice, ServerFaultShapes};

@@ -101,7 +101,7 @@ impl TryFrom<FaultEntry> for ScheduledFault {
                 "fault",
                 format!(
                     "unknown fault `{}` (expected one of: {})",
-                    crate::scenario::clip(name),
+                    crate::input::error::clip(name),
                     FAULT_NAMES.join(", ")
                 ),
             ));

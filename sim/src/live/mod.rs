@@ -17,7 +17,7 @@
 //! and the faults, as data.
 //!
 //! Faults the real world cannot inject are refused before anything runs
-//! ([`unsupported`]): spurious and delayed watch events, the container
+//! (`crate::scenario::unsupported`): spurious and delayed watch events, the container
 //! reaper on demand, ensemble faults and ensembles, a preset sequence counter.
 //! A `silent` connection is the proxy's silence (nothing forwarded, nothing
 //! closed): the real client library notices it by its own read timeout and
@@ -28,7 +28,6 @@ mod common;
 mod driver;
 mod mirror;
 mod run_state;
-mod support;
 
 pub use app::LiveClient;
 pub use common::{
@@ -37,7 +36,6 @@ pub use common::{
 };
 pub use driver::{live_runner, BoxedWorkload};
 pub use mirror::mirror;
-pub use support::unsupported;
 
 use crate::world::RunReport;
 use std::future::Future;

@@ -48,7 +48,7 @@ use std::fmt;
 use zk_recipes::zk::{Path, SessionId};
 use zk_recipes::{check_property_name, HoldId, Observation};
 
-use crate::diagnosis::finding::Diagnosis;
+use crate::finding::Diagnosis;
 use crate::server::ZkServer;
 
 pub use crate::units::{fmt_time, ClientIndex, SimNanos};
@@ -101,7 +101,7 @@ impl Violation {
     /// `property/mechanism`, the bucket a sweep counts this violation in
     /// (a recipe's own invariant: its name, `name/reported`).
     pub fn signature(&self) -> String {
-        crate::diagnosis::finding::signature(self.property_name(), self.diagnosis.as_ref())
+        crate::finding::signature(self.property_name(), self.diagnosis.as_ref())
     }
 
     /// The name the violation is printed under: the property's, or the

@@ -5,18 +5,20 @@
 //! [`Scenario::runner`] builds the simulation for its recipe and variant;
 //! [`shrink`] cuts a failing seed's faults down to a smaller scenario file.
 
-mod error;
 pub mod file;
-pub mod keyed_file;
+use crate::input::error;
+pub use crate::input::keyed_file;
 pub mod limits;
+mod live_support;
 mod registry;
 mod seeds;
 #[cfg(madsim)]
 pub mod shrink;
 mod validate;
 
-pub use error::{clip, ScenarioError};
+pub use crate::input::error::{clip, ScenarioError};
 pub use file::{CatalogModel, CatalogSection, ScenarioFile};
+pub use live_support::unsupported;
 pub use registry::{
     ClientContext, RecipeKind, RecipeSpec, Runner, SimRecipes, SimVariant, WorkloadKind,
 };
@@ -190,11 +192,11 @@ impl Scenario {
     }
 
     /// The run of this scenario's recipe and variant against a real server.
-    /// Refused before (`live::unsupported`) for an async recipe.
+    /// Refused before (`live_support::unsupported`) for an async recipe.
     pub fn live_runner(&self) -> Box<dyn crate::live::LiveRunner> {
         self.variant()
             .live_runner(self)
-            .expect("live::unsupported refuses async recipes before a live run")
+            .expect("scenario::unsupported refuses async recipes before a live run")
     }
 
     /// The simulation of this scenario's recipe and variant.

@@ -2,9 +2,10 @@
 //! in, outcomes come out, in simulated time. A user's own async workload is
 //! written against this handle exactly like the built-in ones.
 
+use super::choice_tape::StrikeChoice;
 use super::events::Event;
+use super::server_fault_choices::{ServerFaultChoice, ServerFaultShapes};
 use super::shared::{enter, trace, Phase, Shared, SimRecipe};
-use crate::explore::{ServerFaultChoice, ServerFaultShapes, StrikeChoice};
 use crate::faults::{Fault, MsRange, ScheduledFault, Trigger};
 use crate::oracles::{ObserveCall, Seen};
 use std::future::Future;

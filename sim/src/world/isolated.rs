@@ -52,7 +52,7 @@ thread_local! {
 pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
     let catching = CATCHING.with(Cell::get);
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
-    let tape = crate::explore::tape::take();
+    let tape = crate::world::choice_tape::take();
     let draws = super::draws::take();
     let (outcome, tape, drawn) = std::thread::scope(|scope| {
         std::thread::Builder::new()
@@ -61,7 +61,7 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
             .spawn_scoped(scope, move || {
                 CATCHING.with(|c| c.set(catching));
                 if let Some(tape) = tape {
-                    crate::explore::tape::install(tape);
+                    crate::world::choice_tape::install(tape);
                 }
                 if let Some(draws) = draws {
                     super::draws::install(draws);
@@ -74,14 +74,14 @@ pub fn run_isolated<T: Send>(run: impl FnOnce() -> T + Send) -> T {
                 let outcome = catch_unwind(AssertUnwindSafe(run))
                     .map_err(|payload| (payload, CAUGHT.with(|c| c.borrow_mut().take())));
                 let drawn = super::draws::collect();
-                (outcome, crate::explore::tape::take(), drawn)
+                (outcome, crate::world::choice_tape::take(), drawn)
             })
             .expect("an OS thread for a run")
             .join()
             .expect("the run thread catches its panics")
     });
     if let Some(tape) = tape {
-        crate::explore::tape::install(tape);
+        crate::world::choice_tape::install(tape);
     }
     if let Some(drawn) = drawn {
         super::draws::give_back(drawn);

@@ -33,7 +33,9 @@
 //!
 //! Determinism: all randomness comes from the seed (madsim's scheduler and
 //! separate seeded streams for latencies, faults, ids and child order; a
-//! run can record its streams' words as a tape and replay them: [`draws`]),
+//! run can record its streams' words as a tape and replay them: [`draws`];
+//! an explored run reads its choices from the choice tape instead:
+//! [`choice_tape`], with [`server_fault_choices`] and [`split_mix`]),
 //! time is madsim's simulated clock, collections are ordered, and no OS
 //! thread is started inside a run.
 
@@ -41,6 +43,9 @@ pub mod adapters;
 pub mod app;
 #[cfg(madsim)]
 mod app_events;
+pub mod async_bridge;
+#[cfg(madsim)]
+pub mod choice_tape;
 #[cfg(madsim)]
 mod client;
 mod config;
@@ -52,10 +57,14 @@ mod crate_ticks;
 pub mod draws;
 #[cfg(madsim)]
 mod events;
+#[cfg(madsim)]
+pub mod fault_allowance;
 pub mod isolated;
 mod report;
 #[cfg(madsim)]
 mod run;
+#[cfg(madsim)]
+pub mod server_fault_choices;
 #[cfg(madsim)]
 mod server_faults;
 #[cfg(madsim)]
@@ -66,6 +75,8 @@ mod settle;
 mod shared;
 #[cfg(madsim)]
 mod shell;
+#[cfg(madsim)]
+pub mod split_mix;
 #[cfg(madsim)]
 pub mod tape_file;
 mod trace;

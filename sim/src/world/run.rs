@@ -218,7 +218,7 @@ impl<R: SimRecipe> Simulation<R> {
             initial_paths,
             handle: Handle::current(),
             run_state: BTreeMap::new(),
-            chooser: crate::explore::tape::take(),
+            chooser: super::choice_tape::take(),
             pick_scheduled: false,
             arrivals: 0,
             explored_lags_ms: vec![None; config.servers],
@@ -286,7 +286,7 @@ fn shut_down(runtime: &Runtime, nodes: &[NodeId]) {
 /// What a run keeps on its thread for the application's code: the async
 /// clients' bridges and the sink of its log events.
 fn forget_thread_state() {
-    crate::async_recipe::forget_bridges();
+    super::async_bridge::forget_bridges();
     super::app_events::uninstall();
 }
 
@@ -423,7 +423,7 @@ fn finish<R: SimRecipe>(world: &mut Shared<R>, seed: u64) -> RunReport {
         }
     );
     if let Some(tape) = world.chooser.take() {
-        crate::explore::tape::give_back(tape);
+        super::choice_tape::give_back(tape);
     }
     RunReport {
         seed,

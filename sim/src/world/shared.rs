@@ -267,7 +267,7 @@ pub struct Shared<R: SimRecipe> {
     pub run_state: super::app::RunStates,
     /// Where the choices come from: None, the seed (sweeps); a tape, an
     /// exploration or the replay of a choice string (`crate::explore`).
-    pub chooser: Option<crate::explore::Tape>,
+    pub chooser: Option<super::choice_tape::Tape>,
     /// Explored runs only: a `ServerPick` event is queued; requests that
     /// reached the server so far (numbers their arrivals).
     pub pick_scheduled: bool,

@@ -22,8 +22,8 @@
 //! ```
 
 use super::draws::{is_stream, DrawTape};
-use crate::scenario::keyed_file::KeyedFile;
-use crate::scenario::ScenarioError;
+use crate::input::error::ScenarioError;
+use crate::input::keyed_file::KeyedFile;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -136,7 +136,7 @@ impl TapeFile {
         out += "# the scenario file it ran, as it was\n";
         out += &format!(
             "scenario = {}\n",
-            crate::explore::file::multiline(&self.scenario)
+            crate::input::keyed_file::multiline(&self.scenario)
         );
         out += "\n# each stream's words in the order it drew them, hexadecimal\n[draws]\n";
         for (name, words) in &self.tape.streams {
@@ -167,7 +167,7 @@ fn parse_words(text: &str) -> Result<Vec<u64>, String> {
                 .ok_or_else(|| {
                     format!(
                         "`{}` is not a word: 1-16 hexadecimal digits",
-                        crate::scenario::clip(word)
+                        crate::input::error::clip(word)
                     )
                 })
         })

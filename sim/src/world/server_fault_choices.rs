@@ -7,7 +7,7 @@
 //! default sized by the scenario's own timing ([`ServerFaultShapes::of`]).
 //! The summary of `check` prints the shapes, so a verdict names them.
 
-use super::tape::FaultAllowance;
+use super::fault_allowance::FaultAllowance;
 use crate::faults::Fault;
 use crate::world::WorldConfig;
 

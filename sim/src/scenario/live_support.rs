@@ -1,9 +1,11 @@
 //! What a real server and real faults can do: a scenario asking for more is
-//! refused before anything runs, naming the scenario key.
+//! refused before anything runs, naming the scenario key. The scenario's
+//! side of a live run (`crate::live` runs it), so the live driver needs no
+//! scenario.
 
+use super::{Scenario, WorkloadKind};
 use crate::faults::{Fault, FaultEntry};
 use crate::oracles::Property;
-use crate::scenario::{Scenario, WorkloadKind};
 
 /// The first thing in `scenario` a live run cannot do, as a message naming
 /// its key (`faults.rates.spurious_watches_per_s: ...`); `None` if it can

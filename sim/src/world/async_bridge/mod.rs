@@ -1,6 +1,7 @@
 //! Async recipes: a user's own async code, written against a ZooKeeper
 //! client library (the `zookeeper-client` crate), run unchanged in the
-//! simulated world.
+//! simulated world. Part of the world (the bridge is how an async client
+//! reaches it); its users name it `crate::async_recipe`.
 //!
 //! The simulated client crate (`client/`, `zkcheck-zookeeper-client`) sits
 //! on a [`Bridge`] per client: its requests go through the same session

@@ -24,7 +24,7 @@ impl SplitMix {
         (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
     }
 
-    pub(super) fn below_usize(&mut self, n: usize) -> usize {
+    pub(crate) fn below_usize(&mut self, n: usize) -> usize {
         self.below(u32::try_from(n).unwrap_or(u32::MAX)) as usize
     }
 }

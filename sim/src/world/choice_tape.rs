@@ -18,6 +18,7 @@
 //! ([`give_back`]), where the explorer collects it ([`collect`]). Without
 //! a tape the world draws everything from the seed, as it always did.
 
+pub use super::fault_allowance::FaultAllowance;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -175,41 +176,6 @@ pub enum FaultChoice {
     LoseAfterApply,
     /// The server expires the session instead of applying it.
     Expire,
-}
-
-/// The faults an exploration may inject: at most this many of each kind.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FaultAllowance {
-    /// Connection losses (before or after apply, or a drop between
-    /// requests).
-    pub connection_loss: u32,
-    /// Session expiries (instead of a request, or between requests).
-    pub expiry: u32,
-    /// Process pauses longer than the session (between requests).
-    pub pause: u32,
-    /// Ensemble: lag spikes of a follower (between requests).
-    pub lag_spike: u32,
-    /// Ensemble: server crashes (between requests).
-    pub server_crash: u32,
-    /// Ensemble: partitions of a server from the others (between requests).
-    pub server_partition: u32,
-    /// Ensemble: leader losses (between requests).
-    pub leader_change: u32,
-    /// Ensemble: a server frozen, its connections open (between
-    /// requests).
-    pub server_freeze: u32,
-}
-
-impl FaultAllowance {
-    /// True when the budget allows an ensemble fault.
-    pub fn has_server_faults(&self) -> bool {
-        self.lag_spike
-            + self.server_crash
-            + self.server_partition
-            + self.leader_change
-            + self.server_freeze
-            > 0
-    }
 }
 
 /// The visited states of one search: a state key (with the faults still
@@ -383,8 +349,13 @@ impl Tape {
     /// What ensemble fault strikes at a strike point, on `servers` servers
     /// of which `leader` leads, within the faults still allowed (no point
     /// at all once none is).
-    pub fn server_fault(&mut self, servers: usize, leader: usize) -> super::ServerFaultChoice {
-        let offered = super::ServerFaultChoice::offered(&self.left, servers, leader);
+    pub fn server_fault(
+        &mut self,
+        servers: usize,
+        leader: usize,
+    ) -> super::server_fault_choices::ServerFaultChoice {
+        let offered =
+            super::server_fault_choices::ServerFaultChoice::offered(&self.left, servers, leader);
         let choice = self.offer(ChoiceKind::ServerFault, &offered);
         choice.spend(&mut self.left);
         choice

@@ -6,6 +6,15 @@
 //! document `zkcheck report` renders (a long run's trace is megabytes),
 //! [`read_input_up_to`] with [`MAX_REPORT_BYTES`].
 
+//!
+//! Below every file format: [`error`] is the located error of a user's file
+//! (`FILE:LINE: key KEY: MESSAGE`, [`error::clip`] for quoting a user's
+//! value), [`keyed_file`] the TOML document it locates keys in. Scenarios,
+//! schedules, tapes and choice files all report through them.
+
+pub mod error;
+pub mod keyed_file;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -32,8 +32,8 @@ impl fmt::Display for ScenarioError {
 }
 
 impl ScenarioError {
-    /// The file could not be read as text (see [`crate::input`]).
-    pub fn unreadable(error: &crate::input::InputError) -> ScenarioError {
+    /// The file could not be read as text (see [`super`]).
+    pub fn unreadable(error: &super::InputError) -> ScenarioError {
         let file = error.file().display().to_string();
         let message = error.to_string();
         // The input error names the file (and line) itself; keep the rest.

@@ -1,7 +1,8 @@
 //! What a diagnosis says ([`Diagnosis`]: a mechanism, a sentence, one
 //! [`Finding`] per client or node involved) and the signature a sweep
 //! buckets a violation by. Plain data the oracles carry on a violation;
-//! the diagnoses that fill it are the rest of `super`.
+//! the diagnoses that fill it are `crate::diagnosis`, above the oracles;
+//! this file is below both, with the names of every mechanism.
 
 use crate::units::{fmt_time, ClientIndex, SimNanos};
 use serde::{Deserialize, Serialize};
@@ -87,3 +88,63 @@ pub fn signature(property: &str, diagnosis: Option<&Diagnosis>) -> String {
         None => format!("{property}/undiagnosed"),
     }
 }
+
+/// Every mechanism a diagnosis can name (a scenario's `expect_signature`
+/// must use one of them).
+pub const MECHANISMS: &[&str] = &[
+    // liveness
+    "watch-on-deleted-node",
+    "release-lost",
+    "orphan-node",
+    "waits-on-own-node",
+    "leftover-own-node",
+    "holds-two-nodes",
+    "name-collision",
+    "children-left-before-read",
+    "request-lost-not-retried",
+    "event-dropped",
+    "persistent-watch-missed-change",
+    "watch-lost-with-session",
+    "circular-wait",
+    "children-never-change",
+    "waits-on-finished-client",
+    "no-watch",
+    "waits-for-reply",
+    "waits-for-timer",
+    "not-connected",
+    "paused",
+    "never-connected",
+    "queued-behind-stuck-client",
+    // the harness's configuration, not the recipe
+    "heal-window-too-short",
+    // no leaks
+    "orphan-create",
+    "delete-lost",
+    "delete-refused",
+    "parent-never-deleted",
+    "never-deleted",
+    "unknown-creator",
+    // mutual exclusion, one leader, fencing, FIFO
+    "stale-holder-after-expiry",
+    "held-through-disconnect",
+    "adopted-abandoned-node",
+    "sorted-by-name-not-sequence",
+    "counted-before-creating",
+    "token-not-increasing",
+    "two-live-holders",
+    "jumped-the-queue",
+    // herd, queues, barriers
+    "one-release-wakes-many",
+    "phantom-item",
+    "item-delivered-twice",
+    "item-lost",
+    "out-of-order",
+    "passed-early",
+    // node churn; a recipe's own invariant (reported, or under a refused name)
+    "create-churn",
+    "reported",
+    "refused-name",
+    "unexplained",
+    // the diagnosis is not sure of any mechanism
+    "undiagnosed",
+];

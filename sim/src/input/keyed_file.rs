@@ -2,7 +2,7 @@
 //! its table read once, unknown keys refused, and errors that name the
 //! file, the line and the key, as a scenario's do.
 
-use super::ScenarioError;
+use super::error::ScenarioError;
 use std::path::Path;
 
 /// A parsed file whose top-level keys are all known.
@@ -48,5 +48,16 @@ impl<'a> KeyedFile<'a> {
     pub fn required(&self, key: &str) -> Result<String, ScenarioError> {
         self.text(key)?
             .ok_or_else(|| self.error(key, "missing".to_string()))
+    }
+}
+
+/// `text` as a TOML string: a multi-line literal when it can be one (it
+/// reads as the file it was), else a quoted string.
+pub fn multiline(text: &str) -> String {
+    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let literal = !text.contains("'''") && !text.ends_with('\'') && !text.chars().any(control);
+    match literal {
+        true => format!("'''\n{text}'''"),
+        false => toml::Value::String(text.to_string()).to_string(),
     }
 }
