@@ -124,7 +124,7 @@ pub struct RecipeModel<R: ModelRecipe> {
     /// schedules, so a replay builds the same workload).
     pub cycles: usize,
     /// Servers: 1 (the plain server) or an ensemble of a leader (server 0)
-    /// and followers that apply the log on [`Action::Apply`].
+    /// and followers that apply the log on [`Action::Apply`](crate::action::Action::Apply).
     pub servers: usize,
     /// With an ensemble: no write commits while a follower lags this many
     /// transactions (it must apply first).

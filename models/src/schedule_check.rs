@@ -247,7 +247,7 @@ pub fn replay_error(file: &Path, source: &str, error: &ReplayError) -> ScheduleE
 
 /// Checks that `setup`'s initial state can be made for `variant`'s model:
 /// every node new with its parent there, every counter on an existing
-/// parent (see [`InitialState::check_against`]). On error the `[initial]`
+/// parent (see [`InitialState::check_against`](crate::setup::InitialState::check_against)). On error the `[initial]`
 /// key it is about (`initial.node[2].path`: the nodes in the setup's
 /// order) and the message. The type-erased model builds its setup server
 /// only for a check or a replay, so this replays a schedule of no steps

@@ -12,8 +12,8 @@
 
 use std::ops::Range;
 use std::path::Path;
-use zkcheck::sim::precision::{measure, Labelled, PrecisionReport};
 use zkcheck::sim::oracles::Property;
+use zkcheck::sim::precision::{measure, Labelled, PrecisionReport};
 use zkcheck::sim::scenario::Scenario;
 
 const FLOOR: f64 = 0.95;

@@ -98,7 +98,7 @@ pub fn clip(text: &str) -> String {
 const MESSAGE_CHARS: usize = 400;
 
 /// A message with every quoted part (`this` or "this") clipped, without
-/// line breaks, and at most [`MESSAGE_CHARS`] long: toml's messages and
+/// line breaks, and at most `MESSAGE_CHARS` long: toml's messages and
 /// path errors quote the user's keys and values.
 pub fn clip_quoted(message: &str) -> String {
     let mut text = message.replace('\n', " ");

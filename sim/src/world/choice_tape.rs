@@ -45,7 +45,7 @@ pub enum ChoiceKind {
     /// attempts go round the list.
     Server,
     /// What ensemble fault, if any, strikes at a strike point (see
-    /// [`ServerFaultChoice`](super::ServerFaultChoice)).
+    /// [`ServerFaultChoice`](super::server_fault_choices::ServerFaultChoice)).
     ServerFault,
 }
 
