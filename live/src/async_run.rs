@@ -36,7 +36,7 @@ use zk_sim::async_recipe::{AsyncWorkload, Context, Sleep, World};
 use zk_sim::faults::plan::{stream, REQUEST_STREAM};
 use zk_sim::faults::{ns_to_ms, Fault, MsRange, RequestFaults, ScheduledFault, Trigger};
 use zk_sim::live::{
-    end_tree, judge_liveness, live_report, mirror, prepare, session_owner, Backend, BackendError,
+    end_tree, judge_end, judge_liveness, live_report, mirror, prepare, Backend, BackendError,
     BoxFuture, ClientProgress, FencedResource, LiveRunner, RequestLoss,
 };
 use zk_sim::oracles::{CallObservation, Oracles, Seen, View};
@@ -496,13 +496,8 @@ impl Supervisor {
         match tree {
             Ok(tree) => {
                 let at = run.now_rel(now);
-                let sessions = run.sessions.clone();
-                run.oracles.finish_naming_owners(
-                    at,
-                    &tree,
-                    &self.initial,
-                    &session_owner(&sessions),
-                );
+                let run = &mut *run;
+                judge_end(&mut run.oracles, at, &tree, &self.initial, &run.sessions);
             }
             Err(failure) => {
                 run.failure.get_or_insert(failure);

@@ -445,9 +445,7 @@ fn paths_in_code_are_read_and_comments_and_strings_are_not() {
 #[test]
 #[ignore = "a tool: prints the circles' edges"]
 fn print_circles() {
-    let root = workspace();
-    for (name, dir) in CRATES {
-        let graph = CrateGraph::read(&root.join(dir));
+    for (name, graph) in graphs() {
         for circle in graph.circles() {
             println!("{name} circle:");
             let members: BTreeSet<&Module> = circle.iter().collect();
@@ -467,9 +465,7 @@ fn print_circles() {
 #[test]
 #[ignore = "a tool: prints the top-level import graph"]
 fn print_top_level() {
-    let root = workspace();
-    for (name, dir) in CRATES {
-        let graph = CrateGraph::read(&root.join(dir));
+    for (name, graph) in graphs() {
         println!("{name}:");
         for (top, imports) in graph.top_level() {
             println!("  {top} -> {imports:?}");
@@ -550,32 +546,20 @@ fn every_crate_depends_only_on_lower_floors() {
 #[test]
 #[ignore = "a tool: prints the files' floors"]
 fn print_floors() {
-    let root = workspace();
-    for (name, dir) in CRATES {
-        let graph = CrateGraph::read(&root.join(dir));
-        let mut floors: BTreeMap<Module, usize> = BTreeMap::new();
-        while floors.len() < graph.imports.len() {
-            let before = floors.len();
-            for (module, imports) in &graph.imports {
-                if floors.contains_key(module) || !imports.iter().all(|m| floors.contains_key(m)) {
-                    continue;
-                }
-                let floor = imports.iter().map(|m| floors[m] + 1).max().unwrap_or(0);
-                floors.insert(module.clone(), floor);
-            }
-            assert!(
-                floors.len() > before,
-                "{name}: a circle (see print_circles)"
-            );
-        }
-        let mut by_floor: BTreeMap<usize, Vec<&Module>> = BTreeMap::new();
-        for (module, floor) in &floors {
-            by_floor.entry(*floor).or_default().push(module);
-        }
-        println!("{name}:");
-        for (floor, modules) in by_floor {
-            println!("  {floor}: {modules:?}");
-        }
+    for (name, graph) in graphs() {
+        print_by_floor(name, floors_of(&graph.imports));
+    }
+}
+
+/// `name`'s modules (the crate root left out) a line per floor, bottom up.
+fn print_by_floor(name: &str, floors: BTreeMap<Module, usize>) {
+    let mut by_floor: BTreeMap<usize, Vec<Module>> = BTreeMap::new();
+    for (module, floor) in floors.into_iter().filter(|(m, _)| !m.is_empty()) {
+        by_floor.entry(floor).or_default().push(module);
+    }
+    println!("{name}:");
+    for (floor, modules) in by_floor {
+        println!("  {floor}: {}", modules.join(", "));
     }
 }
 
@@ -603,14 +587,6 @@ fn floors_of(imports: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, u
 #[ignore = "a tool: prints the concepts' floors"]
 fn print_concept_floors() {
     for (name, graph) in graphs() {
-        let mut by_floor: BTreeMap<usize, Vec<Module>> = BTreeMap::new();
-        let concepts = floors_of(&graph.top_level());
-        for (module, floor) in concepts.into_iter().filter(|(m, _)| !m.is_empty()) {
-            by_floor.entry(floor).or_default().push(module);
-        }
-        println!("{name}:");
-        for (floor, modules) in by_floor {
-            println!("  {floor}: {}", modules.join(", "));
-        }
+        print_by_floor(name, floors_of(&graph.top_level()));
     }
 }

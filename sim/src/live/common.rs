@@ -90,11 +90,24 @@ pub async fn end_tree(backend: &dyn Backend, root: &Path) -> Result<ZkServer, St
     }
 }
 
+/// The end checks on the real tree `tree` (sessions still open): leaked
+/// nodes, each leaked ephemeral naming whose current session owns it
+/// (`sessions`: each client's), and undelivered items.
+pub fn judge_end(
+    oracles: &mut Oracles,
+    at: u64,
+    tree: &ZkServer,
+    initial: &BTreeSet<Path>,
+    sessions: &[Option<SessionId>],
+) {
+    oracles.finish_naming_owners(at, tree, initial, &session_owner(sessions));
+}
+
 /// What a live run knows of the session owning a leaked ephemeral, given
 /// each client's current session: the client whose current session it is
 /// (its recipe lost track of the node), or none (a session the client left
 /// or the harness ended, which the server had not ended yet).
-pub fn session_owner(sessions: &[Option<SessionId>]) -> impl Fn(SessionId) -> Option<String> + '_ {
+fn session_owner(sessions: &[Option<SessionId>]) -> impl Fn(SessionId) -> Option<String> + '_ {
     move |owner| match sessions.iter().position(|s| *s == Some(owner)) {
         Some(client) => Some(format!("client {client}'s current session")),
         None => Some("no client's current session".to_string()),

@@ -31,7 +31,7 @@ mod run_state;
 
 pub use app::LiveClient;
 pub use common::{
-    end_tree, judge_liveness, live_report, prepare, session_owner, set_up, ClientProgress,
+    end_tree, judge_end, judge_liveness, live_report, prepare, set_up, ClientProgress,
     FencedResource,
 };
 pub use driver::{live_runner, BoxedWorkload};

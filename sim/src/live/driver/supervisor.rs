@@ -5,7 +5,7 @@
 //! connection tasks to close.
 
 use super::TICK_MS;
-use crate::live::common::{end_tree, judge_liveness, session_owner, ClientProgress};
+use crate::live::common::{end_tree, judge_end, judge_liveness, ClientProgress};
 use crate::live::run_state::{lock, Phase, Run};
 use crate::live::Backend;
 use crate::world::{SimRecipe, WorldConfig};
@@ -115,13 +115,8 @@ impl<R: SimRecipe> Supervisor<R> {
         match tree {
             Ok(tree) => {
                 let at = now.saturating_sub(run.t0);
-                let sessions = run.sessions.clone();
-                run.oracles.finish_naming_owners(
-                    at,
-                    &tree,
-                    &self.initial,
-                    &session_owner(&sessions),
-                );
+                let run = &mut *run;
+                judge_end(&mut run.oracles, at, &tree, &self.initial, &run.sessions);
                 let tallies: Vec<_> = run
                     .clients
                     .iter()
