@@ -22,8 +22,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use zk_sim::guided::campaign::{fuzz, seeded, Campaign, Failing, Outcome};
-use zk_sim::guided::mutate::Change;
+use zk_sim::guided::campaign::{fuzz, seeded, Campaign, Failing, Outcome, MOVES};
 use zk_sim::guided::tally::CoverageTally;
 use zk_sim::guided::tally::{block_for, summary_lines};
 use zk_sim::scenario::Scenario;
@@ -43,13 +42,20 @@ pub struct FuzzArgs {
     /// The campaign's seed: every pick and mutation is drawn from it.
     #[arg(long, default_value_t = 0)]
     pub campaign_seed: u64,
-    /// The scenario's seeds the corpus starts from (from its range's first).
+    /// The scenario's seeds the corpus starts from (from --first-seed).
     #[arg(long, default_value_t = 16)]
     pub initial_seeds: u64,
+    /// The scenario's first seed the campaign runs (its first seeds, the
+    /// fresh ones after them, and the seeds --against-seeds compares
+    /// with); default: the first of the scenario's range.
+    #[arg(long)]
+    pub first_seed: Option<u64>,
     /// After the first seeds, the share of runs (0 to 1) that are the
-    /// scenario's next seed rather than a mutant.
-    #[arg(long, default_value_t = 0.0)]
-    pub fresh_seeds: f64,
+    /// scenario's next seed rather than a mutant. Without it the campaign
+    /// learns the share: the next seed is one more move, picked by how
+    /// often it reached something new, as each change is.
+    #[arg(long)]
+    pub fresh_seeds: Option<f64>,
     /// Stop after this many seconds.
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -87,11 +93,11 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     if !(1..=MAX_RUNS).contains(&args.runs) {
         return bad_input(format!("--runs: {} is outside 1..={MAX_RUNS}", args.runs));
     }
-    if !(0.0..=1.0).contains(&args.fresh_seeds) {
-        return bad_input(format!(
-            "--fresh-seeds: {} is outside 0..=1",
-            args.fresh_seeds
-        ));
+    if let Some(share) = args
+        .fresh_seeds
+        .filter(|share| !(0.0..=1.0).contains(share))
+    {
+        return bad_input(format!("--fresh-seeds: {share} is outside 0..=1"));
     }
     if args.timeout == Some(0) {
         return bad_input("--timeout: must be at least 1 second".to_string());
@@ -118,7 +124,7 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
         seed: args.campaign_seed,
         runs: args.runs,
         timeout: args.timeout.map(Duration::from_secs),
-        first_seed: scenario.seeds.first,
+        first_seed: first_seed(&scenario, &args),
         initial_seeds: args.initial_seeds,
         fresh_seeds: args.fresh_seeds,
     };
@@ -147,9 +153,9 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     print_outcome(&scenario, &args, &outcome, started.elapsed());
     let seeds = args
         .against_seeds
-        .then(|| seeded(runner.as_ref(), scenario.seeds.first, outcome.runs));
+        .then(|| seeded(runner.as_ref(), first_seed(&scenario, &args), outcome.runs));
     if let Some(seeds) = &seeds {
-        print_against_seeds(&scenario, &outcome, seeds);
+        print_against_seeds(first_seed(&scenario, &args), &outcome, seeds);
     }
     let compared = match against_model
         .as_ref()
@@ -185,9 +191,14 @@ pub fn run(harness: &Harness, args: FuzzArgs) -> ExitCode {
     }
 }
 
+/// The scenario's seed the campaign starts from: `--first-seed`, else the
+/// first of the scenario's range.
+fn first_seed(scenario: &Scenario, args: &FuzzArgs) -> u64 {
+    args.first_seed.unwrap_or(scenario.seeds.first)
+}
+
 /// The seeds' coverage beside the campaign's, and the seeds' curve.
-fn print_against_seeds(scenario: &Scenario, outcome: &Outcome, seeds: &CoverageTally) {
-    let first = scenario.seeds.first;
+fn print_against_seeds(first: u64, outcome: &Outcome, seeds: &CoverageTally) {
     let last = first.wrapping_add(outcome.runs);
     println!(
         "against seeds {first}..{last}: they reached {} states, {} steps, {} client features; the campaign {}, {}, {}",
@@ -290,7 +301,7 @@ fn fuzz_document(
         &outcome.reached.curve(1, outcome.runs, block),
     )];
     if let Some(seeds) = seeds {
-        let first = scenario.seeds.first;
+        let first = first_seed(scenario, args);
         let label = format!("seeds {first}..{}", first.wrapping_add(outcome.runs));
         curves.push(coverage_report::curve(
             label,
@@ -354,13 +365,13 @@ fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapse
     for line in summary_lines(&outcome.reached, &curve, block, "runs") {
         println!("{line}");
     }
-    let changes: Vec<String> = Change::NAMES
+    let changes: Vec<String> = MOVES
         .iter()
         .zip(outcome.changes)
         .map(|(name, (runs, new))| format!("{name} {new} of {runs}"))
         .collect();
     println!(
-        "  mutants that reached something new, by change: {}",
+        "  runs after the first seeds that reached something new, by move: {}",
         changes.join(", ")
     );
 }
@@ -428,7 +439,12 @@ fn this_command(harness: &Harness, args: &FuzzArgs) -> String {
         format!("--runs {}", args.runs),
         format!("--campaign-seed {}", args.campaign_seed),
         format!("--initial-seeds {}", args.initial_seeds),
-        format!("--fresh-seeds {}", args.fresh_seeds),
     ]);
+    if let Some(first) = args.first_seed {
+        words.push(format!("--first-seed {first}"));
+    }
+    if let Some(share) = args.fresh_seeds {
+        words.push(format!("--fresh-seeds {share}"));
+    }
     words.join(" ")
 }

@@ -164,3 +164,45 @@ fn a_seed_written_as_a_tape_replays_with_the_same_trace_in_another_process() {
         .expect(2)
         .refused(&[tape_arg, "draws.net", "not a word"]);
 }
+
+#[test]
+fn a_fault_site_is_the_word_that_decides_its_requests_fault() {
+    let runner = lock_scenario().runner();
+    let record = DrawRequest {
+        record: true,
+        coverage: true,
+        ..DrawRequest::default()
+    };
+    let (recorded, mut tape) = run_with(runner.as_ref(), 3, record);
+    let coverage = recorded.coverage.as_ref().expect("coverage kept");
+    let [lose_request, lose_reply] = coverage.loss_words;
+    assert!(
+        0 < lose_request && lose_request < lose_reply,
+        "{lose_request} {lose_reply}"
+    );
+    let faults = tape
+        .streams
+        .get_mut("faults")
+        .expect("request faults drawn");
+    let sites = &coverage.fault_sites;
+    assert!(sites.len() > 100, "{} sites", sites.len());
+    assert!(sites.windows(2).all(|pair| pair[0].word < pair[1].word));
+    assert!(sites.last().is_some_and(|site| site.word < faults.len()));
+    // The tenth request that drew no fault now loses its reply.
+    let quiet: Vec<usize> = sites
+        .iter()
+        .map(|site| site.word)
+        .filter(|&word| faults[word] >= lose_reply)
+        .collect();
+    faults[quiet[10]] = lose_request;
+    let struck = DrawRequest {
+        script: Some(tape),
+        ..DrawRequest::default()
+    };
+    let (changed, _) = run_with(runner.as_ref(), 3, struck);
+    let divergence = recorded
+        .trace
+        .first_divergence(&changed.trace)
+        .expect("another run");
+    assert!(divergence.contains("lost after apply"), "{divergence}");
+}

@@ -39,7 +39,7 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
         "--runs",
         "2000",
         "--campaign-seed",
-        "8",
+        "18",
         "--initial-seeds",
         "4",
         "--out",
@@ -50,14 +50,14 @@ fn a_campaign_finds_bug_14_and_its_tape_replays_it() {
     contains_all(
         &first.stdout,
         &[
-            "campaign seed 8: 30 runs (4 of them the scenario's own seeds), corpus 13; first failing run: 30",
-            "run 30 broke mutual_exclusion",
+            "campaign seed 18: 13 runs (5 of them the scenario's own seeds), corpus 11; first failing run: 13",
+            "run 13 broke mutual_exclusion",
             "replay it: ",
         ],
     );
     let again = zkcheck(&args);
     assert_eq!(without_time(&first.stdout), without_time(&again.stdout));
-    let tape = out.join("bug14-adopted-abandoned-node-original-fuzz-run-30.toml");
+    let tape = out.join("bug14-adopted-abandoned-node-original-fuzz-run-13.toml");
     let replayed = zkcheck(&["replay", &tape.display().to_string()]);
     let _ = std::fs::remove_dir_all(&out);
     replayed.expect(1);
@@ -79,7 +79,7 @@ fn the_report_shows_the_campaign_its_failing_run_and_both_curves() {
         "fuzz",
         BUG_14,
         "--campaign-seed",
-        "8",
+        "18",
         "--initial-seeds",
         "4",
         "--against-seeds",
@@ -89,7 +89,7 @@ fn the_report_shows_the_campaign_its_failing_run_and_both_curves() {
         &report.display().to_string(),
     ]);
     run.expect(1);
-    contains_all(&run.stdout, &["against seeds 0..30: they reached "]);
+    contains_all(&run.stdout, &["against seeds 0..13: they reached "]);
     let json = std::fs::read_to_string(report.join("bug14-adopted-abandoned-node.json"))
         .expect("the report's JSON");
     let html = std::fs::read_to_string(report.join("bug14-adopted-abandoned-node.html"))
@@ -97,16 +97,16 @@ fn the_report_shows_the_campaign_its_failing_run_and_both_curves() {
     let _ = std::fs::remove_dir_all(&out);
     let document: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(document["kind"], "fuzz");
-    assert_eq!(document["fuzz"]["first_failing_run"], 30);
+    assert_eq!(document["fuzz"]["first_failing_run"], 13);
     let replay = document["runs"][0]["replay"].as_str().expect("a replay");
-    assert!(replay.contains("fuzz-run-30.toml"), "{replay}");
+    assert!(replay.contains("fuzz-run-13.toml"), "{replay}");
     assert_eq!(document["runs"][0]["verdict"], "violation");
     let curves = document["coverage"]["curves"].as_array().expect("curves");
     let labels: Vec<&str> = curves
         .iter()
         .map(|c| c["label"].as_str().unwrap())
         .collect();
-    assert_eq!(labels, vec!["guided, campaign seed 8", "seeds 0..30"]);
+    assert_eq!(labels, vec!["guided, campaign seed 18", "seeds 0..13"]);
     for curve in curves {
         let sum: u64 = curve["new_states"]
             .as_array()
@@ -141,4 +141,28 @@ fn bad_flags_name_the_flag() {
         run.expect(2);
         assert!(run.stderr.contains(flag), "{flag}: {}", run.stderr);
     }
+}
+
+#[test]
+fn a_campaign_starts_from_the_first_seed_it_is_given() {
+    // Seed 35 of bug 14's scenario breaks mutual exclusion on its own.
+    let out = common::scratch("fuzz", "first-seed");
+    let run = zkcheck(&[
+        "fuzz",
+        BUG_14,
+        "--first-seed",
+        "35",
+        "--against-seeds",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let _ = std::fs::remove_dir_all(&out);
+    run.expect(1);
+    contains_all(
+        &run.stdout,
+        &[
+            "1 runs (1 of them the scenario's own seeds), corpus 1; first failing run: 1",
+            "against seeds 35..36: they reached ",
+        ],
+    );
 }

@@ -47,6 +47,23 @@ impl Default for super::MsRange {
 }
 
 impl RequestFaults {
+    /// The words of a request's draw (`for_request`'s one word, read as
+    /// a number in [0, 1)) that lose the request, and those that lose its
+    /// reply: every word below the first bound loses the request, every
+    /// word from it and below the second loses the reply.
+    pub fn loss_words(&self) -> [u64; 2] {
+        // The first word whose draw, (word >> 11) / 2^53, is not below the
+        // rate (a rate of 1 or more: every word is below it).
+        let word = |rate: f64| match rate {
+            rate if rate >= 1.0 => u64::MAX,
+            rate => ((rate.max(0.0) * (1u64 << 53) as f64).ceil() as u64) << 11,
+        };
+        [
+            word(self.loss_before_apply),
+            word(self.loss_before_apply + self.loss_after_apply),
+        ]
+    }
+
     /// The fault striking the client's `n`-th request (from 1), if any.
     pub fn for_request(&self, client: usize, n: u64, rng: &mut impl Rng) -> Option<Fault> {
         if let Some(fault) = self.explicit.get(&(client, n)) {

@@ -6,15 +6,20 @@
 //! property or the budget is spent.
 //!
 //! The campaign starts from the scenario's first seeds (each run recorded,
-//! its tape in the corpus if it reached anything new); every later run
-//! picks a corpus entry (the newest half of the time: what was just found
-//! is where new ground is likeliest), mutates its tape and runs it. One
+//! its tape in the corpus if it reached anything new); every later run is
+//! made by a move picked by its success so far (the runs it made that
+//! reached something new): a change to a corpus entry's tape (the newest
+//! entry half of the time: what was just found is where new ground is
+//! likeliest), or the scenario's next seed. Where fresh runs still find
+//! more than mutants do (a large world, far from covered) the campaign
+//! runs more seeds, and it is never much worse than a sweep; where mutants
+//! pay, it makes more of them. One
 //! campaign seed draws every pick and mutation on one thread: the same
 //! seed and scenario give the same runs. A run that breaks a property
 //! hands back its recorded tape, which `zkcheck replay` runs again alone
 //! with the full trace.
 
-use super::mutate::{mutate_by, Change};
+use super::mutate::{mutate_by, Aim, Change};
 use super::tally::{Added, CoverageTally};
 use crate::scenario::Runner;
 use crate::world::draws::{self, DrawRequest, DrawTape};
@@ -35,15 +40,18 @@ pub struct Campaign {
     pub first_seed: u64,
     pub initial_seeds: u64,
     /// After the first seeds, the share of runs that are the scenario's
-    /// next seed rather than a mutant (0: mutants only).
-    pub fresh_seeds: f64,
+    /// next seed rather than a mutant (0: mutants only); None: the next
+    /// seed is one more move, picked by its success like the changes.
+    pub fresh_seeds: Option<f64>,
 }
 
-/// A corpus entry: a run's tape and the seed its streams started from.
+/// A corpus entry: a run's tape, the seed its streams started from, and
+/// where its request faults were drawn.
 #[derive(Clone, Debug)]
 struct Entry {
     tape: DrawTape,
     stream_seed: u64,
+    aim: Aim,
 }
 
 /// A run that broke a property: its number (1-based), its tape, and its
@@ -67,9 +75,10 @@ pub struct Outcome {
     /// Every state and step reached, with the first run (1-based) that
     /// reached it.
     pub reached: CoverageTally,
-    /// The runs each kind of change made, and how many reached something
-    /// new: words, cut, splice, runtime, strike.
-    pub changes: [(u64, u64); 5],
+    /// The runs each move made after the first seeds, and how many reached
+    /// something new: the changes (words, cut, splice, runtime, strike),
+    /// then the scenario's next seed ([`MOVES`]).
+    pub changes: [(u64, u64); MOVES.len()],
     pub first_failure: Option<Failing>,
     /// The budget's end was the timeout.
     pub timed_out: bool,
@@ -90,42 +99,50 @@ pub fn fuzz(
             outcome.timed_out = true;
             break;
         }
-        let fresh = outcome.runs < campaign.initial_seeds
-            || corpus.is_empty()
-            || (campaign.fresh_seeds > 0.0 && rng.gen_bool(campaign.fresh_seeds));
-        let (seed, stream_seed, change) = match fresh {
-            true => {
+        let first = outcome.runs < campaign.initial_seeds || corpus.is_empty();
+        let next = match first {
+            true => None,
+            false => Some(pick_move(&outcome.changes, campaign.fresh_seeds, &mut rng)),
+        };
+        let (seed, stream_seed, made_by) = match next {
+            None | Some(FRESH) => {
                 let seed = campaign.first_seed.wrapping_add(outcome.seeds);
                 outcome.seeds += 1;
                 draws::install(recording(DrawTape::empty(seed), seed));
-                (seed, seed, None)
+                (seed, seed, next)
             }
-            false => {
+            Some(change) => {
                 let parent = pick(&corpus, &mut rng);
                 let other = &corpus[rng.gen_range(0..corpus.len())];
-                let change = pick_change(&outcome.changes, &mut rng);
                 let mutant = mutate_by(
                     &parent.tape,
                     parent.stream_seed,
                     &other.tape,
-                    change,
+                    Change::ALL[change],
+                    &parent.aim,
                     &mut rng,
                 );
                 let seed = mutant.tape.seed;
                 draws::install(recording(mutant.tape, mutant.stream_seed));
-                (seed, mutant.stream_seed, Some(mutant.change))
+                (seed, mutant.stream_seed, Some(mutant.change as usize))
             }
         };
         let mut report = runner.run(seed, false);
         let tape = draws::collect().expect("a recording run hands its tape back");
         outcome.runs += 1;
         let run = outcome.runs;
-        let added = match report.coverage.take() {
-            Some(coverage) => outcome.reached.add(run, &coverage),
-            None => Added::default(),
+        let (added, aim) = match report.coverage.take() {
+            Some(coverage) => (
+                outcome.reached.add(run, &coverage),
+                Aim {
+                    sites: coverage.fault_sites,
+                    loss_words: coverage.loss_words,
+                },
+            ),
+            None => (Added::default(), Aim::default()),
         };
-        if let Some(change) = change {
-            let slot = &mut outcome.changes[change as usize];
+        if let Some(made_by) = made_by {
+            let slot = &mut outcome.changes[made_by];
             slot.0 += 1;
             slot.1 += u64::from(added.features > 0);
         }
@@ -133,6 +150,7 @@ pub fn fuzz(
             corpus.push(Entry {
                 tape: tape.clone(),
                 stream_seed,
+                aim,
             });
             outcome.corpus = corpus.len();
         }
@@ -157,20 +175,40 @@ fn recording(tape: DrawTape, stream_seed: u64) -> DrawRequest {
     }
 }
 
-/// The change to make: each with a weight of its success so far (runs
-/// that reached something new, plus one, over runs made, plus two), so
-/// the changes that pay in this world are made more often and none is
-/// dropped.
-fn pick_change(changes: &[(u64, u64); 5], rng: &mut SmallRng) -> Change {
-    let weights = changes.map(|(runs, new)| (new as f64 + 1.0) / (runs as f64 + 2.0));
+/// The moves after the first seeds: the changes in [`Change::ALL`]'s
+/// order, then the scenario's next seed.
+pub const MOVES: [&str; 6] = ["words", "cut", "splice", "runtime", "strike", "fresh seed"];
+
+/// The index of the scenario's next seed among the [`MOVES`].
+pub const FRESH: usize = Change::ALL.len();
+
+/// The next move (an index into [`MOVES`]). With a fixed share of fresh
+/// seeds, a fresh seed that often, else a change; without one, any move.
+/// Each move is picked with a weight of its success so far (runs that
+/// reached something new, plus one, over runs made, plus two), so the
+/// moves that pay in this world are made more often and none is dropped.
+fn pick_move(
+    made: &[(u64, u64); MOVES.len()],
+    fresh_seeds: Option<f64>,
+    rng: &mut SmallRng,
+) -> usize {
+    let moves = match fresh_seeds {
+        None => &made[..],
+        Some(share) if share > 0.0 && rng.gen_bool(share) => return FRESH,
+        Some(_) => &made[..FRESH],
+    };
+    let weights: Vec<f64> = moves
+        .iter()
+        .map(|(runs, new)| (*new as f64 + 1.0) / (*runs as f64 + 2.0))
+        .collect();
     let mut at = rng.gen::<f64>() * weights.iter().sum::<f64>();
-    for (change, weight) in Change::ALL.iter().zip(weights) {
-        if at < weight {
-            return *change;
+    for (index, weight) in weights.iter().enumerate() {
+        if at < *weight {
+            return index;
         }
         at -= weight;
     }
-    Change::ALL[Change::ALL.len() - 1]
+    moves.len() - 1
 }
 
 /// The entry to mutate: the newest half of the time, else any.
@@ -179,11 +217,6 @@ fn pick<'a>(corpus: &'a [Entry], rng: &mut SmallRng) -> &'a Entry {
         true => corpus.last().expect("a corpus entry"),
         false => &corpus[rng.gen_range(0..corpus.len())],
     }
-}
-
-impl Change {
-    /// The names of the changes, in `Outcome::changes`' order.
-    pub const NAMES: [&'static str; 5] = ["words", "cut", "splice", "runtime", "strike"];
 }
 
 /// The coverage of the scenario's own seeds `first_seed..first_seed +
@@ -210,15 +243,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_change_that_pays_is_picked_more_and_none_is_dropped() {
+    fn a_move_that_pays_is_picked_more_and_none_is_dropped() {
         let mut rng = SmallRng::seed_from_u64(4);
         // Strike reached something new in half its runs, the others never.
-        let changes = [(100, 0), (100, 0), (100, 0), (100, 0), (100, 50)];
-        let mut picked = [0u32; 5];
+        let made = [(100, 0), (100, 0), (100, 0), (100, 0), (100, 50), (100, 0)];
+        let mut picked = [0u32; MOVES.len()];
         for _ in 0..10_000 {
-            picked[pick_change(&changes, &mut rng) as usize] += 1;
+            picked[pick_move(&made, None, &mut rng)] += 1;
         }
         assert!(picked[4] > 8_000, "{picked:?}");
-        assert!(picked[..4].iter().all(|&n| n > 50), "{picked:?}");
+        assert!(picked.iter().all(|&n| n > 50), "{picked:?}");
+        // Fresh seeds that pay are picked more in their turn.
+        let made = [(100, 0), (100, 0), (100, 0), (100, 0), (100, 0), (100, 50)];
+        let fresh = (0..1_000)
+            .filter(|_| pick_move(&made, None, &mut rng) == FRESH)
+            .count();
+        assert!(fresh > 800, "{fresh}");
+    }
+
+    #[test]
+    fn a_fixed_share_of_fresh_seeds_is_kept() {
+        let mut rng = SmallRng::seed_from_u64(5);
+        let made = [(100, 50); MOVES.len()];
+        let fresh = |share, rng: &mut SmallRng| {
+            (0..10_000)
+                .filter(|_| pick_move(&made, Some(share), rng) == FRESH)
+                .count()
+        };
+        assert_eq!(fresh(0.0, &mut rng), 0, "mutants only");
+        let half = fresh(0.5, &mut rng);
+        assert!((4_700..5_300).contains(&half), "{half}");
     }
 }

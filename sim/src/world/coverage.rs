@@ -57,9 +57,33 @@ pub struct Coverage {
     /// The last tree abstracted: (its last zxid and the owners' hash, its
     /// hashes).
     tree: Option<((i64, u64), TreeHashes)>,
+    /// Where a request fault could have struck, in the order the run drew
+    /// them: what `zkcheck fuzz`'s strike aims at (recorded runs only).
+    pub fault_sites: Vec<FaultSite>,
+    /// The words of a request's draw that lose the request, and that lose
+    /// its reply ([`crate::faults::RequestFaults::loss_words`]).
+    pub loss_words: [u64; 2],
+}
+
+/// A request whose fault the run drew from its `faults` stream: the
+/// draw's index on that stream, and the request's kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultSite {
+    pub word: usize,
+    /// The request's kind (its variant, as a hash).
+    pub kind: u64,
 }
 
 impl Coverage {
+    /// An empty coverage of a run whose request draws strike below
+    /// `loss_words` ([`Coverage::loss_words`]).
+    pub fn striking_with(loss_words: [u64; 2]) -> Coverage {
+        Coverage {
+            loss_words,
+            ..Coverage::default()
+        }
+    }
+
     /// Adds the state the world is in now (a step from the last one, if
     /// it differs).
     pub fn observe(&mut self, state: u64) {

@@ -91,6 +91,8 @@ struct Taping {
     name: String,
     script: Vec<u64>,
     next: usize,
+    /// Words answered so far, from the tape or the generator.
+    drawn: usize,
     log: Option<Log>,
 }
 
@@ -100,6 +102,12 @@ impl Stream {
     /// A stream that only draws (no tape).
     pub fn seeded(rng: SmallRng) -> Stream {
         Stream { rng, taping: None }
+    }
+
+    /// How many words the stream has drawn, when it is taped (the index
+    /// of its next word on the recorded tape); None for a plain stream.
+    pub fn drawn(&self) -> Option<usize> {
+        self.taping.as_ref().map(|taping| taping.drawn)
     }
 }
 
@@ -115,6 +123,7 @@ impl RngCore for Stream {
             }
             None => self.rng.next_u64(),
         };
+        taping.drawn += 1;
         if let Some(log) = &taping.log {
             let mut log = log.lock().expect("the draw log is never poisoned");
             log.entry(taping.name.clone()).or_default().push(word);
@@ -215,6 +224,7 @@ impl Draws {
                 name: name.to_string(),
                 script: self.script.remove(name).unwrap_or_default(),
                 next: 0,
+                drawn: 0,
                 log: self.log.clone(),
             })),
         }

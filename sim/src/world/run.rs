@@ -188,6 +188,7 @@ impl<R: SimRecipe> Simulation<R> {
                 )
             })
             .collect();
+        let loss_words = drawn.per_request.loss_words();
         let mut world = Shared {
             oracles: Oracles::new(config.oracles.clone(), config.clients),
             history: History::new(config.clients),
@@ -203,7 +204,9 @@ impl<R: SimRecipe> Simulation<R> {
             last_apply_ns: vec![0; config.servers],
             servers: super::server_faults::ServerFaults::new(config.servers),
             rng: Rngs::new(&mut draws),
-            coverage: draws.coverage.then(Default::default),
+            coverage: draws
+                .coverage
+                .then(|| super::Coverage::striking_with(loss_words)),
             draws,
             queue: EventQueue::default(),
             scheduler: Wakeup::default(),

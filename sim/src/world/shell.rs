@@ -256,7 +256,7 @@ impl<R: SimRecipe> Shared<R> {
         let armed = slot.armed_fault.take();
         let fault = match armed {
             Some(fault) if active => Some(fault),
-            _ if active => self.request_fault(client, number),
+            _ if active => self.request_fault(client, number, &request),
             _ => None,
         };
         if self.chooser.is_some() && fault == Some(Fault::Expire) {

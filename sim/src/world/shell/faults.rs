@@ -16,18 +16,43 @@ use zk_recipes::zk::{EventType, Path, Request, WatchedEvent};
 impl<R: SimRecipe> Shared<R> {
     /// The fault that strikes the client's `number`-th request: drawn from
     /// the seed, or read from the choice tape of an explored run.
-    pub(super) fn request_fault(&mut self, client: usize, number: u64) -> Option<Fault> {
+    pub(super) fn request_fault(
+        &mut self,
+        client: usize,
+        number: u64,
+        request: &Request,
+    ) -> Option<Fault> {
         use crate::world::choice_tape::FaultChoice;
         let Some(tape) = self.chooser.as_mut() else {
-            return self
+            let word = self.rng.faults.drawn();
+            let fault = self
                 .request_faults
                 .for_request(client, number, &mut self.rng.faults);
+            self.note_fault_site(word, request);
+            return fault;
         };
         match tape.fault() {
             FaultChoice::None => None,
             FaultChoice::LoseBeforeApply => Some(Fault::LoseRequest { down_ms: 0 }),
             FaultChoice::LoseAfterApply => Some(Fault::LoseReply { down_ms: 0 }),
             FaultChoice::Expire => Some(Fault::Expire),
+        }
+    }
+
+    /// A recorded run that keeps coverage notes where its request faults
+    /// were drawn (`word`: the `faults` stream's index before the draw;
+    /// an explicit fault or no rates draw nothing and leave no site).
+    fn note_fault_site(&mut self, word: Option<usize>, request: &Request) {
+        let (Some(word), Some(coverage)) = (word, self.coverage.as_mut()) else {
+            return;
+        };
+        if self.rng.faults.drawn() > Some(word) {
+            coverage
+                .fault_sites
+                .push(crate::world::coverage::FaultSite {
+                    word,
+                    kind: crate::abstraction::hash_of(&std::mem::discriminant(request)),
+                });
         }
     }
 
