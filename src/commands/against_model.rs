@@ -15,7 +15,6 @@
 use super::common::quote;
 use super::Harness;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 use zk_models::faults::FaultBudget;
 use zk_models::registry::{ModelVariant, ReachAsk};
@@ -124,7 +123,7 @@ impl AgainstModel {
     /// `dir` if given.
     pub fn compare(
         &self,
-        reached: &BTreeMap<u64, u64>,
+        reached: &zk_sim::guided::tally::FirstReached,
         dir: Option<&Path>,
     ) -> Result<Comparison, String> {
         let wanted = |state: u64| !reached.contains_key(&state);

@@ -142,7 +142,13 @@ impl<R: SimRecipe> Shared<R> {
         if self.coverage.is_none() {
             return;
         }
-        let trees = self.tree_hashes();
+        self.refresh_tree_hashes();
+        let trees = self
+            .coverage
+            .as_ref()
+            .and_then(|coverage| coverage.tree.as_ref())
+            .map(|(_, hashes)| hashes)
+            .expect("the tree's hashes, refreshed");
         let locals: Vec<u64> = (0..self.clients.len())
             .map(|client| self.client_local(client))
             .collect();
@@ -223,18 +229,16 @@ impl<R: SimRecipe> Shared<R> {
         hasher.finish()
     }
 
-    /// The tree's hashes ([`abstraction::abstract_tree`]): as a whole, and as
-    /// each client sees it (each ephemeral's owner as itself, another
-    /// client, or a session no client has), computed again only when the
-    /// tree or the sessions' owners changed since the last time.
-    fn tree_hashes(&mut self) -> TreeHashes {
+    /// Brings the tree's hashes ([`abstraction::abstract_tree`]: as a
+    /// whole, and as each client sees it, each ephemeral's owner as
+    /// itself, another client, or a session no client has) up to date:
+    /// computed again only when the tree or the sessions' owners changed
+    /// since the last time.
+    fn refresh_tree_hashes(&mut self) {
         let key = (self.ensemble.committed().last_zxid(), hash_of(&self.owners));
-        if let Some(coverage) = &self.coverage {
-            if let Some((cached, hashes)) = &coverage.tree {
-                if *cached == key {
-                    return hashes.clone();
-                }
-            }
+        let cached = self.coverage.as_ref().and_then(|c| c.tree.as_ref());
+        if cached.is_some_and(|(cached, _)| *cached == key) {
+            return;
         }
         let owners = &self.owners;
         let tree = abstraction::abstract_tree(self.ensemble.committed(), |session| {
@@ -262,9 +266,8 @@ impl<R: SimRecipe> Shared<R> {
             per_client,
         };
         if let Some(coverage) = &mut self.coverage {
-            coverage.tree = Some((key, hashes.clone()));
+            coverage.tree = Some((key, hashes));
         }
-        hashes
     }
 }
 

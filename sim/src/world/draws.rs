@@ -88,15 +88,20 @@ pub struct Stream {
 }
 
 struct Taping {
-    name: String,
     script: Vec<u64>,
     next: usize,
     /// Words answered so far, from the tape or the generator.
     drawn: usize,
-    log: Option<Log>,
+    /// The words this stream answered, when the run records.
+    log: Option<StreamLog>,
 }
 
-type Log = Arc<Mutex<BTreeMap<String, Vec<u64>>>>;
+/// One stream's recorded words (each stream its own, so a word drawn
+/// costs a push, not a lookup by the stream's name).
+type StreamLog = Arc<Mutex<Vec<u64>>>;
+
+/// Every stream's log, by name, in the order the streams were made.
+type Log = Arc<Mutex<Vec<(String, StreamLog)>>>;
 
 impl Stream {
     /// A stream that only draws (no tape).
@@ -125,8 +130,7 @@ impl RngCore for Stream {
         };
         taping.drawn += 1;
         if let Some(log) = &taping.log {
-            let mut log = log.lock().expect("the draw log is never poisoned");
-            log.entry(taping.name.clone()).or_default().push(word);
+            log.lock().expect("a draw log is never poisoned").push(word);
         }
         word
     }
@@ -221,11 +225,15 @@ impl Draws {
         Stream {
             rng,
             taping: Some(Box::new(Taping {
-                name: name.to_string(),
                 script: self.script.remove(name).unwrap_or_default(),
                 next: 0,
                 drawn: 0,
-                log: self.log.clone(),
+                log: self.log.as_ref().map(|log| {
+                    let words = StreamLog::default();
+                    let mut streams = log.lock().expect("the draw log is never poisoned");
+                    streams.push((name.to_string(), words.clone()));
+                    words
+                }),
             })),
         }
     }
@@ -234,7 +242,13 @@ impl Draws {
     /// and drawing after it are not in it.
     pub fn recorded(&self) -> Option<DrawTape> {
         let log = self.log.as_ref()?;
-        let streams = std::mem::take(&mut *log.lock().expect("the draw log is never poisoned"));
+        let mut streams: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for (name, words) in log.lock().expect("the draw log is never poisoned").iter() {
+            let words = std::mem::take(&mut *words.lock().expect("a draw log is never poisoned"));
+            if !words.is_empty() {
+                streams.entry(name.clone()).or_default().extend(words);
+            }
+        }
         Some(DrawTape {
             seed: self.seed,
             streams,
