@@ -365,14 +365,14 @@ fn print_outcome(scenario: &Scenario, args: &FuzzArgs, outcome: &Outcome, elapse
     for line in summary_lines(&outcome.reached, &curve, block, "runs") {
         println!("{line}");
     }
-    let changes: Vec<String> = MOVES
+    let moves: Vec<String> = MOVES
         .iter()
-        .zip(outcome.changes)
+        .zip(outcome.moves)
         .map(|(name, (runs, new))| format!("{name} {new} of {runs}"))
         .collect();
     println!(
         "  runs after the first seeds that reached something new, by move: {}",
-        changes.join(", ")
+        moves.join(", ")
     );
 }
 

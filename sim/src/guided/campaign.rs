@@ -12,8 +12,7 @@
 //! entry half of the time: what was just found is where new ground is
 //! likeliest), or the scenario's next seed. Where fresh runs still find
 //! more than mutants do (a large world, far from covered) the campaign
-//! runs more seeds, and it is never much worse than a sweep; where mutants
-//! pay, it makes more of them. One
+//! runs more seeds; where mutants pay, it makes more of them. One
 //! campaign seed draws every pick and mutation on one thread: the same
 //! seed and scenario give the same runs. A run that breaks a property
 //! hands back its recorded tape, which `zkcheck replay` runs again alone
@@ -78,7 +77,7 @@ pub struct Outcome {
     /// The runs each move made after the first seeds, and how many reached
     /// something new: the changes (words, cut, splice, runtime, strike),
     /// then the scenario's next seed ([`MOVES`]).
-    pub changes: [(u64, u64); MOVES.len()],
+    pub moves: [(u64, u64); MOVES.len()],
     pub first_failure: Option<Failing>,
     /// The budget's end was the timeout.
     pub timed_out: bool,
@@ -102,7 +101,7 @@ pub fn fuzz(
         let first = outcome.runs < campaign.initial_seeds || corpus.is_empty();
         let next = match first {
             true => None,
-            false => Some(pick_move(&outcome.changes, campaign.fresh_seeds, &mut rng)),
+            false => Some(pick_move(&outcome.moves, campaign.fresh_seeds, &mut rng)),
         };
         let (seed, stream_seed, made_by) = match next {
             None | Some(FRESH) => {
@@ -142,7 +141,7 @@ pub fn fuzz(
             None => (Added::default(), Aim::default()),
         };
         if let Some(made_by) = made_by {
-            let slot = &mut outcome.changes[made_by];
+            let slot = &mut outcome.moves[made_by];
             slot.0 += 1;
             slot.1 += u64::from(added.features > 0);
         }
