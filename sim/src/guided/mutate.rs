@@ -151,15 +151,20 @@ fn aimed_strike(words: &[u64], aim: &Aim, rng: &mut SmallRng) -> Option<(usize, 
     if lose_reply == 0 {
         return None;
     }
-    let open = |site: &&FaultSite| words.get(site.word).is_some_and(|&w| w >= lose_reply);
-    let kinds: BTreeSet<u64> = aim.sites.iter().filter(open).map(|s| s.kind).collect();
-    let kind = *kinds.iter().nth(rng.gen_range(0..kinds.len().max(1)))?;
-    let sites: Vec<&FaultSite> = aim
+    let open: Vec<&FaultSite> = aim
         .sites
         .iter()
-        .filter(open)
-        .filter(|s| s.kind == kind)
+        .filter(|site| words.get(site.word).is_some_and(|&w| w >= lose_reply))
         .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let kinds: BTreeSet<u64> = open.iter().map(|site| site.kind).collect();
+    let kind = *kinds
+        .iter()
+        .nth(rng.gen_range(0..kinds.len()))
+        .expect("a kind of an open site");
+    let sites: Vec<&FaultSite> = open.into_iter().filter(|s| s.kind == kind).collect();
     let site = sites[rng.gen_range(0..sites.len())];
     let band = match lose_request {
         0 => 0..lose_reply,
